@@ -1,0 +1,112 @@
+// The SIMD adder tree: LANES identical trees over the N ports, in the fixed order of
+// numerics.md (leaves over port indices padded with -0.0 to a power of two, pairwise by level).
+#include <sstream>
+
+#include "emit.h"
+#include "fpadd.h"
+
+namespace panama {
+
+std::vector<std::vector<NodeKind>> resolve_tree(int ports) {
+  int p = 1;
+  while (p < ports) p *= 2;
+  std::vector<std::vector<NodeKind>> lv(1);
+  for (int i = 0; i < p; ++i) lv[0].push_back(i < ports ? NodeKind::leaf : NodeKind::neg_zero);
+  while (lv.back().size() > 1) {
+    const auto& below = lv.back();
+    std::vector<NodeKind> up;
+    for (size_t k = 0; k < below.size() / 2; ++k) {
+      const NodeKind a = below[2 * k], b = below[2 * k + 1];
+      if (a == NodeKind::neg_zero && b == NodeKind::neg_zero)
+        up.push_back(NodeKind::neg_zero);
+      else if (b == NodeKind::neg_zero && (a == NodeKind::adder || a == NodeKind::pass))
+        // add(x, -0) = x bit for bit when x already left an adder (canonical NaN, no subnormal
+        // in ftz mode), so only a delay is needed. A raw leaf still goes through an adder.
+        up.push_back(NodeKind::pass);
+      else
+        up.push_back(NodeKind::adder);
+    }
+    lv.push_back(up);
+  }
+  return lv;
+}
+
+std::string emit_addtree(const Config& c) {
+  const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits, L = c.addtree_latency, LA = c.adder.latency;
+  const auto tree = resolve_tree(N);
+  std::ostringstream v;
+  const std::string mod = c.module_name("addtree");
+  const std::string neg_zero = std::to_string(WD) + "'h" + (WD == 32 ? "80000000" : "8000");
+  v << "module " << mod << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n"
+    << "  // One beat: LANES elements from each of the N ports.\n"
+    << "  input  wire in_valid,\n"
+    << "  // 1 = port p is a member for this beat; an absent port's leaf is -0.0.\n"
+    << "  input  wire [" << N - 1 << ":0] in_mask,\n"
+    << "  // Port p, lane l at [(p*LANES + l)*WIDTH +: WIDTH].\n"
+    << "  input  wire [" << N * LANES * WD - 1 << ":0] in_data,\n"
+    << "  output wire out_valid,\n"
+    << "  // Lane l at [l*WIDTH +: WIDTH].\n"
+    << "  output wire [" << LANES * WD - 1 << ":0] out_data\n"
+    << ");\n\n";
+  v << "  // Elements per beat.\n  localparam LANES = " << LANES << ";\n";
+  v << "  // Element width in bits.\n  localparam WIDTH = " << WD << ";\n";
+  v << "  // Cycles from a beat in to its sum out (levels x adder latency).\n  localparam LATENCY = " << L << ";\n";
+  v << "  // The identity of roundTiesToEven addition.\n  localparam [WIDTH-1:0] NEG_ZERO = " << neg_zero << ";\n\n";
+
+  v << "  // Valid travels beside the data; the data registers need no reset.\n";
+  v << "  reg [LATENCY-1:0] valid_q;\n";
+  v << "  always @(posedge clk) begin\n"
+    << "    if (rst) valid_q <= {LATENCY{1'b0}};\n";
+  if (L == 1)
+    v << "    else valid_q <= in_valid;\n";
+  else
+    v << "    else valid_q <= {valid_q[LATENCY-2:0], in_valid};\n";
+  v << "  end\n";
+  v << "  assign out_valid = valid_q[LATENCY-1];\n\n";
+
+  v << "  genvar lane;\n";
+  v << "  generate\n";
+  v << "    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane\n";
+  for (int p = 0; p < N; ++p)
+    v << "      wire [WIDTH-1:0] leaf_" << p << " = in_mask[" << p << "] ? in_data[(" << p
+      << "*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;\n";
+  auto name = [&](size_t level, size_t k) -> std::string {
+    if (level == 0) return tree[0][k] == NodeKind::neg_zero ? std::string("NEG_ZERO") : "leaf_" + std::to_string(k);
+    if (tree[level][k] == NodeKind::neg_zero) return "NEG_ZERO";
+    return "l" + std::to_string(level) + "_n" + std::to_string(k);
+  };
+  for (size_t level = 1; level < tree.size(); ++level) {
+    v << "      // Level " << level << "\n";
+    for (size_t k = 0; k < tree[level].size(); ++k) {
+      const std::string out = name(level, k), a = name(level - 1, 2 * k), b = name(level - 1, 2 * k + 1);
+      switch (tree[level][k]) {
+        case NodeKind::neg_zero:
+        case NodeKind::leaf:
+          break;
+        case NodeKind::adder:
+          v << "      wire [WIDTH-1:0] " << out << ";\n";
+          v << "      " << c.module_name("fpadd") << " u_" << out << " (.clk(clk), .a(" << a << "), .b(" << b
+            << "), .y(" << out << "));\n";
+          break;
+        case NodeKind::pass:
+          v << "      // " << a << " + -0.0 = " << a << ": delay only.\n";
+          for (int d = 0; d < LA; ++d) {
+            v << "      reg [WIDTH-1:0] " << out << "_d" << d << ";\n";
+            v << "      always @(posedge clk) " << out << "_d" << d << " <= "
+              << (d == 0 ? a : out + "_d" + std::to_string(d - 1)) << ";\n";
+          }
+          v << "      wire [WIDTH-1:0] " << out << " = " << out << "_d" << LA - 1 << ";\n";
+          break;
+      }
+    }
+  }
+  v << "      assign out_data[lane*WIDTH +: WIDTH] = " << name(tree.size() - 1, 0) << ";\n";
+  v << "    end\n";
+  v << "  endgenerate\n\n";
+  v << "endmodule\n";
+  return v.str();
+}
+
+}  // namespace panama

@@ -1,0 +1,189 @@
+#include "config.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "fpadd.h"
+
+namespace panama {
+
+const char* const kGeneratorVersion = "panama-gen 0.1.0";
+
+FormatInfo format_info(Format f) {
+  switch (f) {
+    case Format::fp32: return {4, 8, 23, 0x7FC00000u};
+    case Format::bf16: return {2, 8, 7, 0x7FC0u};
+    case Format::fp16: return {2, 5, 10, 0x7E00u};
+  }
+  throw ConfigError("unknown format");
+}
+
+std::string to_string(Format f) {
+  switch (f) {
+    case Format::fp32: return "fp32";
+    case Format::bf16: return "bf16";
+    case Format::fp16: return "fp16";
+  }
+  return "?";
+}
+
+std::string to_string(Subnormals s) { return s == Subnormals::ieee ? "ieee" : "ftz"; }
+
+Format parse_format(const std::string& s) {
+  if (s == "fp32") return Format::fp32;
+  if (s == "bf16") return Format::bf16;
+  if (s == "fp16") return Format::fp16;
+  throw ConfigError("unknown format '" + s + "' (expected fp32, bf16 or fp16)");
+}
+
+Subnormals parse_subnormals(const std::string& s) {
+  if (s == "ieee") return Subnormals::ieee;
+  if (s == "ftz") return Subnormals::ftz;
+  throw ConfigError("unknown subnormal mode '" + s + "' (expected ieee or ftz)");
+}
+
+static std::string fmt_num(double v) {
+  std::ostringstream os;
+  os << v;  // shortest natural form: 10, 2.5, 156.25
+  return os.str();
+}
+
+Config Config::derive(const Inputs& in) {
+  Config c;
+  c.in = in;
+  if (in.ports < 2 || in.ports > 256)
+    throw ConfigError("--ports must be between 2 and 256, got " + std::to_string(in.ports));
+  if (!(in.gbps > 0) || !std::isfinite(in.gbps))
+    throw ConfigError("--gbps must be a positive number, got " + fmt_num(in.gbps));
+  if (!(in.mhz > 0) || !std::isfinite(in.mhz))
+    throw ConfigError("--mhz must be a positive number, got " + fmt_num(in.mhz));
+  if (in.contexts < 1) throw ConfigError("--contexts must be at least 1, got " + std::to_string(in.contexts));
+  if (in.contexts > 256) throw ConfigError("--contexts must be at most 256, got " + std::to_string(in.contexts));
+  if (in.buffer_kib < 1) throw ConfigError("--buffer-kib must be at least 1, got " + std::to_string(in.buffer_kib));
+  if (in.buffer_kib > 1024 * 1024) throw ConfigError("--buffer-kib must be at most 1048576");
+  if (in.module != "top" && in.module != "addtree")
+    throw ConfigError("--module must be top or addtree, got '" + in.module + "'");
+  if (in.prefix.empty() || !(std::isalpha(static_cast<unsigned char>(in.prefix[0])) || in.prefix[0] == '_'))
+    throw ConfigError("--prefix must be a Verilog identifier, got '" + in.prefix + "'");
+  for (char ch : in.prefix)
+    if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'))
+      throw ConfigError("--prefix must be a Verilog identifier, got '" + in.prefix + "'");
+
+  c.fmt = format_info(in.format);
+  const int es = c.fmt.elem_bytes;
+  c.elem_bits = 8 * es;
+
+  // Smallest power-of-two bus >= 64 bits that carries the rate at the clock.
+  const double need_bits = in.gbps * 1e3 / in.mhz;  // bits per cycle
+  int w = 64;
+  while (w < 4096 && w + 1e-9 < need_bits) w *= 2;
+  if (w + 1e-9 < need_bits)
+    throw ConfigError("no bus up to 4096 bits carries " + fmt_num(in.gbps) + " Gbit/s at " + fmt_num(in.mhz) +
+                      " MHz (needs " + fmt_num(std::ceil(need_bits)) + " bits per cycle)");
+  c.bus_bits = w;
+  c.bus_bytes = w / 8;
+  c.lanes = w / c.elem_bits;
+
+  const int max_allowed = (65535 - 50) / es;
+  c.max_elems = in.max_elems < 0 ? 1450 / es : in.max_elems;
+  if (c.max_elems < 1 || c.max_elems > max_allowed)
+    throw ConfigError("--max-elems must be between 1 and " + std::to_string(max_allowed) + " for " +
+                      to_string(in.format) + ", got " + std::to_string(c.max_elems));
+  c.buffer_bytes = static_cast<long>(in.buffer_kib) * 1024;
+  c.bypass_bytes = c.buffer_bytes / 2;
+  c.contribution_bytes = c.buffer_bytes - c.bypass_bytes;
+  c.max_frame_bytes = 64 + es * c.max_elems;
+  if (static_cast<long>(in.contexts) * c.max_frame_bytes > c.buffer_bytes / 2)
+    throw ConfigError(std::to_string(in.contexts) + " contexts x " + std::to_string(c.max_frame_bytes) +
+                      "-byte frames do not fit in half of a " + std::to_string(c.buffer_bytes) +
+                      "-byte port buffer (lower --contexts or --max-elems, or raise --buffer-kib)");
+
+  c.tree_leaves = 1;
+  c.tree_levels = 0;
+  while (c.tree_leaves < in.ports) {
+    c.tree_leaves *= 2;
+    c.tree_levels += 1;
+  }
+  c.adder = plan_fpadd(c.fmt, in.subnormals, in.mhz);
+  c.addtree_latency = c.tree_levels * c.adder.latency;
+  // Contracts for the full datapath (accelerator.md, performance): fixed cycle counts from the
+  // last beat in to the first beat out on an idle transmit port. See docs/architecture.md.
+  c.bypass_latency = 3;
+  c.agg_latency = c.addtree_latency + 4;
+  c.resources = estimate_resources(c);
+  return c;
+}
+
+Config Config::from_json(const nlohmann::json& j) {
+  Inputs in;
+  try {
+    in.ports = j.at("ports").get<int>();
+    in.gbps = j.at("gbps").get<double>();
+    in.mhz = j.at("mhz").get<double>();
+    in.format = parse_format(j.at("format").get<std::string>());
+    in.subnormals = parse_subnormals(j.at("subnormals").get<std::string>());
+    in.contexts = j.at("contexts").get<int>();
+    in.max_elems = j.at("max_elems").get<int>();
+    in.buffer_kib = static_cast<int>(j.at("buffer_bytes").get<long>() / 1024);
+    in.prefix = j.at("prefix").get<std::string>();
+    in.module = j.at("module").get<std::string>();
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(std::string("config.json: ") + e.what());
+  }
+  return derive(in);
+}
+
+nlohmann::json Config::to_json() const {
+  nlohmann::json j;
+  j["generator"] = kGeneratorVersion;
+  j["command"] = command_line();
+  j["ports"] = in.ports;
+  j["gbps"] = in.gbps;
+  j["mhz"] = in.mhz;
+  j["format"] = to_string(in.format);
+  j["elem_bytes"] = fmt.elem_bytes;
+  j["exp_bits"] = fmt.exp_bits;
+  j["frac_bits"] = fmt.frac_bits;
+  j["subnormals"] = to_string(in.subnormals);
+  j["contexts"] = in.contexts;
+  j["max_elems"] = max_elems;
+  j["buffer_bytes"] = buffer_bytes;
+  j["bypass_bytes"] = bypass_bytes;
+  j["max_frame_bytes"] = max_frame_bytes;
+  j["prefix"] = in.prefix;
+  j["module"] = in.module;
+  j["top"] = top_name();
+  j["bus_bits"] = bus_bits;
+  j["lanes"] = lanes;
+  j["tree_leaves"] = tree_leaves;
+  j["tree_levels"] = tree_levels;
+  j["fpadd_latency"] = adder.latency;
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < adder.step_names.size(); ++i)
+    steps.push_back({{"step", adder.step_names[i]},
+                     {"delay_ns", std::round(adder.step_delay_ns[i] * 1000) / 1000},
+                     {"register_after", static_cast<bool>(adder.reg_after[i])}});
+  j["fpadd_pipeline"] = steps;
+  j["addtree_latency"] = addtree_latency;
+  j["agg_latency"] = agg_latency;
+  j["bypass_latency"] = bypass_latency;
+  j["resources"] = {{"luts", resources.luts},
+                    {"ffs", resources.ffs},
+                    {"bram36", resources.bram36},
+                    {"dsps", resources.dsps},
+                    {"fpadd_instances", resources.fpadd_instances}};
+  return j;
+}
+
+std::string Config::top_name() const { return module_name(in.module == "addtree" ? "addtree" : "top"); }
+
+std::string Config::command_line() const {
+  std::ostringstream os;
+  os << "panama-gen --ports " << in.ports << " --gbps " << fmt_num(in.gbps) << " --mhz " << fmt_num(in.mhz)
+     << " --format " << to_string(in.format) << " --subnormals " << to_string(in.subnormals) << " --contexts "
+     << in.contexts << " --max-elems " << max_elems << " --buffer-kib " << in.buffer_kib << " --prefix "
+     << in.prefix << " --module " << in.module;
+  return os.str();
+}
+
+}  // namespace panama

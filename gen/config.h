@@ -1,0 +1,101 @@
+// The generator's single source of truth: the user's inputs and everything derived from them.
+// RTL emitters, reports, the register map, the SystemC model and the testbenches all read a
+// Config (the model and the testbenches through the config.json the generator writes).
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace panama {
+
+enum class Format { fp32, bf16, fp16 };
+enum class Subnormals { ieee, ftz };
+
+// Thrown for any invalid combination of inputs; what() is one line for stderr.
+struct ConfigError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct FormatInfo {
+  int elem_bytes;  // ES
+  int exp_bits;
+  int frac_bits;   // stored fraction bits (without the hidden one)
+  uint32_t canonical_nan;
+};
+FormatInfo format_info(Format f);
+std::string to_string(Format f);
+std::string to_string(Subnormals s);
+Format parse_format(const std::string& s);          // throws ConfigError
+Subnormals parse_subnormals(const std::string& s);  // throws ConfigError
+
+// What the user asks for (the command line of tools.md).
+struct Inputs {
+  int ports = 0;
+  double gbps = 0;
+  double mhz = 0;
+  Format format = Format::fp32;
+  Subnormals subnormals = Subnormals::ieee;
+  int contexts = 8;
+  int max_elems = -1;  // -1: the default floor(1450 / ES)
+  int buffer_kib = 64;
+  std::string prefix = "panama";
+  std::string module = "top";  // top | addtree
+};
+
+// One pipeline stage boundary plan of the floating-point adder (see gen/fpadd.cpp).
+struct AdderPlan {
+  std::vector<std::string> step_names;   // combinational steps in order
+  std::vector<double> step_delay_ns;     // delay model estimate of each step
+  std::vector<bool> reg_after;           // register after step i (the last is always true)
+  int latency = 0;                       // number of register stages
+};
+
+struct Resources {
+  long luts = 0;
+  long ffs = 0;
+  long bram36 = 0;
+  long dsps = 0;
+  long fpadd_instances = 0;
+};
+
+struct Config {
+  Inputs in;
+
+  // Derived.
+  FormatInfo fmt{};
+  int bus_bits = 0;      // W
+  int bus_bytes = 0;     // W / 8
+  int lanes = 0;         // W / (8 * ES)
+  int elem_bits = 0;     // 8 * ES
+  int max_elems = 0;
+  long buffer_bytes = 0;
+  long bypass_bytes = 0;
+  long contribution_bytes = 0;
+  int max_frame_bytes = 0;  // S = 64 + ES * MAX_ELEMS
+  int tree_leaves = 0;      // P, smallest power of two >= ports
+  int tree_levels = 0;      // log2(P)
+  AdderPlan adder;
+  int addtree_latency = 0;
+  int agg_latency = 0;
+  int bypass_latency = 0;
+  Resources resources;
+
+  // Validates and derives; throws ConfigError with one line on any invalid combination.
+  static Config derive(const Inputs& in);
+  static Config from_json(const nlohmann::json& j);  // reads a config.json (re-derives)
+
+  nlohmann::json to_json() const;
+  std::string top_name() const;     // the top module of this output
+  std::string module_name(const std::string& base) const { return in.prefix + "_" + base; }
+  // The generator command line that produced this config, without --out (for banners).
+  std::string command_line() const;
+};
+
+// Generator version written into banners and config.json.
+extern const char* const kGeneratorVersion;
+
+}  // namespace panama

@@ -1,0 +1,31 @@
+// Emitting a generator output: every file is built in memory first, then written at once,
+// so that an error leaves nothing behind.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config.h"
+
+namespace panama {
+
+struct OutputFile {
+  std::string name;     // relative to the output directory
+  std::string content;
+  bool verilog = false; // listed in filelist.f, in dependency order
+};
+
+// A tree node after the generator resolved which leaves are absent.
+enum class NodeKind { leaf, neg_zero, adder, pass };
+// levels[0] are the leaves (one per power-of-two slot); levels[k][i] combines levels[k-1][2i], [2i+1].
+std::vector<std::vector<NodeKind>> resolve_tree(int ports);
+
+std::string banner(const Config& c, const std::string& module, const std::string& what);
+std::string emit_addtree(const Config& c);
+
+// All files of an output: Verilog (dependency order), filelist.f, config.json, register map.
+std::vector<OutputFile> build_output(const Config& c);
+// Writes files into dir (created if needed). Throws std::runtime_error on an I/O failure.
+void write_output(const std::vector<OutputFile>& files, const std::string& dir);
+
+}  // namespace panama

@@ -1,0 +1,372 @@
+// The floating-point adder generator.
+//
+// The adder is a fixed sequence of combinational steps (classify, swap, align, add, count
+// leading zeros, normalise, round/pack). Each step reads only the signals the previous step
+// produced, so the generator can put a register bank, or nothing, between any two steps. The
+// delay model estimates each step from its widths; plan_fpadd packs steps into clock periods.
+//
+// Datapath (single path, |x| >= |y| after the swap):
+//   significands carry a hidden bit, then guard, round and sticky bits (F+4 bits); the aligned
+//   smaller operand's shifted-out bits OR into sticky; the sum has one more (carry) bit.
+//   Normalisation counts leading zeros of the sum with a sentinel bit that stops the shift at
+//   exponent 1 (subnormal results); rounding adds the round-up bit to the packed {exponent,
+//   fraction}, so a carry into the exponent, the subnormal-to-normal step and overflow to
+//   infinity all fall out of one increment.
+#include "fpadd.h"
+
+#include "emit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace panama {
+namespace {
+
+int clog2(long v) {
+  int r = 0;
+  while ((1L << r) < v) ++r;
+  return r;
+}
+
+struct Sig {
+  std::string name;
+  int width;
+};
+
+struct Step {
+  std::string name;
+  double delay;
+  std::vector<Sig> outs;            // produced by the body (declared by the framework)
+  std::vector<std::string> pass;    // forwarded unchanged from the previous boundary
+  std::string body;                 // ${in} previous boundary, @{out} this step's outputs, %{x} locals
+};
+
+std::string vstr(int w, const std::string& bits) { return std::to_string(w) + "'b" + bits; }
+
+std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm) {
+  const int E = fmt.exp_bits, F = fmt.frac_bits, W = 1 + E + F;
+  const int A = F + 4;      // aligned significand: hidden, F fraction bits, guard, round, sticky
+  const int S = F + 5;      // sum: carry + A
+  const int LZW = std::max(clog2(S + 1), 1);
+  const int K = std::min(clog2(F + 3), E);  // shifter stages that can keep a bit in view
+  std::vector<Step> st;
+  auto n = [](int v) { return std::to_string(v); };
+
+  {  // 1. Classify both operands, flush subnormal inputs in ftz mode, compare magnitudes.
+    Step s{"classify", dm.input_margin + dm.lut_level + dm.carry(W - 1), {}, {}, ""};
+    s.outs = {{"sa", 1}, {"sb", 1}, {"ma", W - 1}, {"mb", W - 1}, {"a_ge_b", 1},
+              {"nan", 1}, {"inf", 1}, {"inf_sign", 1}};
+    std::ostringstream b;
+    for (const char* x : {"a", "b"}) {
+      std::string X = x;
+      b << "  wire %{" << X << "_expmax} = &${" << X << "}[" << W - 2 << ":" << F << "];\n";
+      b << "  wire %{" << X << "_fracnz} = |${" << X << "}[" << F - 1 << ":0];\n";
+      b << "  wire %{" << X << "_nan} = %{" << X << "_expmax} & %{" << X << "_fracnz};\n";
+      b << "  wire %{" << X << "_inf} = %{" << X << "_expmax} & ~%{" << X << "_fracnz};\n";
+      if (ftz) {
+        // DAZ: a subnormal input is a zero of its sign.
+        b << "  wire %{" << X << "_expzero} = ~|${" << X << "}[" << W - 2 << ":" << F << "];\n";
+        b << "  assign @{m" << X << "} = %{" << X << "_expzero} ? {" << W - 1 << "{1'b0}} : ${" << X << "}["
+          << W - 2 << ":0];\n";
+      } else {
+        b << "  assign @{m" << X << "} = ${" << X << "}[" << W - 2 << ":0];\n";
+      }
+      b << "  assign @{s" << X << "} = ${" << X << "}[" << W - 1 << "];\n";
+    }
+    b << "  assign @{a_ge_b} = @{ma} >= @{mb};\n";
+    b << "  assign @{nan} = %{a_nan} | %{b_nan} | (%{a_inf} & %{b_inf} & (@{sa} ^ @{sb}));\n";
+    b << "  assign @{inf} = %{a_inf} | %{b_inf};\n";
+    b << "  assign @{inf_sign} = %{a_inf} ? @{sa} : @{sb};\n";
+    s.body = b.str();
+    st.push_back(s);
+  }
+  {  // 2. Swap so that x is the larger magnitude; exponent difference.
+    Step s{"swap", dm.lut_level + dm.carry(E), {}, {"nan", "inf", "inf_sign"}, ""};
+    s.outs = {{"sx", 1}, {"sub", 1}, {"ex_eff", E}, {"d", E}, {"sig_x", F + 1}, {"sig_y", F + 1}};
+    std::ostringstream b;
+    b << "  wire [" << W - 2 << ":0] %{mx} = ${a_ge_b} ? ${ma} : ${mb};\n";
+    b << "  wire [" << W - 2 << ":0] %{my} = ${a_ge_b} ? ${mb} : ${ma};\n";
+    b << "  wire %{hx} = |%{mx}[" << W - 2 << ":" << F << "];\n";
+    b << "  wire %{hy} = |%{my}[" << W - 2 << ":" << F << "];\n";
+    b << "  // A subnormal's exponent is 1 with a hidden bit of 0.\n";
+    b << "  wire [" << E - 1 << ":0] %{ey_eff} = %{hy} ? %{my}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
+    b << "  assign @{ex_eff} = %{hx} ? %{mx}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
+    b << "  assign @{d} = @{ex_eff} - %{ey_eff};\n";
+    b << "  assign @{sx} = ${a_ge_b} ? ${sa} : ${sb};\n";
+    b << "  assign @{sub} = ${sa} ^ ${sb};\n";
+    b << "  assign @{sig_x} = {%{hx}, %{mx}[" << F - 1 << ":0]};\n";
+    b << "  assign @{sig_y} = {%{hy}, %{my}[" << F - 1 << ":0]};\n";
+    s.body = b.str();
+    st.push_back(s);
+  }
+  {  // 3. Align the smaller significand; shifted-out bits OR into sticky.
+    const int levels = (K + 1) / 2 + 1;  // two shifter stages per LUT6 level, plus sticky
+    Step s{"align", dm.lut_level * levels, {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sig_x"}, ""};
+    s.outs = {{"y_al", A}};
+    std::ostringstream b;
+    const int V = F + 3;  // significand + guard + round
+    b << "  wire [" << V - 1 << ":0] %{v0} = {${sig_y}, 2'b00};\n";
+    b << "  wire %{st0} = 1'b0;\n";
+    for (int k = 0; k < K; ++k) {
+      const int sh = 1 << k;
+      std::string prev = "%{v" + n(k) + "}", next = "%{v" + n(k + 1) + "}";
+      b << "  wire [" << V - 1 << ":0] " << next << " = ${d}[" << k << "] ? ";
+      if (sh >= V)
+        b << "{" << V << "{1'b0}}";
+      else
+        b << "{" << sh << "'b0, " << prev << "[" << V - 1 << ":" << sh << "]}";
+      b << " : " << prev << ";\n";
+      b << "  wire %{st" << k + 1 << "} = %{st" << k << "} | (${d}[" << k << "] & (|" << prev << "["
+        << std::min(sh, V) - 1 << ":0]));\n";
+    }
+    if (E > K) {
+      b << "  // A shift of 2^" << K << " or more leaves nothing but sticky.\n";
+      b << "  wire %{far} = |${d}[" << E - 1 << ":" << K << "];\n";
+      b << "  assign @{y_al} = %{far} ? {" << V << "'b0, %{st" << K << "} | (|%{v" << K << "})} : {%{v" << K
+        << "}, %{st" << K << "}};\n";
+    } else {
+      b << "  assign @{y_al} = {%{v" << K << "}, %{st" << K << "}};\n";
+    }
+    s.body = b.str();
+    st.push_back(s);
+  }
+  {  // 4. Add or subtract the significands (x >= y, so the difference is never negative).
+    Step s{"add", dm.lut_level + dm.carry(S), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff"}, ""};
+    s.outs = {{"sum", S}};
+    std::ostringstream b;
+    b << "  wire [" << S - 1 << ":0] %{xe} = {1'b0, ${sig_x}, 3'b000};\n";
+    b << "  wire [" << S - 1 << ":0] %{ye} = {1'b0, ${y_al}};\n";
+    b << "  assign @{sum} = ${sub} ? %{xe} - %{ye} : %{xe} + %{ye};\n";
+    s.body = b.str();
+    st.push_back(s);
+  }
+  {  // 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
+    Step s{"lzc", dm.lut_level * (1 + (clog2(S) + 1) / 2 + 1), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
+    s.outs = {{"lz", LZW}};
+    std::ostringstream b;
+    b << "  // Sentinel at bit S-1-ex_eff: the count never exceeds ex_eff (result exponent >= 1).\n";
+    b << "  wire [" << S - 1 << ":0] %{sentinel} = (${ex_eff} < " << E << "'d" << S << ") ? (" << S << "'d1 << ("
+      << S - 1 << " - ${ex_eff})) : " << S << "'d0;\n";
+    b << "  wire [" << S - 1 << ":0] %{probe} = ${sum} | %{sentinel};\n";
+    // Tree leading-zero counter over the probe padded to a power of two with a 1 just below
+    // it, so the count is always defined and equals S for an all-zero probe.
+    const int P2 = 1 << LZW;
+    // A group's "any ones" flag is needed by its parent's mux (high half) or its parent's flag.
+    std::function<bool(int, int)> needv = [&](int lvl, int g) {
+      return lvl < LZW && (g % 2 == 1 || needv(lvl + 1, g / 2));
+    };
+    b << "  // The lowest pad bits only matter through their pair's high bit.\n";
+    b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
+    b << "  wire [" << P2 - 1 << ":0] %{pad} = {%{probe}, 1'b1";
+    if (P2 - S - 1 > 0) b << ", " << P2 - S - 1 << "'d0";
+    b << "};\n";
+    b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+    for (int g = 0; g < P2 / 2; ++g) {
+      if (needv(1, g)) b << "  wire %{z1_" << g << "_v} = |%{pad}[" << 2 * g + 1 << ":" << 2 * g << "];\n";
+      b << "  wire [0:0] %{z1_" << g << "_c} = ~%{pad}[" << 2 * g + 1 << "];\n";
+    }
+    for (int lvl = 2; lvl <= LZW; ++lvl) {
+      for (int g = 0; g < (P2 >> lvl); ++g) {
+        const std::string hi = "%{z" + n(lvl - 1) + "_" + n(2 * g + 1), lo = "%{z" + n(lvl - 1) + "_" + n(2 * g);
+        const std::string me = "%{z" + n(lvl) + "_" + n(g);
+        if (needv(lvl, g)) b << "  wire " << me << "_v} = " << hi << "_v} | " << lo << "_v};\n";
+        b << "  wire [" << lvl - 1 << ":0] " << me << "_c} = " << hi << "_v} ? {1'b0, " << hi << "_c}} : {1'b1, "
+          << lo << "_c}};\n";
+      }
+    }
+    b << "  assign @{lz} = %{z" << LZW << "_0_c};\n";
+    s.body = b.str();
+    st.push_back(s);
+  }
+  {  // 6. Normalise: shift left by lz, exponent = ex_eff + 1 - lz.
+    const int levels = (LZW + 1) / 2;
+    Step s{"normalize", std::max(dm.lut_level * levels, dm.carry(E)), {}, {"nan", "inf", "inf_sign", "sx", "sub"}, ""};
+    s.outs = {{"ovf", 1}, {"sum_zero", 1}, {"packed", E + F}, {"round_up", 1}};
+    std::ostringstream b;
+    b << "  wire [" << S - 1 << ":0] %{nf} = ${sum} << ${lz};\n";
+    b << "  wire [" << E - 1 << ":0] %{lz_e} = ";
+    if (LZW < E)
+      b << "{" << E - LZW << "'b0, ${lz}};\n";
+    else
+      b << "${lz}[" << E - 1 << ":0];\n";
+    b << "  wire [" << E - 1 << ":0] %{exp_pre} = ${ex_eff} + " << E << "'d1 - %{lz_e};\n";
+    b << "  wire %{hidden} = %{nf}[" << S - 1 << "];\n";
+    b << "  wire %{lsb} = %{nf}[4];\n";
+    b << "  wire %{guard} = %{nf}[3];\n";
+    b << "  wire %{sticky} = |%{nf}[2:0];\n";
+    b << "  assign @{sum_zero} = ~|${sum};\n";
+    b << "  assign @{ovf} = %{hidden} & (&%{exp_pre});\n";
+    b << "  // No hidden bit after a limited shift: a subnormal (exponent field 0).\n";
+    b << "  assign @{packed} = {%{hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
+    b << "  assign @{round_up} = %{guard} & (%{sticky} | %{lsb});\n";
+    s.body = b.str();
+    st.push_back(s);
+  }
+  {  // 7. Round to nearest even and pack; specials last.
+    Step s{"round", dm.lut_level * 2 + dm.carry(E + F), {}, {}, ""};
+    s.outs = {{"y", W}};
+    std::ostringstream b;
+    b << "  wire [" << E + F - 1 << ":0] %{rounded} = ${packed} + {" << E + F - 1 << "'d0, ${round_up}};\n";
+    b << "  // An exact zero of opposite signs is +0 (roundTiesToEven).\n";
+    b << "  wire %{sign} = ${sx} & ~(${sum_zero} & ${sub});\n";
+    if (ftz) {
+      b << "  // FTZ: a result that is subnormal after rounding is a zero of its sign.\n";
+      b << "  wire %{tiny} = ~|%{rounded}[" << E + F - 1 << ":" << F << "];\n";
+      b << "  wire [" << E + F - 1 << ":0] %{mag} = %{tiny} ? " << E + F << "'d0 : %{rounded};\n";
+    } else {
+      b << "  wire [" << E + F - 1 << ":0] %{mag} = %{rounded};\n";
+    }
+    b << "  assign @{y} = ${nan} ? " << W << "'h" << std::hex << fmt.canonical_nan << std::dec << " :\n";
+    b << "               ${inf} ? {${inf_sign}, {" << E << "{1'b1}}, " << F << "'d0} :\n";
+    b << "               ${ovf} ? {%{sign}, {" << E << "{1'b1}}, " << F << "'d0} :\n";
+    b << "               {%{sign}, %{mag}};\n";
+    s.body = b.str();
+    st.push_back(s);
+  }
+  (void)vstr;
+  return st;
+}
+
+// Widths of every signal a step can forward.
+std::map<std::string, int> all_widths(const std::vector<Step>& steps, int W) {
+  std::map<std::string, int> w{{"a", W}, {"b", W}};
+  for (const auto& s : steps)
+    for (const auto& o : s.outs) w[o.name] = o.width;
+  return w;
+}
+
+std::vector<std::pair<std::string, int>> boundary_sigs(const Step& s, const std::map<std::string, int>& widths) {
+  std::vector<std::pair<std::string, int>> v;
+  for (const auto& p : s.pass) v.push_back({p, widths.at(p)});
+  for (const auto& o : s.outs) v.push_back({o.name, o.width});
+  return v;
+}
+
+}  // namespace
+
+AdderPlan plan_fpadd(const FormatInfo& fmt, Subnormals sub, double mhz, const DelayModel& dm) {
+  const auto steps = adder_steps(fmt, sub == Subnormals::ftz, dm);
+  AdderPlan p;
+  const double budget = 1000.0 / mhz - dm.ff_overhead;
+  double acc = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    p.step_names.push_back(steps[i].name);
+    p.step_delay_ns.push_back(steps[i].delay);
+    p.reg_after.push_back(false);
+    if (i > 0 && acc + steps[i].delay > budget) {
+      p.reg_after[i - 1] = true;
+      acc = 0;
+    }
+    acc += steps[i].delay;
+  }
+  p.reg_after.back() = true;
+  p.latency = static_cast<int>(std::count(p.reg_after.begin(), p.reg_after.end(), true));
+  return p;
+}
+
+long fpadd_flipflops(const Config& c) {
+  const int W = 1 + c.fmt.exp_bits + c.fmt.frac_bits;
+  const auto steps = adder_steps(c.fmt, c.in.subnormals == Subnormals::ftz, DelayModel{});
+  const auto widths = all_widths(steps, W);
+  long ffs = 0;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (c.adder.reg_after[i])
+      for (const auto& sg : boundary_sigs(steps[i], widths)) ffs += sg.second;
+  return ffs;
+}
+
+std::string emit_fpadd(const Config& c) {
+  const FormatInfo& fmt = c.fmt;
+  const int W = 1 + fmt.exp_bits + fmt.frac_bits;
+  const auto steps = adder_steps(fmt, c.in.subnormals == Subnormals::ftz, DelayModel{});
+  const auto widths = all_widths(steps, W);
+  const AdderPlan& plan = c.adder;
+  std::ostringstream v;
+  const std::string mod = c.module_name("fpadd");
+  v << "module " << mod << " (\n"
+    << "  input  wire             clk,\n"
+    << "  input  wire [" << W - 1 << ":0]  a,\n"
+    << "  input  wire [" << W - 1 << ":0]  b,\n"
+    << "  output wire [" << W - 1 << ":0]  y\n"
+    << ");\n\n";
+  // Names of the previous boundary's signals as seen by step i.
+  std::map<std::string, std::string> cur{{"a", "a"}, {"b", "b"}};
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    const std::string pre = "s" + std::to_string(i + 1) + "_";
+    v << "  // ---- step " << i + 1 << ": " << s.name << " (" << std::round(s.delay * 100) / 100 << " ns est.)\n";
+    for (const auto& o : s.outs)
+      v << "  wire [" << o.width - 1 << ":0] " << pre << o.name << ";\n";
+    std::string body = s.body;
+    // Substitute placeholders.
+    std::string out;
+    for (size_t k = 0; k < body.size(); ++k) {
+      if ((body[k] == '$' || body[k] == '@' || body[k] == '%') && k + 1 < body.size() && body[k + 1] == '{') {
+        const size_t e = body.find('}', k);
+        const std::string name = body.substr(k + 2, e - k - 2);
+        if (body[k] == '$') {
+          auto it = cur.find(name);
+          if (it == cur.end()) throw std::logic_error("fpadd step " + s.name + " reads unknown " + name);
+          out += it->second;
+        } else {
+          out += pre + name;
+        }
+        k = e;
+      } else {
+        out += body[k];
+      }
+    }
+    v << out;
+    // The boundary after this step: every output plus the forwarded signals.
+    std::map<std::string, std::string> next;
+    for (const auto& sg : boundary_sigs(s, widths)) {
+      const std::string& nm = sg.first;
+      const bool forwarded = std::find(s.pass.begin(), s.pass.end(), nm) != s.pass.end();
+      const std::string src = forwarded ? cur.at(nm) : pre + nm;
+      if (plan.reg_after[i]) {
+        const std::string q = pre + nm + "_q";
+        v << "  reg  [" << sg.second - 1 << ":0] " << q << ";\n";
+        v << "  always @(posedge clk) " << q << " <= " << src << ";\n";
+        next[nm] = q;
+      } else {
+        next[nm] = src;
+      }
+    }
+    if (plan.reg_after[i]) v << "  // ---- register stage\n";
+    v << "\n";
+    cur = next;
+  }
+  v << "  assign y = " << cur.at("y") << ";\n\n";
+  v << "endmodule\n";
+  return v.str();
+}
+
+Resources estimate_resources(const Config& c) {
+  Resources r;
+  // Adders: the tree nodes that need one (not constants, not pass-throughs), per lane.
+  long adders = 0;
+  for (const auto& level : resolve_tree(c.in.ports))
+    for (NodeKind k : level) adders += k == NodeKind::adder;
+  r.fpadd_instances = adders * c.lanes;
+  // LUTs per adder from Yosys synth_xilinx measurements (scripts/bench), scaled by width.
+  const int W = c.elem_bits;
+  const long luts_per_adder = W == 32 ? 430 : (c.fmt.exp_bits == 8 ? 200 : 215);
+  r.luts = r.fpadd_instances * luts_per_adder + static_cast<long>(c.in.ports) * c.lanes * W / 2;
+  r.ffs = r.fpadd_instances * fpadd_flipflops(c) + c.addtree_latency;
+  if (c.in.module == "top") {
+    // Buffers: one port buffer in 36 Kbit block RAMs, at least one per 72 bits of bus width.
+    const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
+    const long bram_by_width = (c.bus_bits + 71) / 72;
+    r.bram36 = c.in.ports * std::max(bram_by_bytes, bram_by_width);
+    // Parsers, queues, scheduler, builder and counters: a per-port and per-context share.
+    r.luts += c.in.ports * (600 + 3 * c.bus_bits) + c.in.contexts * (300 + 24 * c.in.ports);
+    r.ffs += c.in.ports * (16 * 64 + 4 * c.bus_bits) + c.in.contexts * (200 + 2 * c.in.ports);
+  }
+  return r;
+}
+
+}  // namespace panama

@@ -1,0 +1,2 @@
+panama_fpadd.v
+panama_addtree.v

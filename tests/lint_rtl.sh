@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Generates one configuration and runs the three tools users will: Verilator's lint (-Wall),
+# Icarus (-g2005, the language we promise) and Yosys (read + generic synth). Any warning fails.
+# usage: lint_rtl.sh PANAMA_GEN WORKDIR panama-gen-args...
+set -euo pipefail
+gen=$1; work=$2; shift 2
+rm -rf "$work"; mkdir -p "$work"
+"$gen" "$@" --out "$work/rtl"
+cd "$work/rtl"
+top=$(sed -n 's/.*"top": "\(.*\)".*/\1/p' config.json)
+files=$(cat filelist.f)
+# The top module is the last file of filelist.f while the full datapath is being built.
+last=$(tail -n 1 filelist.f); last=${last%.v}
+[ -f "$top.v" ] || top=$last
+fail=0
+if ! out=$(verilator --lint-only -Wall --top-module "$top" -F filelist.f 2>&1) || [ -n "$out" ]; then
+  echo "verilator:"; echo "$out"; fail=1; fi
+if ! out=$(iverilog -g2005 -Wall -s "$top" -o /dev/null $files 2>&1) || [ -n "$out" ]; then
+  echo "iverilog:"; echo "$out"; fail=1; fi
+if ! out=$(yosys -q -p "read_verilog -sv $files; hierarchy -check -top $top; synth -top $top" 2>&1) \
+   || echo "$out" | grep -qi warning; then
+  echo "yosys:"; echo "$out" | head -20; fail=1; fi
+[ $fail = 0 ] && echo "lint clean: $top ($*)"
+exit $fail

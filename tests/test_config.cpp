@@ -1,0 +1,134 @@
+// Config derivation: bus width, lanes, limits and the pipeline plan's response to the clock.
+#include <gtest/gtest.h>
+
+#include "config.h"
+#include "emit.h"
+
+using namespace panama;
+
+static Inputs base(int ports, double gbps, double mhz) {
+  Inputs in;
+  in.ports = ports;
+  in.gbps = gbps;
+  in.mhz = mhz;
+  return in;
+}
+
+TEST(Config, PanamaPrototypeIs64BitTwoLanes) {
+  const Config c = Config::derive(base(4, 10, 200));
+  EXPECT_EQ(c.bus_bits, 64);
+  EXPECT_EQ(c.lanes, 2);
+  EXPECT_EQ(c.max_elems, 362);
+  EXPECT_EQ(c.buffer_bytes, 65536);
+  EXPECT_EQ(c.bypass_bytes, 32768);
+  EXPECT_EQ(c.tree_levels, 2);
+}
+
+TEST(Config, HundredGigAt250Is512Bits) {
+  const Config c = Config::derive(base(8, 100, 250));
+  EXPECT_EQ(c.bus_bits, 512);
+  EXPECT_EQ(c.lanes, 16);
+}
+
+TEST(Config, BusIsSmallestPowerOfTwoCarryingTheRate) {
+  // 25 Gbit/s at 200 MHz needs 125 bits: 128. Exactly 64 bits at 156.25 MHz for 10 Gbit/s.
+  EXPECT_EQ(Config::derive(base(2, 25, 200)).bus_bits, 128);
+  EXPECT_EQ(Config::derive(base(2, 10, 156.25)).bus_bits, 64);
+  EXPECT_EQ(Config::derive(base(2, 1, 1000)).bus_bits, 64);
+  EXPECT_EQ(Config::derive(base(2, 400, 100)).bus_bits, 4096);
+  EXPECT_THROW(Config::derive(base(2, 410, 100)), ConfigError);
+}
+
+TEST(Config, HalfFormatsDoubleTheLanesAndElements) {
+  Inputs in = base(4, 10, 200);
+  in.format = Format::bf16;
+  const Config c = Config::derive(in);
+  EXPECT_EQ(c.lanes, 4);
+  EXPECT_EQ(c.max_elems, 725);
+  EXPECT_EQ(c.fmt.exp_bits, 8);
+  in.format = Format::fp16;
+  EXPECT_EQ(Config::derive(in).fmt.exp_bits, 5);
+}
+
+TEST(Config, RejectsInvalidCombinations) {
+  EXPECT_THROW(Config::derive(base(1, 10, 200)), ConfigError);
+  EXPECT_THROW(Config::derive(base(257, 10, 200)), ConfigError);
+  EXPECT_THROW(Config::derive(base(4, 0, 200)), ConfigError);
+  EXPECT_THROW(Config::derive(base(4, -10, 200)), ConfigError);
+  EXPECT_THROW(Config::derive(base(4, 10, 0)), ConfigError);
+  Inputs in = base(4, 10, 200);
+  in.contexts = 0;
+  EXPECT_THROW(Config::derive(in), ConfigError);
+  in = base(4, 10, 200);
+  in.max_elems = (65535 - 50) / 4 + 1;
+  EXPECT_THROW(Config::derive(in), ConfigError);
+  in.max_elems = (65535 - 50) / 4;  // largest legal COUNT, but 8 contexts of it do not fit 32 KiB
+  EXPECT_THROW(Config::derive(in), ConfigError);
+  in.buffer_kib = 2048;
+  EXPECT_NO_THROW(Config::derive(in));
+  in = base(4, 10, 200);
+  in.contexts = 23;  // 23 x 1512 = 34776 > 32768
+  EXPECT_THROW(Config::derive(in), ConfigError);
+  in.contexts = 21;
+  EXPECT_NO_THROW(Config::derive(in));
+}
+
+TEST(Config, FasterClockGivesMoreShorterStages) {
+  int prev = 0;
+  for (double mhz : {50.0, 100.0, 200.0, 300.0, 400.0, 500.0}) {
+    const Config c = Config::derive(base(4, 10, mhz));
+    EXPECT_GE(c.adder.latency, prev) << mhz;
+    // Every stage fits the period in the delay model (a single step may exceed it alone).
+    double acc = 0, worst = 0;
+    for (size_t i = 0; i < c.adder.step_delay_ns.size(); ++i) {
+      acc += c.adder.step_delay_ns[i];
+      if (c.adder.reg_after[i]) {
+        worst = std::max(worst, acc);
+        acc = 0;
+      }
+    }
+    const double budget = 1000.0 / mhz - 0.40;
+    double longest_step = 0;
+    for (double d : c.adder.step_delay_ns) longest_step = std::max(longest_step, d);
+    EXPECT_LE(worst, std::max(budget, longest_step) + 1e-9) << mhz;
+    prev = c.adder.latency;
+  }
+  EXPECT_EQ(Config::derive(base(4, 10, 50)).adder.latency, 1);
+  EXPECT_GT(Config::derive(base(4, 10, 500)).adder.latency, Config::derive(base(4, 10, 150)).adder.latency);
+}
+
+TEST(Config, TreeLatencyIsLevelsTimesAdder) {
+  for (int ports : {2, 3, 4, 5, 8, 9, 255, 256}) {
+    const Config c = Config::derive(base(ports, 10, 250));
+    int levels = 0;
+    while ((1 << levels) < ports) ++levels;
+    EXPECT_EQ(c.tree_levels, levels);
+    EXPECT_EQ(c.addtree_latency, levels * c.adder.latency);
+  }
+}
+
+TEST(Config, JsonRoundTrip) {
+  Inputs in = base(6, 25, 312.5);
+  in.format = Format::fp16;
+  in.subnormals = Subnormals::ftz;
+  in.contexts = 3;
+  in.max_elems = 100;
+  in.prefix = "acc";
+  const Config c = Config::derive(in);
+  const Config d = Config::from_json(c.to_json());
+  EXPECT_EQ(d.to_json(), c.to_json());
+}
+
+TEST(Tree, AbsentLeavesBecomeConstantsAndPassThroughs) {
+  // 5 ports: leaves 0..4 live, 5..7 are -0. Level 1: (0,1) (2,3) adders, (4,-0) adder on a
+  // raw leaf, (-0,-0) constant. Level 2: adder, then (adder,-0) pass. Level 3: adder.
+  const auto t = resolve_tree(5);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[1], (std::vector<NodeKind>{NodeKind::adder, NodeKind::adder, NodeKind::adder, NodeKind::neg_zero}));
+  EXPECT_EQ(t[2], (std::vector<NodeKind>{NodeKind::adder, NodeKind::pass}));
+  EXPECT_EQ(t[3], (std::vector<NodeKind>{NodeKind::adder}));
+  long adders = 0;
+  for (const auto& lv : resolve_tree(256))
+    for (auto k : lv) adders += k == NodeKind::adder;
+  EXPECT_EQ(adders, 255);
+}
