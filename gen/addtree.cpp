@@ -53,7 +53,14 @@ std::string emit_addtree(const Config& c) {
   v << "  // Elements per beat.\n  localparam LANES = " << LANES << ";\n";
   v << "  // Element width in bits.\n  localparam WIDTH = " << WD << ";\n";
   v << "  // Cycles from a beat in to its sum out (levels x adder latency).\n  localparam LATENCY = " << L << ";\n";
-  v << "  // The identity of roundTiesToEven addition.\n  localparam [WIDTH-1:0] NEG_ZERO = " << neg_zero << ";\n\n";
+  bool neg_zero_used = false;  // a raw leaf paired with an absent slot (odd live count)
+  for (size_t level = 1; level < tree.size(); ++level)
+    for (size_t k = 0; k < tree[level].size(); ++k)
+      if (tree[level][k] == NodeKind::adder && tree[level - 1][2 * k + 1] == NodeKind::neg_zero) neg_zero_used = true;
+  if (neg_zero_used)
+    v << "  // The identity of roundTiesToEven addition: the leaves of absent ports.\n  localparam [WIDTH-1:0] NEG_ZERO = "
+      << neg_zero << ";\n";
+  v << "\n";
 
   v << "  // Valid travels beside the data; the data registers need no reset.\n";
   v << "  reg [LATENCY-1:0] valid_q;\n";
@@ -70,12 +77,16 @@ std::string emit_addtree(const Config& c) {
   v << "  generate\n";
   v << "    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane\n";
   for (int p = 0; p < N; ++p)
-    v << "      wire [WIDTH-1:0] leaf_" << p << " = in_mask[" << p << "] ? in_data[(" << p
-      << "*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;\n";
+    v << "      wire [WIDTH-1:0] leaf_" << p << " = in_data[(" << p << "*LANES + lane)*WIDTH +: WIDTH];\n";
   auto name = [&](size_t level, size_t k) -> std::string {
     if (level == 0) return tree[0][k] == NodeKind::neg_zero ? std::string("NEG_ZERO") : "leaf_" + std::to_string(k);
     if (tree[level][k] == NodeKind::neg_zero) return "NEG_ZERO";
     return "l" + std::to_string(level) + "_n" + std::to_string(k);
+  };
+  // Leaves are gated by the member mask inside the first-level adders (en = 0: -0.0).
+  auto enable = [&](size_t level, size_t k) -> std::string {
+    if (level == 0) return tree[0][k] == NodeKind::leaf ? "in_mask[" + std::to_string(k) + "]" : "1'b0";
+    return tree[level][k] == NodeKind::neg_zero ? "1'b0" : "1'b1";
   };
   for (size_t level = 1; level < tree.size(); ++level) {
     v << "      // Level " << level << "\n";
@@ -87,8 +98,9 @@ std::string emit_addtree(const Config& c) {
           break;
         case NodeKind::adder:
           v << "      wire [WIDTH-1:0] " << out << ";\n";
-          v << "      " << c.module_name("fpadd") << " u_" << out << " (.clk(clk), .a(" << a << "), .b(" << b
-            << "), .y(" << out << "));\n";
+          v << "      " << c.module_name("fpadd") << " u_" << out << " (.clk(clk), .a(" << a << "), .a_en("
+            << enable(level - 1, 2 * k) << "), .b(" << b << "), .b_en(" << enable(level - 1, 2 * k + 1) << "), .y("
+            << out << "));\n";
           break;
         case NodeKind::pass:
           v << "      // " << a << " + -0.0 = " << a << ": delay only.\n";

@@ -8,7 +8,7 @@
 // Datapath (single path, |x| >= |y| after the swap):
 //   significands carry a hidden bit, then guard, round and sticky bits (F+4 bits); the aligned
 //   smaller operand's shifted-out bits OR into sticky; the sum has one more (carry) bit.
-//   Normalisation counts leading zeros of the sum with a sentinel bit that stops the shift at
+//   Normalisation counts leading zeros of the sum, limited so that the shift stops at
 //   exponent 1 (subnormal results); rounding adds the round-up bit to the packed {exponent,
 //   fraction}, so a carry into the exponent, the subnormal-to-normal step and overflow to
 //   infinity all fall out of one increment.
@@ -57,16 +57,16 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
   auto n = [](int v) { return std::to_string(v); };
 
   {  // 1. Classify both operands, flush subnormal inputs in ftz mode, compare magnitudes.
-    Step s{"classify", dm.input_margin + dm.lut_level + dm.carry(W - 1), {}, {}, ""};
-    s.outs = {{"sa", 1}, {"sb", 1}, {"ma", W - 1}, {"mb", W - 1}, {"a_ge_b", 1},
+    Step s{"classify", dm.lut_level + dm.carry(W - 1), {}, {}, ""};
+    s.outs = {{"sx", 1}, {"sy", 1}, {"ma", W - 1}, {"mb", W - 1}, {"ge", 1}, {"any", 1}, {"both", 1},
               {"nan", 1}, {"inf", 1}, {"inf_sign", 1}};
     std::ostringstream b;
     for (const char* x : {"a", "b"}) {
       std::string X = x;
       b << "  wire %{" << X << "_expmax} = &${" << X << "}[" << W - 2 << ":" << F << "];\n";
       b << "  wire %{" << X << "_fracnz} = |${" << X << "}[" << F - 1 << ":0];\n";
-      b << "  wire %{" << X << "_nan} = %{" << X << "_expmax} & %{" << X << "_fracnz};\n";
-      b << "  wire %{" << X << "_inf} = %{" << X << "_expmax} & ~%{" << X << "_fracnz};\n";
+      b << "  wire %{" << X << "_nan} = ${" << X << "_en} & %{" << X << "_expmax} & %{" << X << "_fracnz};\n";
+      b << "  wire %{" << X << "_inf} = ${" << X << "_en} & %{" << X << "_expmax} & ~%{" << X << "_fracnz};\n";
       if (ftz) {
         // DAZ: a subnormal input is a zero of its sign.
         b << "  wire %{" << X << "_expzero} = ~|${" << X << "}[" << W - 2 << ":" << F << "];\n";
@@ -75,29 +75,35 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
       } else {
         b << "  assign @{m" << X << "} = ${" << X << "}[" << W - 2 << ":0];\n";
       }
-      b << "  assign @{s" << X << "} = ${" << X << "}[" << W - 1 << "];\n";
+      b << "  wire %{s" << X << "} = ${" << X << "}[" << W - 1 << "];\n";
     }
-    b << "  assign @{a_ge_b} = @{ma} >= @{mb};\n";
-    b << "  assign @{nan} = %{a_nan} | %{b_nan} | (%{a_inf} & %{b_inf} & (@{sa} ^ @{sb}));\n";
+    b << "  // An absent operand (en = 0) is -0.0: it never wins the swap, and its magnitude is\n";
+    b << "  // zeroed in the swap muxes, where the gating costs no extra logic level.\n";
+    b << "  wire %{ge_raw} = @{ma} >= @{mb};\n";
+    b << "  assign @{ge} = ${b_en} ? (${a_en} & %{ge_raw}) : 1'b1;\n";
+    b << "  assign @{any} = ${a_en} | ${b_en};\n";
+    b << "  assign @{both} = ${a_en} & ${b_en};\n";
+    b << "  assign @{sx} = @{any} ? (@{ge} ? %{sa} : %{sb}) : 1'b1;\n";
+    b << "  assign @{sy} = @{both} ? (@{ge} ? %{sb} : %{sa}) : 1'b1;\n";
+    b << "  assign @{nan} = %{a_nan} | %{b_nan} | (%{a_inf} & %{b_inf} & (%{sa} ^ %{sb}));\n";
     b << "  assign @{inf} = %{a_inf} | %{b_inf};\n";
-    b << "  assign @{inf_sign} = %{a_inf} ? @{sa} : @{sb};\n";
+    b << "  assign @{inf_sign} = %{a_inf} ? %{sa} : %{sb};\n";
     s.body = b.str();
     st.push_back(s);
   }
   {  // 2. Swap so that x is the larger magnitude; exponent difference.
-    Step s{"swap", dm.lut_level + dm.carry(E), {}, {"nan", "inf", "inf_sign"}, ""};
-    s.outs = {{"sx", 1}, {"sub", 1}, {"ex_eff", E}, {"d", E}, {"sig_x", F + 1}, {"sig_y", F + 1}};
+    Step s{"swap", dm.lut_level + dm.carry(E), {}, {"nan", "inf", "inf_sign", "sx"}, ""};
+    s.outs = {{"sub", 1}, {"ex_eff", E}, {"d", E}, {"sig_x", F + 1}, {"sig_y", F + 1}};
     std::ostringstream b;
-    b << "  wire [" << W - 2 << ":0] %{mx} = ${a_ge_b} ? ${ma} : ${mb};\n";
-    b << "  wire [" << W - 2 << ":0] %{my} = ${a_ge_b} ? ${mb} : ${ma};\n";
+    b << "  wire [" << W - 2 << ":0] %{mx} = ${any} ? (${ge} ? ${ma} : ${mb}) : " << W - 1 << "'d0;\n";
+    b << "  wire [" << W - 2 << ":0] %{my} = ${both} ? (${ge} ? ${mb} : ${ma}) : " << W - 1 << "'d0;\n";
     b << "  wire %{hx} = |%{mx}[" << W - 2 << ":" << F << "];\n";
     b << "  wire %{hy} = |%{my}[" << W - 2 << ":" << F << "];\n";
     b << "  // A subnormal's exponent is 1 with a hidden bit of 0.\n";
     b << "  wire [" << E - 1 << ":0] %{ey_eff} = %{hy} ? %{my}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
     b << "  assign @{ex_eff} = %{hx} ? %{mx}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
     b << "  assign @{d} = @{ex_eff} - %{ey_eff};\n";
-    b << "  assign @{sx} = ${a_ge_b} ? ${sa} : ${sb};\n";
-    b << "  assign @{sub} = ${sa} ^ ${sb};\n";
+    b << "  assign @{sub} = ${sx} ^ ${sy};\n";
     b << "  assign @{sig_x} = {%{hx}, %{mx}[" << F - 1 << ":0]};\n";
     b << "  assign @{sig_y} = {%{hy}, %{my}[" << F - 1 << ":0]};\n";
     s.body = b.str();
@@ -145,15 +151,13 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     st.push_back(s);
   }
   {  // 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
-    Step s{"lzc", dm.lut_level * (1 + (clog2(S) + 1) / 2 + 1), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
+    Step s{"lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
     s.outs = {{"lz", LZW}};
     std::ostringstream b;
-    b << "  // Sentinel at bit S-1-ex_eff: the count never exceeds ex_eff (result exponent >= 1).\n";
-    b << "  wire [" << S - 1 << ":0] %{sentinel} = (${ex_eff} < " << E << "'d" << S << ") ? (" << S << "'d1 << ("
-      << S - 1 << " - ${ex_eff})) : " << S << "'d0;\n";
-    b << "  wire [" << S - 1 << ":0] %{probe} = ${sum} | %{sentinel};\n";
-    // Tree leading-zero counter over the probe padded to a power of two with a 1 just below
-    // it, so the count is always defined and equals S for an all-zero probe.
+    b << "  wire [" << S - 1 << ":0] %{probe} = ${sum};\n";
+    // Tree leading-zero counter over the sum padded to a power of two with a 1 just below it,
+    // so the count is always defined and equals S for a zero sum. The count is then limited to
+    // ex_eff so that the result exponent stays >= 1 (a subnormal result).
     const int P2 = 1 << LZW;
     // A group's "any ones" flag is needed by its parent's mux (high half) or its parent's flag.
     std::function<bool(int, int)> needv = [&](int lvl, int g) {
@@ -178,16 +182,33 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
           << lo << "_c}};\n";
       }
     }
-    b << "  assign @{lz} = %{z" << LZW << "_0_c};\n";
+    const int CW = std::max(E, LZW);
+    auto ext = [&](const std::string& x, int w) {
+      return w < CW ? "{" + n(CW - w) + "'d0, " + x + "}" : x;
+    };
+    b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = %{z" << LZW << "_0_c};\n";
+    b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
+    b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
     s.body = b.str();
     st.push_back(s);
   }
   {  // 6. Normalise: shift left by lz, exponent = ex_eff + 1 - lz.
     const int levels = (LZW + 1) / 2;
-    Step s{"normalize", std::max(dm.lut_level * levels, dm.carry(E)), {}, {"nan", "inf", "inf_sign", "sx", "sub"}, ""};
-    s.outs = {{"ovf", 1}, {"sum_zero", 1}, {"packed", E + F}, {"round_up", 1}};
+    Step s{"normalize", std::max(dm.lut_level * levels, dm.carry(E)) + dm.lut_level, {}, {}, ""};
+    s.outs = {{"sign_r", 1}, {"packed", E + F}, {"round_up", 1}};
     std::ostringstream b;
-    b << "  wire [" << S - 1 << ":0] %{nf} = ${sum} << ${lz};\n";
+    // Logarithmic shifter, one 2:1 stage per bit of lz.
+    b << "  wire [" << S - 1 << ":0] %{nf0} = ${sum};\n";
+    for (int k = 0; k < LZW; ++k) {
+      const int sh = 1 << k;
+      b << "  wire [" << S - 1 << ":0] %{nf" << k + 1 << "} = ${lz}[" << k << "] ? ";
+      if (sh >= S)
+        b << S << "'d0";
+      else
+        b << "{%{nf" << k << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
+      b << " : %{nf" << k << "};\n";
+    }
+    b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
     b << "  wire [" << E - 1 << ":0] %{lz_e} = ";
     if (LZW < E)
       b << "{" << E - LZW << "'b0, ${lz}};\n";
@@ -198,21 +219,28 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     b << "  wire %{lsb} = %{nf}[4];\n";
     b << "  wire %{guard} = %{nf}[3];\n";
     b << "  wire %{sticky} = |%{nf}[2:0];\n";
-    b << "  assign @{sum_zero} = ~|${sum};\n";
-    b << "  assign @{ovf} = %{hidden} & (&%{exp_pre});\n";
+    b << "  wire %{sum_zero} = ~|${sum};\n";
+    b << "  wire %{ovf} = %{hidden} & (&%{exp_pre});\n";
+    b << "  // An exact zero of opposite signs is +0 (roundTiesToEven).\n";
+    b << "  wire %{sign} = ${sx} & ~(%{sum_zero} & ${sub});\n";
+    b << "  // Specials replace the packed value before rounding, so the select merges into the\n";
+    b << "  // incrementer's input logic; a special never rounds.\n";
+    b << "  wire %{special} = ${nan} | ${inf} | %{ovf};\n";
+    b << "  assign @{sign_r} = ${nan} ? 1'b0 : ${inf} ? ${inf_sign} : %{sign};\n";
     b << "  // No hidden bit after a limited shift: a subnormal (exponent field 0).\n";
-    b << "  assign @{packed} = {%{hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
-    b << "  assign @{round_up} = %{guard} & (%{sticky} | %{lsb});\n";
+    b << "  assign @{packed} = ${nan} ? " << E + F << "'h" << std::hex << (fmt.canonical_nan & ((1u << (E + F)) - 1))
+      << std::dec << " :\n";
+    b << "                     %{special} ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
+    b << "                     {%{hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
+    b << "  assign @{round_up} = ~%{special} & %{guard} & (%{sticky} | %{lsb});\n";
     s.body = b.str();
     st.push_back(s);
   }
-  {  // 7. Round to nearest even and pack; specials last.
-    Step s{"round", dm.lut_level * 2 + dm.carry(E + F), {}, {}, ""};
+  {  // 7. Round to nearest even: one increment of {exponent, fraction}.
+    Step s{"round", dm.lut_level + dm.carry(E + F), {}, {}, ""};
     s.outs = {{"y", W}};
     std::ostringstream b;
     b << "  wire [" << E + F - 1 << ":0] %{rounded} = ${packed} + {" << E + F - 1 << "'d0, ${round_up}};\n";
-    b << "  // An exact zero of opposite signs is +0 (roundTiesToEven).\n";
-    b << "  wire %{sign} = ${sx} & ~(${sum_zero} & ${sub});\n";
     if (ftz) {
       b << "  // FTZ: a result that is subnormal after rounding is a zero of its sign.\n";
       b << "  wire %{tiny} = ~|%{rounded}[" << E + F - 1 << ":" << F << "];\n";
@@ -220,10 +248,7 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     } else {
       b << "  wire [" << E + F - 1 << ":0] %{mag} = %{rounded};\n";
     }
-    b << "  assign @{y} = ${nan} ? " << W << "'h" << std::hex << fmt.canonical_nan << std::dec << " :\n";
-    b << "               ${inf} ? {${inf_sign}, {" << E << "{1'b1}}, " << F << "'d0} :\n";
-    b << "               ${ovf} ? {%{sign}, {" << E << "{1'b1}}, " << F << "'d0} :\n";
-    b << "               {%{sign}, %{mag}};\n";
+    b << "  assign @{y} = {${sign_r}, %{mag}};\n";
     s.body = b.str();
     st.push_back(s);
   }
@@ -233,7 +258,7 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
 
 // Widths of every signal a step can forward.
 std::map<std::string, int> all_widths(const std::vector<Step>& steps, int W) {
-  std::map<std::string, int> w{{"a", W}, {"b", W}};
+  std::map<std::string, int> w{{"a", W}, {"b", W}, {"a_en", 1}, {"b_en", 1}};
   for (const auto& s : steps)
     for (const auto& o : s.outs) w[o.name] = o.width;
   return w;
@@ -290,11 +315,14 @@ std::string emit_fpadd(const Config& c) {
   v << "module " << mod << " (\n"
     << "  input  wire             clk,\n"
     << "  input  wire [" << W - 1 << ":0]  a,\n"
+    << "  // 0: operand a is absent and counts as -0.0 (the tree's member mask)\n"
+    << "  input  wire              a_en,\n"
     << "  input  wire [" << W - 1 << ":0]  b,\n"
+    << "  input  wire              b_en,\n"
     << "  output wire [" << W - 1 << ":0]  y\n"
     << ");\n\n";
   // Names of the previous boundary's signals as seen by step i.
-  std::map<std::string, std::string> cur{{"a", "a"}, {"b", "b"}};
+  std::map<std::string, std::string> cur{{"a", "a"}, {"b", "b"}, {"a_en", "a_en"}, {"b_en", "b_en"}};
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     const std::string pre = "s" + std::to_string(i + 1) + "_";

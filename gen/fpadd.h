@@ -13,7 +13,6 @@ struct DelayModel {
   double carry_base = 0.35;     // entering and leaving a carry chain
   double carry_per_bit = 0.02;  // per bit of carry chain
   double ff_overhead = 0.40;    // clock-to-out + setup + skew margin per stage
-  double input_margin = 0.45;   // one LUT level in front of the adder (the tree's leaf mask)
   double carry(int bits) const { return carry_base + carry_per_bit * bits; }
 };
 

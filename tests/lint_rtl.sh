@@ -8,7 +8,7 @@ rm -rf "$work"; mkdir -p "$work"
 "$gen" "$@" --out "$work/rtl"
 cd "$work/rtl"
 top=$(sed -n 's/.*"top": "\(.*\)".*/\1/p' config.json)
-files=$(cat filelist.f)
+files=$(tr '\n' ' ' <filelist.f)
 # The top module is the last file of filelist.f while the full datapath is being built.
 last=$(tail -n 1 filelist.f); last=${last%.v}
 [ -f "$top.v" ] || top=$last

@@ -26,8 +26,6 @@ module panama_addtree (
   localparam WIDTH = 32;
   // Cycles from a beat in to its sum out (levels x adder latency).
   localparam LATENCY = 12;
-  // The identity of roundTiesToEven addition.
-  localparam [WIDTH-1:0] NEG_ZERO = 32'h80000000;
 
   // Valid travels beside the data; the data registers need no reset.
   reg [LATENCY-1:0] valid_q;
@@ -40,31 +38,31 @@ module panama_addtree (
   genvar lane;
   generate
     for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane
-      wire [WIDTH-1:0] leaf_0 = in_mask[0] ? in_data[(0*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_1 = in_mask[1] ? in_data[(1*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_2 = in_mask[2] ? in_data[(2*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_3 = in_mask[3] ? in_data[(3*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_4 = in_mask[4] ? in_data[(4*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_5 = in_mask[5] ? in_data[(5*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_6 = in_mask[6] ? in_data[(6*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
-      wire [WIDTH-1:0] leaf_7 = in_mask[7] ? in_data[(7*LANES + lane)*WIDTH +: WIDTH] : NEG_ZERO;
+      wire [WIDTH-1:0] leaf_0 = in_data[(0*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_1 = in_data[(1*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_2 = in_data[(2*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_3 = in_data[(3*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_4 = in_data[(4*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_5 = in_data[(5*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_6 = in_data[(6*LANES + lane)*WIDTH +: WIDTH];
+      wire [WIDTH-1:0] leaf_7 = in_data[(7*LANES + lane)*WIDTH +: WIDTH];
       // Level 1
       wire [WIDTH-1:0] l1_n0;
-      panama_fpadd u_l1_n0 (.clk(clk), .a(leaf_0), .b(leaf_1), .y(l1_n0));
+      panama_fpadd u_l1_n0 (.clk(clk), .a(leaf_0), .a_en(in_mask[0]), .b(leaf_1), .b_en(in_mask[1]), .y(l1_n0));
       wire [WIDTH-1:0] l1_n1;
-      panama_fpadd u_l1_n1 (.clk(clk), .a(leaf_2), .b(leaf_3), .y(l1_n1));
+      panama_fpadd u_l1_n1 (.clk(clk), .a(leaf_2), .a_en(in_mask[2]), .b(leaf_3), .b_en(in_mask[3]), .y(l1_n1));
       wire [WIDTH-1:0] l1_n2;
-      panama_fpadd u_l1_n2 (.clk(clk), .a(leaf_4), .b(leaf_5), .y(l1_n2));
+      panama_fpadd u_l1_n2 (.clk(clk), .a(leaf_4), .a_en(in_mask[4]), .b(leaf_5), .b_en(in_mask[5]), .y(l1_n2));
       wire [WIDTH-1:0] l1_n3;
-      panama_fpadd u_l1_n3 (.clk(clk), .a(leaf_6), .b(leaf_7), .y(l1_n3));
+      panama_fpadd u_l1_n3 (.clk(clk), .a(leaf_6), .a_en(in_mask[6]), .b(leaf_7), .b_en(in_mask[7]), .y(l1_n3));
       // Level 2
       wire [WIDTH-1:0] l2_n0;
-      panama_fpadd u_l2_n0 (.clk(clk), .a(l1_n0), .b(l1_n1), .y(l2_n0));
+      panama_fpadd u_l2_n0 (.clk(clk), .a(l1_n0), .a_en(1'b1), .b(l1_n1), .b_en(1'b1), .y(l2_n0));
       wire [WIDTH-1:0] l2_n1;
-      panama_fpadd u_l2_n1 (.clk(clk), .a(l1_n2), .b(l1_n3), .y(l2_n1));
+      panama_fpadd u_l2_n1 (.clk(clk), .a(l1_n2), .a_en(1'b1), .b(l1_n3), .b_en(1'b1), .y(l2_n1));
       // Level 3
       wire [WIDTH-1:0] l3_n0;
-      panama_fpadd u_l3_n0 (.clk(clk), .a(l2_n0), .b(l2_n1), .y(l3_n0));
+      panama_fpadd u_l3_n0 (.clk(clk), .a(l2_n0), .a_en(1'b1), .b(l2_n1), .b_en(1'b1), .y(l3_n0));
       assign out_data[lane*WIDTH +: WIDTH] = l3_n0;
     end
   endgenerate

@@ -9,53 +9,63 @@
 module panama_fpadd (
   input  wire             clk,
   input  wire [31:0]  a,
+  // 0: operand a is absent and counts as -0.0 (the tree's member mask)
+  input  wire              a_en,
   input  wire [31:0]  b,
+  input  wire              b_en,
   output wire [31:0]  y
 );
 
-  // ---- step 1: classify (1.87 ns est.)
-  wire [0:0] s1_sa;
-  wire [0:0] s1_sb;
+  // ---- step 1: classify (1.42 ns est.)
+  wire [0:0] s1_sx;
+  wire [0:0] s1_sy;
   wire [30:0] s1_ma;
   wire [30:0] s1_mb;
-  wire [0:0] s1_a_ge_b;
+  wire [0:0] s1_ge;
+  wire [0:0] s1_any;
+  wire [0:0] s1_both;
   wire [0:0] s1_nan;
   wire [0:0] s1_inf;
   wire [0:0] s1_inf_sign;
   wire s1_a_expmax = &a[30:23];
   wire s1_a_fracnz = |a[22:0];
-  wire s1_a_nan = s1_a_expmax & s1_a_fracnz;
-  wire s1_a_inf = s1_a_expmax & ~s1_a_fracnz;
+  wire s1_a_nan = a_en & s1_a_expmax & s1_a_fracnz;
+  wire s1_a_inf = a_en & s1_a_expmax & ~s1_a_fracnz;
   assign s1_ma = a[30:0];
-  assign s1_sa = a[31];
+  wire s1_sa = a[31];
   wire s1_b_expmax = &b[30:23];
   wire s1_b_fracnz = |b[22:0];
-  wire s1_b_nan = s1_b_expmax & s1_b_fracnz;
-  wire s1_b_inf = s1_b_expmax & ~s1_b_fracnz;
+  wire s1_b_nan = b_en & s1_b_expmax & s1_b_fracnz;
+  wire s1_b_inf = b_en & s1_b_expmax & ~s1_b_fracnz;
   assign s1_mb = b[30:0];
-  assign s1_sb = b[31];
-  assign s1_a_ge_b = s1_ma >= s1_mb;
+  wire s1_sb = b[31];
+  // An absent operand (en = 0) is -0.0: it never wins the swap, and its magnitude is
+  // zeroed in the swap muxes, where the gating costs no extra logic level.
+  wire s1_ge_raw = s1_ma >= s1_mb;
+  assign s1_ge = b_en ? (a_en & s1_ge_raw) : 1'b1;
+  assign s1_any = a_en | b_en;
+  assign s1_both = a_en & b_en;
+  assign s1_sx = s1_any ? (s1_ge ? s1_sa : s1_sb) : 1'b1;
+  assign s1_sy = s1_both ? (s1_ge ? s1_sb : s1_sa) : 1'b1;
   assign s1_nan = s1_a_nan | s1_b_nan | (s1_a_inf & s1_b_inf & (s1_sa ^ s1_sb));
   assign s1_inf = s1_a_inf | s1_b_inf;
   assign s1_inf_sign = s1_a_inf ? s1_sa : s1_sb;
 
   // ---- step 2: swap (0.96 ns est.)
-  wire [0:0] s2_sx;
   wire [0:0] s2_sub;
   wire [7:0] s2_ex_eff;
   wire [7:0] s2_d;
   wire [23:0] s2_sig_x;
   wire [23:0] s2_sig_y;
-  wire [30:0] s2_mx = s1_a_ge_b ? s1_ma : s1_mb;
-  wire [30:0] s2_my = s1_a_ge_b ? s1_mb : s1_ma;
+  wire [30:0] s2_mx = s1_any ? (s1_ge ? s1_ma : s1_mb) : 31'd0;
+  wire [30:0] s2_my = s1_both ? (s1_ge ? s1_mb : s1_ma) : 31'd0;
   wire s2_hx = |s2_mx[30:23];
   wire s2_hy = |s2_my[30:23];
   // A subnormal's exponent is 1 with a hidden bit of 0.
   wire [7:0] s2_ey_eff = s2_hy ? s2_my[30:23] : 8'd1;
   assign s2_ex_eff = s2_hx ? s2_mx[30:23] : 8'd1;
   assign s2_d = s2_ex_eff - s2_ey_eff;
-  assign s2_sx = s1_a_ge_b ? s1_sa : s1_sb;
-  assign s2_sub = s1_sa ^ s1_sb;
+  assign s2_sub = s1_sx ^ s1_sy;
   assign s2_sig_x = {s2_hx, s2_mx[22:0]};
   assign s2_sig_y = {s2_hy, s2_my[22:0]};
   reg  [0:0] s2_nan_q;
@@ -65,7 +75,7 @@ module panama_fpadd (
   reg  [0:0] s2_inf_sign_q;
   always @(posedge clk) s2_inf_sign_q <= s1_inf_sign;
   reg  [0:0] s2_sx_q;
-  always @(posedge clk) s2_sx_q <= s2_sx;
+  always @(posedge clk) s2_sx_q <= s1_sx;
   reg  [0:0] s2_sub_q;
   always @(posedge clk) s2_sub_q <= s2_sub;
   reg  [7:0] s2_ex_eff_q;
@@ -119,9 +129,7 @@ module panama_fpadd (
 
   // ---- step 5: lzc (2.25 ns est.)
   wire [4:0] s5_lz;
-  // Sentinel at bit S-1-ex_eff: the count never exceeds ex_eff (result exponent >= 1).
-  wire [27:0] s5_sentinel = (s4_ex_eff_q < 8'd28) ? (28'd1 << (27 - s4_ex_eff_q)) : 28'd0;
-  wire [27:0] s5_probe = s4_sum_q | s5_sentinel;
+  wire [27:0] s5_probe = s4_sum_q;
   // The lowest pad bits only matter through their pair's high bit.
   /* verilator lint_off UNUSEDSIGNAL */
   wire [31:0] s5_pad = {s5_probe, 1'b1, 3'd0};
@@ -183,55 +191,63 @@ module panama_fpadd (
   wire s5_z4_1_v = s5_z3_3_v | s5_z3_2_v;
   wire [3:0] s5_z4_1_c = s5_z3_3_v ? {1'b0, s5_z3_3_c} : {1'b1, s5_z3_2_c};
   wire [4:0] s5_z5_0_c = s5_z4_1_v ? {1'b0, s5_z4_1_c} : {1'b1, s5_z4_0_c};
-  assign s5_lz = s5_z5_0_c;
+  wire [4:0] s5_lz_raw = s5_z5_0_c;
+  wire s5_limit = {3'd0, s5_lz_raw} > s4_ex_eff_q;
+  assign s5_lz = s5_limit ? s4_ex_eff_q[4:0] : s5_lz_raw;
+  reg  [0:0] s5_nan_q;
+  always @(posedge clk) s5_nan_q <= s4_nan_q;
+  reg  [0:0] s5_inf_q;
+  always @(posedge clk) s5_inf_q <= s4_inf_q;
+  reg  [0:0] s5_inf_sign_q;
+  always @(posedge clk) s5_inf_sign_q <= s4_inf_sign_q;
+  reg  [0:0] s5_sx_q;
+  always @(posedge clk) s5_sx_q <= s4_sx_q;
+  reg  [0:0] s5_sub_q;
+  always @(posedge clk) s5_sub_q <= s4_sub_q;
+  reg  [7:0] s5_ex_eff_q;
+  always @(posedge clk) s5_ex_eff_q <= s4_ex_eff_q;
+  reg  [27:0] s5_sum_q;
+  always @(posedge clk) s5_sum_q <= s4_sum_q;
+  reg  [4:0] s5_lz_q;
+  always @(posedge clk) s5_lz_q <= s5_lz;
+  // ---- register stage
 
-  // ---- step 6: normalize (1.35 ns est.)
-  wire [0:0] s6_ovf;
-  wire [0:0] s6_sum_zero;
+  // ---- step 6: normalize (1.8 ns est.)
+  wire [0:0] s6_sign_r;
   wire [30:0] s6_packed;
   wire [0:0] s6_round_up;
-  wire [27:0] s6_nf = s4_sum_q << s5_lz;
-  wire [7:0] s6_lz_e = {3'b0, s5_lz};
-  wire [7:0] s6_exp_pre = s4_ex_eff_q + 8'd1 - s6_lz_e;
+  wire [27:0] s6_nf0 = s5_sum_q;
+  wire [27:0] s6_nf1 = s5_lz_q[0] ? {s6_nf0[26:0], 1'd0} : s6_nf0;
+  wire [27:0] s6_nf2 = s5_lz_q[1] ? {s6_nf1[25:0], 2'd0} : s6_nf1;
+  wire [27:0] s6_nf3 = s5_lz_q[2] ? {s6_nf2[23:0], 4'd0} : s6_nf2;
+  wire [27:0] s6_nf4 = s5_lz_q[3] ? {s6_nf3[19:0], 8'd0} : s6_nf3;
+  wire [27:0] s6_nf5 = s5_lz_q[4] ? {s6_nf4[11:0], 16'd0} : s6_nf4;
+  wire [27:0] s6_nf = s6_nf5;
+  wire [7:0] s6_lz_e = {3'b0, s5_lz_q};
+  wire [7:0] s6_exp_pre = s5_ex_eff_q + 8'd1 - s6_lz_e;
   wire s6_hidden = s6_nf[27];
   wire s6_lsb = s6_nf[4];
   wire s6_guard = s6_nf[3];
   wire s6_sticky = |s6_nf[2:0];
-  assign s6_sum_zero = ~|s4_sum_q;
-  assign s6_ovf = s6_hidden & (&s6_exp_pre);
-  // No hidden bit after a limited shift: a subnormal (exponent field 0).
-  assign s6_packed = {s6_hidden ? s6_exp_pre : 8'd0, s6_nf[26:4]};
-  assign s6_round_up = s6_guard & (s6_sticky | s6_lsb);
-  reg  [0:0] s6_nan_q;
-  always @(posedge clk) s6_nan_q <= s4_nan_q;
-  reg  [0:0] s6_inf_q;
-  always @(posedge clk) s6_inf_q <= s4_inf_q;
-  reg  [0:0] s6_inf_sign_q;
-  always @(posedge clk) s6_inf_sign_q <= s4_inf_sign_q;
-  reg  [0:0] s6_sx_q;
-  always @(posedge clk) s6_sx_q <= s4_sx_q;
-  reg  [0:0] s6_sub_q;
-  always @(posedge clk) s6_sub_q <= s4_sub_q;
-  reg  [0:0] s6_ovf_q;
-  always @(posedge clk) s6_ovf_q <= s6_ovf;
-  reg  [0:0] s6_sum_zero_q;
-  always @(posedge clk) s6_sum_zero_q <= s6_sum_zero;
-  reg  [30:0] s6_packed_q;
-  always @(posedge clk) s6_packed_q <= s6_packed;
-  reg  [0:0] s6_round_up_q;
-  always @(posedge clk) s6_round_up_q <= s6_round_up;
-  // ---- register stage
-
-  // ---- step 7: round (1.87 ns est.)
-  wire [31:0] s7_y;
-  wire [30:0] s7_rounded = s6_packed_q + {30'd0, s6_round_up_q};
+  wire s6_sum_zero = ~|s5_sum_q;
+  wire s6_ovf = s6_hidden & (&s6_exp_pre);
   // An exact zero of opposite signs is +0 (roundTiesToEven).
-  wire s7_sign = s6_sx_q & ~(s6_sum_zero_q & s6_sub_q);
+  wire s6_sign = s5_sx_q & ~(s6_sum_zero & s5_sub_q);
+  // Specials replace the packed value before rounding, so the select merges into the
+  // incrementer's input logic; a special never rounds.
+  wire s6_special = s5_nan_q | s5_inf_q | s6_ovf;
+  assign s6_sign_r = s5_nan_q ? 1'b0 : s5_inf_q ? s5_inf_sign_q : s6_sign;
+  // No hidden bit after a limited shift: a subnormal (exponent field 0).
+  assign s6_packed = s5_nan_q ? 31'h7fc00000 :
+                     s6_special ? {{8{1'b1}}, 23'd0} :
+                     {s6_hidden ? s6_exp_pre : 8'd0, s6_nf[26:4]};
+  assign s6_round_up = ~s6_special & s6_guard & (s6_sticky | s6_lsb);
+
+  // ---- step 7: round (1.42 ns est.)
+  wire [31:0] s7_y;
+  wire [30:0] s7_rounded = s6_packed + {30'd0, s6_round_up};
   wire [30:0] s7_mag = s7_rounded;
-  assign s7_y = s6_nan_q ? 32'h7fc00000 :
-               s6_inf_q ? {s6_inf_sign_q, {8{1'b1}}, 23'd0} :
-               s6_ovf_q ? {s7_sign, {8{1'b1}}, 23'd0} :
-               {s7_sign, s7_mag};
+  assign s7_y = {s6_sign_r, s7_mag};
   reg  [31:0] s7_y_q;
   always @(posedge clk) s7_y_q <= s7_y;
   // ---- register stage
