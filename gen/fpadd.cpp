@@ -47,6 +47,39 @@ struct Step {
 
 std::string vstr(int w, const std::string& bits) { return std::to_string(w) + "'b" + bits; }
 
+// A tree leading-zero counter over `src` (width bits, a local or input reference), padded to
+// a power of two with a 1 just below it, so the count is defined and equals `width` for zero.
+// Emits locals named %{<tag>...}; returns the count's name (clog2(width + 1) bits).
+std::string emit_lzc(std::ostream& b, const std::string& tag, const std::string& src, int width) {
+  auto n = [](int v) { return std::to_string(v); };
+  const int CW = std::max(clog2(width + 1), 1);
+  const int P2 = 1 << CW;
+  // A group's "any ones" flag is needed by its parent's mux (high half) or its parent's flag.
+  std::function<bool(int, int)> needv = [&](int lvl, int g) {
+    return lvl < CW && (g % 2 == 1 || needv(lvl + 1, g / 2));
+  };
+  b << "  // The lowest pad bits only matter through their pair's high bit.\n";
+  b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
+  b << "  wire [" << P2 - 1 << ":0] %{" << tag << "_pad} = {" << src << ", 1'b1";
+  if (P2 - width - 1 > 0) b << ", " << P2 - width - 1 << "'d0";
+  b << "};\n";
+  b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+  auto node = [&](int lvl, int g) { return "%{" + tag + n(lvl) + "_" + n(g); };
+  for (int g = 0; g < P2 / 2; ++g) {
+    if (needv(1, g)) b << "  wire " << node(1, g) << "_v} = |%{" << tag << "_pad}[" << 2 * g + 1 << ":" << 2 * g << "];\n";
+    b << "  wire [0:0] " << node(1, g) << "_c} = ~%{" << tag << "_pad}[" << 2 * g + 1 << "];\n";
+  }
+  for (int lvl = 2; lvl <= CW; ++lvl) {
+    for (int g = 0; g < (P2 >> lvl); ++g) {
+      const std::string hi = node(lvl - 1, 2 * g + 1), lo = node(lvl - 1, 2 * g), me = node(lvl, g);
+      if (needv(lvl, g)) b << "  wire " << me << "_v} = " << hi << "_v} | " << lo << "_v};\n";
+      b << "  wire [" << lvl - 1 << ":0] " << me << "_c} = " << hi << "_v} ? {1'b0, " << hi << "_c}} : {1'b1, " << lo
+        << "_c}};\n";
+    }
+  }
+  return node(CW, 0) + "_c}";
+}
+
 std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm) {
   const int E = fmt.exp_bits, F = fmt.frac_bits, W = 1 + E + F;
   const int A = F + 4;      // aligned significand: hidden, F fraction bits, guard, round, sticky
@@ -115,27 +148,37 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     s.outs = {{"y_al", A}};
     std::ostringstream b;
     const int V = F + 3;  // significand + guard + round
+    // Largest stage first: Yosys/ABC maps this order into about three LUT6 per bit, the
+    // smallest-first order into wide muxes of nearly twice the LUTs.
     b << "  wire [" << V - 1 << ":0] %{v0} = {${sig_y}, 2'b00};\n";
-    b << "  wire %{st0} = 1'b0;\n";
-    for (int k = 0; k < K; ++k) {
+    for (int j = 0; j < K; ++j) {
+      const int k = K - 1 - j;
       const int sh = 1 << k;
-      std::string prev = "%{v" + n(k) + "}", next = "%{v" + n(k + 1) + "}";
+      std::string prev = "%{v" + n(j) + "}", next = "%{v" + n(j + 1) + "}";
       b << "  wire [" << V - 1 << ":0] " << next << " = ${d}[" << k << "] ? ";
       if (sh >= V)
         b << "{" << V << "{1'b0}}";
       else
         b << "{" << sh << "'b0, " << prev << "[" << V - 1 << ":" << sh << "]}";
       b << " : " << prev << ";\n";
-      b << "  wire %{st" << k + 1 << "} = %{st" << k << "} | (${d}[" << k << "] & (|" << prev << "["
-        << std::min(sh, V) - 1 << ":0]));\n";
     }
+    b << "  // Sticky: some bit of y falls below the round bit, i.e. y's trailing zeros + 3 <= d.\n";
+    b << "  // Counting trailing zeros beside the shifter is cheaper than OR-ing each stage's spill.\n";
+    b << "  wire [" << F << ":0] %{rev} = {";
+    for (int i = 0; i <= F; ++i) b << "${sig_y}[" << i << "]" << (i < F ? ", " : "");
+    b << "};\n";
+    const std::string tz = emit_lzc(b, "t", "%{rev}", F + 1);
+    const int TW = std::max(clog2(F + 2), 1);
+    const int DW = std::max(E, TW + 1);
+    auto extw = [&](const std::string& x, int w) { return w < DW ? "{" + n(DW - w) + "'d0, " + x + "}" : x; };
+    b << "  wire [" << DW - 1 << ":0] %{tz3} = " << extw(tz, TW) << " + " << DW << "'d3;\n";
+    b << "  wire %{sticky} = (|${sig_y}) & (" << extw("${d}", E) << " >= %{tz3});\n";
     if (E > K) {
       b << "  // A shift of 2^" << K << " or more leaves nothing but sticky.\n";
       b << "  wire %{far} = |${d}[" << E - 1 << ":" << K << "];\n";
-      b << "  assign @{y_al} = %{far} ? {" << V << "'b0, %{st" << K << "} | (|%{v" << K << "})} : {%{v" << K
-        << "}, %{st" << K << "}};\n";
+      b << "  assign @{y_al} = {%{far} ? " << V << "'d0 : %{v" << K << "}, %{sticky}};\n";
     } else {
-      b << "  assign @{y_al} = {%{v" << K << "}, %{st" << K << "}};\n";
+      b << "  assign @{y_al} = {%{v" << K << "}, %{sticky}};\n";
     }
     s.body = b.str();
     st.push_back(s);
@@ -146,7 +189,11 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     std::ostringstream b;
     b << "  wire [" << S - 1 << ":0] %{xe} = {1'b0, ${sig_x}, 3'b000};\n";
     b << "  wire [" << S - 1 << ":0] %{ye} = {1'b0, ${y_al}};\n";
-    b << "  assign @{sum} = ${sub} ? %{xe} - %{ye} : %{xe} + %{ye};\n";
+    b << "  // One adder: x + (y ^ sub) + sub, the carry-in entering through an extra low bit.\n";
+    b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
+    b << "  wire [" << S << ":0] %{wide} = {%{xe}, 1'b1} + {%{ye} ^ {" << S << "{${sub}}}, ${sub}};\n";
+    b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+    b << "  assign @{sum} = %{wide}[" << S << ":1];\n";
     s.body = b.str();
     st.push_back(s);
   }
@@ -154,39 +201,12 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     Step s{"lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
     s.outs = {{"lz", LZW}};
     std::ostringstream b;
-    b << "  wire [" << S - 1 << ":0] %{probe} = ${sum};\n";
-    // Tree leading-zero counter over the sum padded to a power of two with a 1 just below it,
-    // so the count is always defined and equals S for a zero sum. The count is then limited to
-    // ex_eff so that the result exponent stays >= 1 (a subnormal result).
-    const int P2 = 1 << LZW;
-    // A group's "any ones" flag is needed by its parent's mux (high half) or its parent's flag.
-    std::function<bool(int, int)> needv = [&](int lvl, int g) {
-      return lvl < LZW && (g % 2 == 1 || needv(lvl + 1, g / 2));
-    };
-    b << "  // The lowest pad bits only matter through their pair's high bit.\n";
-    b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
-    b << "  wire [" << P2 - 1 << ":0] %{pad} = {%{probe}, 1'b1";
-    if (P2 - S - 1 > 0) b << ", " << P2 - S - 1 << "'d0";
-    b << "};\n";
-    b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
-    for (int g = 0; g < P2 / 2; ++g) {
-      if (needv(1, g)) b << "  wire %{z1_" << g << "_v} = |%{pad}[" << 2 * g + 1 << ":" << 2 * g << "];\n";
-      b << "  wire [0:0] %{z1_" << g << "_c} = ~%{pad}[" << 2 * g + 1 << "];\n";
-    }
-    for (int lvl = 2; lvl <= LZW; ++lvl) {
-      for (int g = 0; g < (P2 >> lvl); ++g) {
-        const std::string hi = "%{z" + n(lvl - 1) + "_" + n(2 * g + 1), lo = "%{z" + n(lvl - 1) + "_" + n(2 * g);
-        const std::string me = "%{z" + n(lvl) + "_" + n(g);
-        if (needv(lvl, g)) b << "  wire " << me << "_v} = " << hi << "_v} | " << lo << "_v};\n";
-        b << "  wire [" << lvl - 1 << ":0] " << me << "_c} = " << hi << "_v} ? {1'b0, " << hi << "_c}} : {1'b1, "
-          << lo << "_c}};\n";
-      }
-    }
+    const std::string lz_raw = emit_lzc(b, "z", "${sum}", S);
     const int CW = std::max(E, LZW);
     auto ext = [&](const std::string& x, int w) {
       return w < CW ? "{" + n(CW - w) + "'d0, " + x + "}" : x;
     };
-    b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = %{z" << LZW << "_0_c};\n";
+    b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = " << lz_raw << ";\n";
     b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
     b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
     s.body = b.str();
@@ -199,14 +219,15 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     std::ostringstream b;
     // Logarithmic shifter, one 2:1 stage per bit of lz.
     b << "  wire [" << S - 1 << ":0] %{nf0} = ${sum};\n";
-    for (int k = 0; k < LZW; ++k) {
+    for (int j = 0; j < LZW; ++j) {
+      const int k = LZW - 1 - j;  // largest stage first, as in the alignment shifter
       const int sh = 1 << k;
-      b << "  wire [" << S - 1 << ":0] %{nf" << k + 1 << "} = ${lz}[" << k << "] ? ";
+      b << "  wire [" << S - 1 << ":0] %{nf" << j + 1 << "} = ${lz}[" << k << "] ? ";
       if (sh >= S)
         b << S << "'d0";
       else
-        b << "{%{nf" << k << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
-      b << " : %{nf" << k << "};\n";
+        b << "{%{nf" << j << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
+      b << " : %{nf" << j << "};\n";
     }
     b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
     b << "  wire [" << E - 1 << ":0] %{lz_e} = ";

@@ -91,26 +91,90 @@ module panama_fpadd (
   // ---- step 3: align (1.8 ns est.)
   wire [26:0] s3_y_al;
   wire [25:0] s3_v0 = {s2_sig_y_q, 2'b00};
-  wire s3_st0 = 1'b0;
-  wire [25:0] s3_v1 = s2_d_q[0] ? {1'b0, s3_v0[25:1]} : s3_v0;
-  wire s3_st1 = s3_st0 | (s2_d_q[0] & (|s3_v0[0:0]));
-  wire [25:0] s3_v2 = s2_d_q[1] ? {2'b0, s3_v1[25:2]} : s3_v1;
-  wire s3_st2 = s3_st1 | (s2_d_q[1] & (|s3_v1[1:0]));
+  wire [25:0] s3_v1 = s2_d_q[4] ? {16'b0, s3_v0[25:16]} : s3_v0;
+  wire [25:0] s3_v2 = s2_d_q[3] ? {8'b0, s3_v1[25:8]} : s3_v1;
   wire [25:0] s3_v3 = s2_d_q[2] ? {4'b0, s3_v2[25:4]} : s3_v2;
-  wire s3_st3 = s3_st2 | (s2_d_q[2] & (|s3_v2[3:0]));
-  wire [25:0] s3_v4 = s2_d_q[3] ? {8'b0, s3_v3[25:8]} : s3_v3;
-  wire s3_st4 = s3_st3 | (s2_d_q[3] & (|s3_v3[7:0]));
-  wire [25:0] s3_v5 = s2_d_q[4] ? {16'b0, s3_v4[25:16]} : s3_v4;
-  wire s3_st5 = s3_st4 | (s2_d_q[4] & (|s3_v4[15:0]));
+  wire [25:0] s3_v4 = s2_d_q[1] ? {2'b0, s3_v3[25:2]} : s3_v3;
+  wire [25:0] s3_v5 = s2_d_q[0] ? {1'b0, s3_v4[25:1]} : s3_v4;
+  // Sticky: some bit of y falls below the round bit, i.e. y's trailing zeros + 3 <= d.
+  // Counting trailing zeros beside the shifter is cheaper than OR-ing each stage's spill.
+  wire [23:0] s3_rev = {s2_sig_y_q[0], s2_sig_y_q[1], s2_sig_y_q[2], s2_sig_y_q[3], s2_sig_y_q[4], s2_sig_y_q[5], s2_sig_y_q[6], s2_sig_y_q[7], s2_sig_y_q[8], s2_sig_y_q[9], s2_sig_y_q[10], s2_sig_y_q[11], s2_sig_y_q[12], s2_sig_y_q[13], s2_sig_y_q[14], s2_sig_y_q[15], s2_sig_y_q[16], s2_sig_y_q[17], s2_sig_y_q[18], s2_sig_y_q[19], s2_sig_y_q[20], s2_sig_y_q[21], s2_sig_y_q[22], s2_sig_y_q[23]};
+  // The lowest pad bits only matter through their pair's high bit.
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0] s3_t_pad = {s3_rev, 1'b1, 7'd0};
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [0:0] s3_t1_0_c = ~s3_t_pad[1];
+  wire s3_t1_1_v = |s3_t_pad[3:2];
+  wire [0:0] s3_t1_1_c = ~s3_t_pad[3];
+  wire s3_t1_2_v = |s3_t_pad[5:4];
+  wire [0:0] s3_t1_2_c = ~s3_t_pad[5];
+  wire s3_t1_3_v = |s3_t_pad[7:6];
+  wire [0:0] s3_t1_3_c = ~s3_t_pad[7];
+  wire s3_t1_4_v = |s3_t_pad[9:8];
+  wire [0:0] s3_t1_4_c = ~s3_t_pad[9];
+  wire s3_t1_5_v = |s3_t_pad[11:10];
+  wire [0:0] s3_t1_5_c = ~s3_t_pad[11];
+  wire s3_t1_6_v = |s3_t_pad[13:12];
+  wire [0:0] s3_t1_6_c = ~s3_t_pad[13];
+  wire s3_t1_7_v = |s3_t_pad[15:14];
+  wire [0:0] s3_t1_7_c = ~s3_t_pad[15];
+  wire s3_t1_8_v = |s3_t_pad[17:16];
+  wire [0:0] s3_t1_8_c = ~s3_t_pad[17];
+  wire s3_t1_9_v = |s3_t_pad[19:18];
+  wire [0:0] s3_t1_9_c = ~s3_t_pad[19];
+  wire s3_t1_10_v = |s3_t_pad[21:20];
+  wire [0:0] s3_t1_10_c = ~s3_t_pad[21];
+  wire s3_t1_11_v = |s3_t_pad[23:22];
+  wire [0:0] s3_t1_11_c = ~s3_t_pad[23];
+  wire s3_t1_12_v = |s3_t_pad[25:24];
+  wire [0:0] s3_t1_12_c = ~s3_t_pad[25];
+  wire s3_t1_13_v = |s3_t_pad[27:26];
+  wire [0:0] s3_t1_13_c = ~s3_t_pad[27];
+  wire s3_t1_14_v = |s3_t_pad[29:28];
+  wire [0:0] s3_t1_14_c = ~s3_t_pad[29];
+  wire s3_t1_15_v = |s3_t_pad[31:30];
+  wire [0:0] s3_t1_15_c = ~s3_t_pad[31];
+  wire [1:0] s3_t2_0_c = s3_t1_1_v ? {1'b0, s3_t1_1_c} : {1'b1, s3_t1_0_c};
+  wire s3_t2_1_v = s3_t1_3_v | s3_t1_2_v;
+  wire [1:0] s3_t2_1_c = s3_t1_3_v ? {1'b0, s3_t1_3_c} : {1'b1, s3_t1_2_c};
+  wire s3_t2_2_v = s3_t1_5_v | s3_t1_4_v;
+  wire [1:0] s3_t2_2_c = s3_t1_5_v ? {1'b0, s3_t1_5_c} : {1'b1, s3_t1_4_c};
+  wire s3_t2_3_v = s3_t1_7_v | s3_t1_6_v;
+  wire [1:0] s3_t2_3_c = s3_t1_7_v ? {1'b0, s3_t1_7_c} : {1'b1, s3_t1_6_c};
+  wire s3_t2_4_v = s3_t1_9_v | s3_t1_8_v;
+  wire [1:0] s3_t2_4_c = s3_t1_9_v ? {1'b0, s3_t1_9_c} : {1'b1, s3_t1_8_c};
+  wire s3_t2_5_v = s3_t1_11_v | s3_t1_10_v;
+  wire [1:0] s3_t2_5_c = s3_t1_11_v ? {1'b0, s3_t1_11_c} : {1'b1, s3_t1_10_c};
+  wire s3_t2_6_v = s3_t1_13_v | s3_t1_12_v;
+  wire [1:0] s3_t2_6_c = s3_t1_13_v ? {1'b0, s3_t1_13_c} : {1'b1, s3_t1_12_c};
+  wire s3_t2_7_v = s3_t1_15_v | s3_t1_14_v;
+  wire [1:0] s3_t2_7_c = s3_t1_15_v ? {1'b0, s3_t1_15_c} : {1'b1, s3_t1_14_c};
+  wire [2:0] s3_t3_0_c = s3_t2_1_v ? {1'b0, s3_t2_1_c} : {1'b1, s3_t2_0_c};
+  wire s3_t3_1_v = s3_t2_3_v | s3_t2_2_v;
+  wire [2:0] s3_t3_1_c = s3_t2_3_v ? {1'b0, s3_t2_3_c} : {1'b1, s3_t2_2_c};
+  wire s3_t3_2_v = s3_t2_5_v | s3_t2_4_v;
+  wire [2:0] s3_t3_2_c = s3_t2_5_v ? {1'b0, s3_t2_5_c} : {1'b1, s3_t2_4_c};
+  wire s3_t3_3_v = s3_t2_7_v | s3_t2_6_v;
+  wire [2:0] s3_t3_3_c = s3_t2_7_v ? {1'b0, s3_t2_7_c} : {1'b1, s3_t2_6_c};
+  wire [3:0] s3_t4_0_c = s3_t3_1_v ? {1'b0, s3_t3_1_c} : {1'b1, s3_t3_0_c};
+  wire s3_t4_1_v = s3_t3_3_v | s3_t3_2_v;
+  wire [3:0] s3_t4_1_c = s3_t3_3_v ? {1'b0, s3_t3_3_c} : {1'b1, s3_t3_2_c};
+  wire [4:0] s3_t5_0_c = s3_t4_1_v ? {1'b0, s3_t4_1_c} : {1'b1, s3_t4_0_c};
+  wire [7:0] s3_tz3 = {3'd0, s3_t5_0_c} + 8'd3;
+  wire s3_sticky = (|s2_sig_y_q) & (s2_d_q >= s3_tz3);
   // A shift of 2^5 or more leaves nothing but sticky.
   wire s3_far = |s2_d_q[7:5];
-  assign s3_y_al = s3_far ? {26'b0, s3_st5 | (|s3_v5)} : {s3_v5, s3_st5};
+  assign s3_y_al = {s3_far ? 26'd0 : s3_v5, s3_sticky};
 
   // ---- step 4: add (1.36 ns est.)
   wire [27:0] s4_sum;
   wire [27:0] s4_xe = {1'b0, s2_sig_x_q, 3'b000};
   wire [27:0] s4_ye = {1'b0, s3_y_al};
-  assign s4_sum = s2_sub_q ? s4_xe - s4_ye : s4_xe + s4_ye;
+  // One adder: x + (y ^ sub) + sub, the carry-in entering through an extra low bit.
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [28:0] s4_wide = {s4_xe, 1'b1} + {s4_ye ^ {28{s2_sub_q}}, s2_sub_q};
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign s4_sum = s4_wide[28:1];
   reg  [0:0] s4_nan_q;
   always @(posedge clk) s4_nan_q <= s2_nan_q;
   reg  [0:0] s4_inf_q;
@@ -129,42 +193,41 @@ module panama_fpadd (
 
   // ---- step 5: lzc (2.25 ns est.)
   wire [4:0] s5_lz;
-  wire [27:0] s5_probe = s4_sum_q;
   // The lowest pad bits only matter through their pair's high bit.
   /* verilator lint_off UNUSEDSIGNAL */
-  wire [31:0] s5_pad = {s5_probe, 1'b1, 3'd0};
+  wire [31:0] s5_z_pad = {s4_sum_q, 1'b1, 3'd0};
   /* verilator lint_on UNUSEDSIGNAL */
-  wire [0:0] s5_z1_0_c = ~s5_pad[1];
-  wire s5_z1_1_v = |s5_pad[3:2];
-  wire [0:0] s5_z1_1_c = ~s5_pad[3];
-  wire s5_z1_2_v = |s5_pad[5:4];
-  wire [0:0] s5_z1_2_c = ~s5_pad[5];
-  wire s5_z1_3_v = |s5_pad[7:6];
-  wire [0:0] s5_z1_3_c = ~s5_pad[7];
-  wire s5_z1_4_v = |s5_pad[9:8];
-  wire [0:0] s5_z1_4_c = ~s5_pad[9];
-  wire s5_z1_5_v = |s5_pad[11:10];
-  wire [0:0] s5_z1_5_c = ~s5_pad[11];
-  wire s5_z1_6_v = |s5_pad[13:12];
-  wire [0:0] s5_z1_6_c = ~s5_pad[13];
-  wire s5_z1_7_v = |s5_pad[15:14];
-  wire [0:0] s5_z1_7_c = ~s5_pad[15];
-  wire s5_z1_8_v = |s5_pad[17:16];
-  wire [0:0] s5_z1_8_c = ~s5_pad[17];
-  wire s5_z1_9_v = |s5_pad[19:18];
-  wire [0:0] s5_z1_9_c = ~s5_pad[19];
-  wire s5_z1_10_v = |s5_pad[21:20];
-  wire [0:0] s5_z1_10_c = ~s5_pad[21];
-  wire s5_z1_11_v = |s5_pad[23:22];
-  wire [0:0] s5_z1_11_c = ~s5_pad[23];
-  wire s5_z1_12_v = |s5_pad[25:24];
-  wire [0:0] s5_z1_12_c = ~s5_pad[25];
-  wire s5_z1_13_v = |s5_pad[27:26];
-  wire [0:0] s5_z1_13_c = ~s5_pad[27];
-  wire s5_z1_14_v = |s5_pad[29:28];
-  wire [0:0] s5_z1_14_c = ~s5_pad[29];
-  wire s5_z1_15_v = |s5_pad[31:30];
-  wire [0:0] s5_z1_15_c = ~s5_pad[31];
+  wire [0:0] s5_z1_0_c = ~s5_z_pad[1];
+  wire s5_z1_1_v = |s5_z_pad[3:2];
+  wire [0:0] s5_z1_1_c = ~s5_z_pad[3];
+  wire s5_z1_2_v = |s5_z_pad[5:4];
+  wire [0:0] s5_z1_2_c = ~s5_z_pad[5];
+  wire s5_z1_3_v = |s5_z_pad[7:6];
+  wire [0:0] s5_z1_3_c = ~s5_z_pad[7];
+  wire s5_z1_4_v = |s5_z_pad[9:8];
+  wire [0:0] s5_z1_4_c = ~s5_z_pad[9];
+  wire s5_z1_5_v = |s5_z_pad[11:10];
+  wire [0:0] s5_z1_5_c = ~s5_z_pad[11];
+  wire s5_z1_6_v = |s5_z_pad[13:12];
+  wire [0:0] s5_z1_6_c = ~s5_z_pad[13];
+  wire s5_z1_7_v = |s5_z_pad[15:14];
+  wire [0:0] s5_z1_7_c = ~s5_z_pad[15];
+  wire s5_z1_8_v = |s5_z_pad[17:16];
+  wire [0:0] s5_z1_8_c = ~s5_z_pad[17];
+  wire s5_z1_9_v = |s5_z_pad[19:18];
+  wire [0:0] s5_z1_9_c = ~s5_z_pad[19];
+  wire s5_z1_10_v = |s5_z_pad[21:20];
+  wire [0:0] s5_z1_10_c = ~s5_z_pad[21];
+  wire s5_z1_11_v = |s5_z_pad[23:22];
+  wire [0:0] s5_z1_11_c = ~s5_z_pad[23];
+  wire s5_z1_12_v = |s5_z_pad[25:24];
+  wire [0:0] s5_z1_12_c = ~s5_z_pad[25];
+  wire s5_z1_13_v = |s5_z_pad[27:26];
+  wire [0:0] s5_z1_13_c = ~s5_z_pad[27];
+  wire s5_z1_14_v = |s5_z_pad[29:28];
+  wire [0:0] s5_z1_14_c = ~s5_z_pad[29];
+  wire s5_z1_15_v = |s5_z_pad[31:30];
+  wire [0:0] s5_z1_15_c = ~s5_z_pad[31];
   wire [1:0] s5_z2_0_c = s5_z1_1_v ? {1'b0, s5_z1_1_c} : {1'b1, s5_z1_0_c};
   wire s5_z2_1_v = s5_z1_3_v | s5_z1_2_v;
   wire [1:0] s5_z2_1_c = s5_z1_3_v ? {1'b0, s5_z1_3_c} : {1'b1, s5_z1_2_c};
@@ -217,11 +280,11 @@ module panama_fpadd (
   wire [30:0] s6_packed;
   wire [0:0] s6_round_up;
   wire [27:0] s6_nf0 = s5_sum_q;
-  wire [27:0] s6_nf1 = s5_lz_q[0] ? {s6_nf0[26:0], 1'd0} : s6_nf0;
-  wire [27:0] s6_nf2 = s5_lz_q[1] ? {s6_nf1[25:0], 2'd0} : s6_nf1;
+  wire [27:0] s6_nf1 = s5_lz_q[4] ? {s6_nf0[11:0], 16'd0} : s6_nf0;
+  wire [27:0] s6_nf2 = s5_lz_q[3] ? {s6_nf1[19:0], 8'd0} : s6_nf1;
   wire [27:0] s6_nf3 = s5_lz_q[2] ? {s6_nf2[23:0], 4'd0} : s6_nf2;
-  wire [27:0] s6_nf4 = s5_lz_q[3] ? {s6_nf3[19:0], 8'd0} : s6_nf3;
-  wire [27:0] s6_nf5 = s5_lz_q[4] ? {s6_nf4[11:0], 16'd0} : s6_nf4;
+  wire [27:0] s6_nf4 = s5_lz_q[1] ? {s6_nf3[25:0], 2'd0} : s6_nf3;
+  wire [27:0] s6_nf5 = s5_lz_q[0] ? {s6_nf4[26:0], 1'd0} : s6_nf4;
   wire [27:0] s6_nf = s6_nf5;
   wire [7:0] s6_lz_e = {3'b0, s5_lz_q};
   wire [7:0] s6_exp_pre = s5_ex_eff_q + 8'd1 - s6_lz_e;

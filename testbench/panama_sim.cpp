@@ -1,0 +1,260 @@
+// panama-sim: replays per-port pcaps through the accelerator (tools.md, "Packet-level simulation").
+//
+//   panama-sim replay --rtl DIR --engine rtl|model --contexts CTX.json --in-dir IN --out-dir OUT
+//                     [--seed S] [--idle PCT] [--backpressure PCT]
+//
+// Errors (bad arguments, an unreadable/corrupt pcap or config, a bad CTX.json) print one line on
+// stderr, exit 1 and leave OUT untouched: outputs are written into a temporary directory beside
+// OUT and renamed into place only once everything has been written.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "config.h"
+#include "ctx.h"
+#include "model.h"
+#include "pcap_io.h"
+
+namespace fs = std::filesystem;
+using namespace panama;
+
+namespace {
+
+struct Fatal : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct ReplayArgs {
+  std::string rtl, engine, contexts, in_dir, out_dir;
+  uint64_t seed = 1;
+  int idle = 0, backpressure = 0;
+};
+
+Config load_config(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  std::ifstream in(path);
+  if (!in) throw Fatal(path + ": cannot open (is --rtl a panama-gen output directory?)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Fatal(path + ": not valid JSON");
+  }
+  try {
+    Config c = Config::from_json(j);
+    if (c.in.module != "top") throw Fatal(path + ": generated with --module " + c.in.module + ", not a full accelerator");
+    return c;
+  } catch (const ConfigError& e) {
+    throw Fatal(path + ": " + e.what());
+  }
+}
+
+std::string port_file(int p) {
+  char b[32];
+  std::snprintf(b, sizeof b, "port%02d.pcap", p);
+  return b;
+}
+
+std::vector<std::vector<model::InFrame>> load_inputs(const std::string& dir, int ports) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Fatal(dir + ": input directory does not exist");
+  std::vector<std::vector<model::InFrame>> in(ports);
+  for (int p = 0; p < ports; ++p) {
+    const std::string path = dir + "/" + port_file(p);
+    if (!fs::exists(path, ec)) continue;  // no traffic on this port
+    try {
+      for (auto& r : wire::read_pcap(path)) in[p].push_back({std::move(r.data), false});
+    } catch (const wire::WireError& e) {
+      throw Fatal(e.what());
+    }
+  }
+  // A capture for a port the design does not have is ignored, with a warning.
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string n = e.path().filename().string();
+    int p = -1;
+    char tail[8] = {0};
+    if (std::sscanf(n.c_str(), "port%d.%7s", &p, tail) == 2 && std::string(tail) == "pcap" && p >= ports)
+      std::cerr << "panama-sim: warning: " << e.path().string() << " ignored (the design has " << ports
+                << " ports)\n";
+  }
+  return in;
+}
+
+std::vector<wire::PcapRecord> records(const std::vector<model::OutFrame>& fs, double mhz) {
+  std::vector<wire::PcapRecord> v;
+  v.reserve(fs.size());
+  for (const auto& f : fs) {
+    wire::PcapRecord r;
+    r.data = f.data;
+    // Output timestamp: the cycle of the first beat divided by f_clk.
+    r.ts_ns = static_cast<uint64_t>(std::llround(static_cast<double>(f.cycle) * 1e3 / mhz));
+    v.push_back(std::move(r));
+  }
+  return v;
+}
+
+// Writes every output into a fresh directory beside OUT, then moves it into place.
+void write_outputs(const std::string& out_dir, const model::Result& res, const Config& cfg) {
+  fs::path out = fs::absolute(out_dir);
+  if (out.filename().empty()) out = out.parent_path();
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) throw Fatal(out_dir + ": exists and is not a directory");
+  const fs::path parent = out.parent_path();
+  if (!fs::is_directory(parent, ec)) throw Fatal(parent.string() + ": directory does not exist");
+  std::string tmpl = (parent / (".panama-sim-" + out.filename().string() + ".XXXXXX")).string();
+  if (!mkdtemp(tmpl.data())) throw Fatal(parent.string() + ": cannot create a temporary directory");
+  const fs::path tmp = tmpl;
+  std::vector<std::string> names;
+  try {
+    for (int p = 0; p < cfg.in.ports; ++p) {
+      wire::write_pcap((tmp / port_file(p)).string(), records(res.ports[p], cfg.in.mhz));
+      names.push_back(port_file(p));
+    }
+    wire::write_pcap((tmp / "agg.pcap").string(), records(res.agg, cfg.in.mhz));
+    names.push_back("agg.pcap");
+    std::ofstream c(tmp / "counters.json");
+    c << model::counters_json(res).dump(1) << "\n";
+    c.close();
+    if (!c) throw Fatal((tmp / "counters.json").string() + ": write failed");
+    names.push_back("counters.json");
+    if (!fs::exists(out, ec)) {
+      fs::rename(tmp, out);
+      return;
+    }
+    for (const auto& n : names) fs::rename(tmp / n, out / n);
+    fs::remove_all(tmp, ec);
+  } catch (const wire::WireError& e) {
+    fs::remove_all(tmp, ec);
+    throw Fatal(e.what());
+  } catch (const fs::filesystem_error& e) {
+    fs::remove_all(tmp, ec);
+    throw Fatal(std::string("cannot write outputs: ") + e.what());
+  } catch (...) {
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+}
+
+int replay(const ReplayArgs& a) {
+  if (a.engine == "rtl")
+    throw Fatal("--engine rtl is not available yet: the full accelerator RTL is issue 4 (use --engine model)");
+  const Config cfg = load_config(a.rtl);
+  wire::CtxFile ctx;
+  try {
+    ctx = wire::load_ctx(a.contexts, cfg.in.ports, cfg.in.contexts);
+  } catch (const wire::CtxError& e) {
+    throw Fatal(e.what());
+  }
+  const auto in = load_inputs(a.in_dir, cfg.in.ports);
+  model::Options opt;
+  opt.seed = a.seed;
+  opt.idle_pct = a.idle;
+  opt.backpressure_pct = a.backpressure;
+  const model::Result res = model::run(cfg, ctx, in, opt);
+  write_outputs(a.out_dir, res, cfg);
+  return 0;
+}
+
+// Model speed: full-rate contributions of one context on every port (plus some bypass traffic),
+// reported in simulated cycles and frames per wall-clock second.
+int bench(const std::string& rtl, int vectors, int elems) {
+  const Config cfg = load_config(rtl);
+  if (elems <= 0 || elems > cfg.max_elems) elems = cfg.max_elems;
+  wire::CtxFile ctx;
+  wire::CtxEntry e;
+  e.jid = 1;
+  for (int p = 0; p < cfg.in.ports; ++p) e.members.push_back(p);
+  e.group_mac = wire::parse_mac("01:00:5e:00:00:01");
+  e.group_ip = wire::parse_ipv4("239.0.0.1");
+  ctx.contexts.push_back(e);
+  std::vector<std::vector<model::InFrame>> in(cfg.in.ports);
+  uint64_t frames = 0;
+  for (int p = 0; p < cfg.in.ports; ++p)
+    for (int v = 0; v < vectors; ++v) {
+      wire::FrameSpec s;
+      s.elem_bytes = cfg.fmt.elem_bytes;
+      s.hdr.jid = 1;
+      s.hdr.vid = static_cast<uint32_t>(v);
+      s.payload.assign(static_cast<size_t>(elems) * cfg.fmt.elem_bytes, static_cast<uint8_t>(p + v));
+      in[p].push_back({wire::build_frame(s), false});
+      ++frames;
+      if (v % 4 == 3) {
+        wire::Bytes b(200, 0x11);
+        b[12] = 0x08;
+        in[p].push_back({b, false});
+        ++frames;
+      }
+    }
+  const auto t0 = std::chrono::steady_clock::now();
+  const model::Result r = model::run(cfg, ctx, in, model::Options{});
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("%d ports x %g Gbit/s @ %g MHz (W=%d): %llu frames in, %zu sums, %llu cycles, %.3f s: "
+              "%.0f cycles/s, %.0f frames/s\n",
+              cfg.in.ports, cfg.in.gbps, cfg.in.mhz, cfg.bus_bits, static_cast<unsigned long long>(frames), r.agg.size(),
+              static_cast<unsigned long long>(r.cycles), s, r.cycles / s, frames / s);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"panama-sim: packet-level simulation of a generated PANAMA accelerator"};
+  app.require_subcommand(1);
+  ReplayArgs a;
+  auto add_common = [&](CLI::App* s, bool engine) {
+    s->add_option("--rtl", a.rtl, "generator output directory (holds config.json)")->required();
+    if (engine)
+      s->add_option("--engine", a.engine, "rtl or model")->required()->check(CLI::IsMember({"rtl", "model"}));
+    s->add_option("--contexts", a.contexts, "CTX.json")->required();
+    s->add_option("--in-dir", a.in_dir, "directory of portNN.pcap inputs")->required();
+    s->add_option("--out-dir", a.out_dir, "directory for portNN.pcap, agg.pcap, counters.json")->required();
+    s->add_option("--seed", a.seed, "random seed for --idle and --backpressure");
+    s->add_option("--idle", a.idle, "percent of random idle receive cycles (0-99)")->check(CLI::Range(0, 99));
+    s->add_option("--backpressure", a.backpressure, "percent of random transmit stalls (0-99)")
+        ->check(CLI::Range(0, 99));
+  };
+  CLI::App* rep = app.add_subcommand("replay", "replay per-port pcaps through one engine");
+  add_common(rep, true);
+  CLI::App* cmp = app.add_subcommand("compare", "run both engines and compare");
+  add_common(cmp, false);
+  std::string bench_rtl;
+  int bench_vectors = 2000, bench_elems = 0;
+  CLI::App* bn = app.add_subcommand("bench", "measure the model's speed on synthetic full-rate traffic");
+  bn->add_option("--rtl", bench_rtl, "generator output directory")->required();
+  bn->add_option("--vectors", bench_vectors, "vectors per port")->check(CLI::Range(1, 10000000));
+  bn->add_option("--elems", bench_elems, "elements per frame (default MAX_ELEMS)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::CallForAllHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string msg = e.what();
+    for (auto& ch : msg)
+      if (ch == '\n') ch = ' ';
+    std::cerr << "panama-sim: " << msg << "\n";
+    return 2;
+  }
+  try {
+    if (bn->parsed()) return bench(bench_rtl, bench_vectors, bench_elems);
+    if (cmp->parsed()) throw Fatal("compare needs --engine rtl, which is not available yet (issue 4)");
+    return replay(a);
+  } catch (const std::exception& e) {
+    std::cerr << "panama-sim: " << e.what() << "\n";
+    return 1;
+  }
+}
