@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "fpadd.h"
+#include "parser.h"
 
 #if __has_include("regmap.h")
 #include "regmap.h"
@@ -45,6 +46,10 @@ std::vector<OutputFile> build_output(const Config& c) {
   add_v("addtree", "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " + std::to_string(c.in.ports) +
                        " ports in the fixed order of numerics.md",
         emit_addtree(c));
+  if (c.in.module == "top")
+    add_v("parser", "per-port receive parser: classification, validation and header fields on the fly, " +
+                        std::to_string(c.bus_bits) + "-bit stream",
+          emit_parser(c));
   std::ostringstream fl;
   for (const auto& f : files)
     if (f.verilog) fl << f.name << "\n";

@@ -1,2 +1,3 @@
 panama_fpadd.v
 panama_addtree.v
+panama_parser.v
