@@ -8,7 +8,9 @@
 #include <stdexcept>
 
 #include "fpadd.h"
+#include "top.h"
 #include "parser.h"
+#include "regs_rtl.h"
 
 #if __has_include("regmap.h")
 #include "regmap.h"
@@ -50,6 +52,13 @@ std::vector<OutputFile> build_output(const Config& c) {
     add_v("parser", "per-port receive parser: classification, validation and header fields on the fly, " +
                         std::to_string(c.bus_bits) + "-bit stream",
           emit_parser(c));
+  if (c.in.module == "top") add_v("regs", "AXI4-Lite register file and 64-bit saturating counters", emit_regs(c));
+  if (c.in.module == "top") {
+    add_v("port", "one port: receive, bypass FIFO, contribution slots and queues, admission, transmit",
+          emit_port(c));
+    add_v("sched", "aggregation scheduler (VIDs, port bitmaps, drops, timeouts) and result builder", emit_sched(c));
+    add_v("top", "PANAMA-style aggregation accelerator, " + std::to_string(c.in.ports) + " ports", emit_top(c));
+  }
   std::ostringstream fl;
   for (const auto& f : files)
     if (f.verilog) fl << f.name << "\n";

@@ -20,8 +20,11 @@ struct HdrByte {
 
 // wire-format.md offsets: eth.type, IPv4 version/IHL, TOS, total length, fragment field,
 // protocol, UDP destination port and length, then VER, FLAGS, JID, TID, COUNT, VID, RANK.
+// Also kept for the frame the accelerator builds from this one: eth.dst (0..5), the IPv4 words
+// that are copied unchanged into a rebuilt header (16..23, for the checksum) and ipv4.dst (30..33).
 const std::vector<HdrByte> kHdrBytes = {
-    {12, 8}, {13, 8}, {14, 8}, {15, 8}, {16, 8}, {17, 8}, {20, 6}, {21, 8}, {23, 8}, {36, 8}, {37, 8},
+    {0, 8}, {1, 8}, {2, 8}, {3, 8}, {4, 8}, {5, 8}, {18, 8}, {19, 8}, {22, 8}, {30, 8}, {31, 8}, {32, 8}, {33, 8},
+    {12, 8}, {13, 8}, {14, 8}, {15, 8}, {16, 8}, {17, 8}, {20, 8}, {21, 8}, {23, 8}, {36, 8}, {37, 8},
     {38, 8}, {39, 8}, {42, 8}, {43, 8}, {44, 8}, {45, 8}, {46, 8}, {48, 8}, {49, 8}, {50, 8}, {51, 8},
     {52, 8}, {53, 8}, {54, 8}, {55, 8}};
 
@@ -82,7 +85,14 @@ std::string emit_parser(const Config& c) {
     << "  output reg  [31:0] desc_vid,\n"
     << "  output reg  [15:0] desc_rank,\n"
     << "  // IPv4 ECN (the low two bits of the TOS byte).\n"
-    << "  output reg  [1:0] desc_ecn\n"
+    << "  output reg  [1:0] desc_ecn,\n"
+    << "  // For rebuilding the header: eth.dst (byte 0 in [47:40]), the TOS byte, ipv4.dst, and the\n"
+    << "  // ones'-complement sum (folded, not inverted) of the IPv4 header words that a rebuilt\n"
+    << "  // header copies unchanged: total length, identification, flags/fragment, TTL/protocol.\n"
+    << "  output reg  [47:0] desc_eth_dst,\n"
+    << "  output reg  [7:0] desc_tos,\n"
+    << "  output reg  [31:0] desc_ip_dst,\n"
+    << "  output reg  [15:0] desc_csum_part\n"
     << ");\n\n";
 
   v << "  // Bytes per beat (W / 8).\n  localparam BB = " << BB << ";\n";
@@ -174,7 +184,7 @@ std::string emit_parser(const Config& c) {
   v << "  // Fields.\n"
     << "  wire [15:0] eth_type = {hdr12, hdr13};\n"
     << "  wire [15:0] ip_total_len = {hdr16, hdr17};\n"
-    << "  wire [13:0] ip_frag = {hdr20, hdr21};\n"
+    << "  wire [13:0] ip_frag = {hdr20[5:0], hdr21};\n"
     << "  wire [15:0] udp_dport = {hdr36, hdr37};\n"
     << "  wire [15:0] udp_len = {hdr38, hdr39};\n"
     << "  wire [15:0] count = {hdr48, hdr49};\n\n";
@@ -195,6 +205,12 @@ std::string emit_parser(const Config& c) {
   v << "  wire bad_ip_len = {1'b0, ip_total_len} != len_total - " << dec(LEN_W, 14) << ";\n";
   v << "  wire bad_frame_len = {2'b00, len_total} != {1'b0, payload_bytes} + 19'd64;\n";
   v << "  wire malformed = bad_ver | bad_count | bad_udp_len | bad_ip_len | bad_frame_len;\n\n";
+  v << "  // RFC 1071 arithmetic: a 16-bit ones'-complement sum is the binary sum with its carries\n"
+    << "  // folded back in.\n";
+  v << "  wire [17:0] csum_wide = {2'b00, hdr16, hdr17} + {2'b00, hdr18, hdr19} + {2'b00, hdr20, hdr21} +\n"
+    << "                        {2'b00, hdr22, hdr23};\n";
+  v << "  wire [16:0] csum_fold1 = {1'b0, csum_wide[15:0]} + {15'd0, csum_wide[17:16]};\n";
+  v << "  wire [15:0] csum_fold2 = csum_fold1[15:0] + {15'd0, csum_fold1[16]};\n\n";
 
   v << "  always @(posedge clk) begin\n"
     << "    if (rst) desc_valid <= 1'b0;\n"
@@ -215,6 +231,10 @@ std::string emit_parser(const Config& c) {
     << "      desc_vid <= {hdr50, hdr51, hdr52, hdr53};\n"
     << "      desc_rank <= {hdr54, hdr55};\n"
     << "      desc_ecn <= hdr15[1:0];\n"
+    << "      desc_eth_dst <= {hdr0, hdr1, hdr2, hdr3, hdr4, hdr5};\n"
+    << "      desc_tos <= hdr15;\n"
+    << "      desc_ip_dst <= {hdr30, hdr31, hdr32, hdr33};\n"
+    << "      desc_csum_part <= csum_fold2;\n"
     << "    end\n"
     << "  end\n\n";
   v << "endmodule\n";

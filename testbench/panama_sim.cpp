@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -25,6 +27,7 @@
 #include "ctx.h"
 #include "model.h"
 #include "pcap_io.h"
+#include "rtl_engine.h"
 
 namespace fs = std::filesystem;
 using namespace panama;
@@ -146,24 +149,136 @@ void write_outputs(const std::string& out_dir, const model::Result& res, const C
   }
 }
 
-int replay(const ReplayArgs& a) {
-  if (a.engine == "rtl")
-    throw Fatal("--engine rtl is not available yet: the full accelerator RTL is issue 4 (use --engine model)");
-  const Config cfg = load_config(a.rtl);
-  wire::CtxFile ctx;
-  try {
-    ctx = wire::load_ctx(a.contexts, cfg.in.ports, cfg.in.contexts);
-  } catch (const wire::CtxError& e) {
-    throw Fatal(e.what());
-  }
-  const auto in = load_inputs(a.in_dir, cfg.in.ports);
+model::Result run_engine(const std::string& engine, const ReplayArgs& a, const Config& cfg,
+                         const wire::CtxFile& ctx, const std::vector<std::vector<model::InFrame>>& in) {
   model::Options opt;
   opt.seed = a.seed;
   opt.idle_pct = a.idle;
   opt.backpressure_pct = a.backpressure;
-  const model::Result res = model::run(cfg, ctx, in, opt);
-  write_outputs(a.out_dir, res, cfg);
+  if (engine == "rtl") {
+    try {
+      return rtl::run(a.rtl, cfg, a.contexts, a.in_dir, opt);
+    } catch (const rtl::EngineError& e) {
+      throw Fatal(e.what());
+    }
+  }
+  return model::run(cfg, ctx, in, opt);
+}
+
+wire::CtxFile load_contexts(const ReplayArgs& a, const Config& cfg) {
+  try {
+    return wire::load_ctx(a.contexts, cfg.in.ports, cfg.in.contexts);
+  } catch (const wire::CtxError& e) {
+    throw Fatal(e.what());
+  }
+}
+
+int replay(const ReplayArgs& a) {
+  const Config cfg = load_config(a.rtl);
+  const wire::CtxFile ctx = load_contexts(a, cfg);
+  const auto in = load_inputs(a.in_dir, cfg.in.ports);
+  write_outputs(a.out_dir, run_engine(a.engine, a, cfg, ctx, in), cfg);
   return 0;
+}
+
+// Invariants every engine keeps, whatever the timing (tools.md, compare): frames of each port
+// in input order, built frames of each context in VID order, the counter identities of rule 10.
+void check_invariants(const std::string& name, const model::Result& r, const Config& cfg,
+                      const std::vector<std::vector<model::InFrame>>& in, std::vector<std::string>& diffs) {
+  for (int p = 0; p < cfg.in.ports; ++p) {
+    size_t k = 0;
+    for (const auto& f : r.ports[p]) {
+      while (k < in[p].size() && in[p][k].data != f.data) ++k;
+      if (k == in[p].size()) {
+        diffs.push_back(name + ": port " + std::to_string(p) + " sent a frame out of input order or altered");
+        break;
+      }
+      ++k;
+    }
+    const auto& c = r.port_counters[p];
+    const uint64_t in_sum = c[kBypassFrames] + c[kResultPassed] + c[kAggAdmitted] + c[kRunt] + c[kRxError] +
+                            c[kMalformed] + c[kNoContext] + c[kNotMember] + c[kOverflow] + c[kBypassOverflow];
+    if (c[kRxFrames] != in_sum || c[kRxFrames] != in[p].size())
+      diffs.push_back(name + ": port " + std::to_string(p) + " rx_frames does not account for every frame");
+    if (c[kTxFrames] != c[kBypassFrames] + c[kResultPassed] || c[kTxFrames] != r.ports[p].size())
+      diffs.push_back(name + ": port " + std::to_string(p) + " tx_frames != bypass_frames + result_passed");
+  }
+  std::map<int, uint32_t> last_vid;
+  for (const auto& f : r.agg) {
+    if (f.data.size() < 64) continue;
+    const uint32_t vid = wire::get32(&f.data[wire::off::vid]);
+    auto it = last_vid.find(f.context);
+    if (it != last_vid.end() && (vid - it->second == 0 || vid - it->second >= 0x80000000u))
+      diffs.push_back(name + ": context " + std::to_string(f.context) + " built VID " + std::to_string(vid) +
+                      " after " + std::to_string(it->second));
+    last_vid[f.context] = vid;
+  }
+  if (r.agg_tx_frames != r.agg.size()) diffs.push_back(name + ": agg_tx_frames != frames on m_agg");
+}
+
+bool drops_by_timing(const model::Result& r) {
+  for (const auto& c : r.port_counters)
+    if (c[kOverflow] || c[kBypassOverflow] || c[kTimeout]) return true;
+  return false;
+}
+
+int compare(const ReplayArgs& a) {
+  const Config cfg = load_config(a.rtl);
+  const wire::CtxFile ctx = load_contexts(a, cfg);
+  const auto in = load_inputs(a.in_dir, cfg.in.ports);
+  const model::Result m = run_engine("model", a, cfg, ctx, in);
+  const model::Result r = run_engine("rtl", a, cfg, ctx, in);
+  std::error_code ec;
+  fs::create_directories(a.out_dir, ec);
+  if (ec) throw Fatal(a.out_dir + ": cannot create: " + ec.message());
+  write_outputs((fs::path(a.out_dir) / "model").string(), m, cfg);
+  write_outputs((fs::path(a.out_dir) / "rtl").string(), r, cfg);
+  std::vector<std::string> diffs;
+  check_invariants("model", m, cfg, in, diffs);
+  check_invariants("rtl", r, cfg, in, diffs);
+  const bool exact = a.backpressure == 0 && !drops_by_timing(m) && !drops_by_timing(r);
+  if (exact) {
+    for (int p = 0; p < cfg.in.ports; ++p) {
+      const auto &x = m.ports[p], &y = r.ports[p];
+      size_t i = 0;
+      while (i < x.size() && i < y.size() && x[i].data == y[i].data) ++i;
+      if (i < x.size() || i < y.size())
+        diffs.push_back(port_file(p) + ": first difference at frame " + std::to_string(i) + " (model " +
+                        std::to_string(x.size()) + " frames, rtl " + std::to_string(y.size()) + ")");
+    }
+    std::map<int, std::vector<const wire::Bytes*>> mc, rc;
+    for (const auto& f : m.agg) mc[f.context].push_back(&f.data);
+    for (const auto& f : r.agg) rc[f.context].push_back(&f.data);
+    std::set<int> all;
+    for (auto& kv : mc) all.insert(kv.first);
+    for (auto& kv : rc) all.insert(kv.first);
+    for (int c : all) {
+      const auto &x = mc[c], &y = rc[c];
+      size_t i = 0;
+      while (i < x.size() && i < y.size() && *x[i] == *y[i]) ++i;
+      if (i < x.size() || i < y.size())
+        diffs.push_back("agg.pcap context " + std::to_string(c) + ": first difference at its frame " +
+                        std::to_string(i) + " (model " + std::to_string(x.size()) + ", rtl " +
+                        std::to_string(y.size()) + ")");
+    }
+    if (model::counters_json(m) != model::counters_json(r)) {
+      const auto jm = model::counters_json(m), jr = model::counters_json(r);
+      for (size_t p = 0; p < jm["ports"].size(); ++p)
+        for (auto it = jm["ports"][p].begin(); it != jm["ports"][p].end(); ++it)
+          if (jr["ports"][p][it.key()] != it.value())
+            diffs.push_back("counters: port " + std::to_string(p) + " " + it.key() + ": model " +
+                            it.value().dump() + ", rtl " + jr["ports"][p][it.key()].dump());
+      if (jm["contexts"] != jr["contexts"]) diffs.push_back("counters: contexts differ");
+      if (jm["agg_tx_frames"] != jr["agg_tx_frames"]) diffs.push_back("counters: agg_tx_frames differ");
+    }
+  }
+  std::printf("compare: %s; %zu port frames, %zu built frames (model), %llu/%llu cycles (model/rtl)\n",
+              exact ? "exact comparison" : "invariants only (back-pressure, overflow or timeout)",
+              [&] { size_t n = 0; for (auto& v : m.ports) n += v.size(); return n; }(), m.agg.size(),
+              static_cast<unsigned long long>(m.cycles), static_cast<unsigned long long>(r.cycles));
+  for (const auto& d : diffs) std::printf("  DIFF %s\n", d.c_str());
+  std::printf("compare: %s\n", diffs.empty() ? "equal" : "DIFFERENT");
+  return diffs.empty() ? 0 : 1;
 }
 
 // Model speed: full-rate contributions of one context on every port (plus some bypass traffic),
@@ -251,7 +366,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (bn->parsed()) return bench(bench_rtl, bench_vectors, bench_elems);
-    if (cmp->parsed()) throw Fatal("compare needs --engine rtl, which is not available yet (issue 4)");
+    if (cmp->parsed()) return compare(a);
     return replay(a);
   } catch (const std::exception& e) {
     std::cerr << "panama-sim: " << e.what() << "\n";

@@ -39,3 +39,45 @@ panama_parser_tb(w256_bf16       50000 --ports 2 --gbps 40  --mhz 200 --format b
 panama_parser_tb(w512_fp32       50000 --ports 8 --gbps 100 --mhz 250)
 panama_parser_tb(w1024_fp16      50000 --ports 2 --gbps 200 --mhz 250 --format fp16)
 panama_parser_tb(w4096_fp32      50000 --ports 2 --gbps 800 --mhz 200)
+
+# panama_regs_tb(NAME CYCLES GEN_ARGS...): generate a top configuration, verilate its register file
+# with testbench/regs_tb.cpp, linked against the SystemC model's RegFile (the reference it runs in
+# lockstep with), and register ctest regs.NAME. --public-flat-rw lets the testbench preset the
+# counter array (saturation without 2^64 pulses).
+if(TARGET panama_model)
+  find_library(PANAMA_REGS_PCAP pcap)
+  function(panama_regs_tb name cycles)
+    set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/regs_${name}/rtl)
+    set(obj_dir ${CMAKE_CURRENT_BINARY_DIR}/regs_${name}/obj)
+    set(exe ${obj_dir}/tb_regs_${name})
+    set(libs $<TARGET_FILE:panama_model> $<TARGET_FILE:panama_wire> $<TARGET_FILE:panama_config>)
+    set(ldflags "-lsystemc")
+    if(PANAMA_REGS_PCAP)
+      set(ldflags "${ldflags} ${PANAMA_REGS_PCAP}")
+    endif()
+    add_custom_command(
+      OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_regs.v
+      COMMAND ${CMAKE_COMMAND} -E rm -rf ${gen_dir}
+      COMMAND $<TARGET_FILE:panama-gen> ${ARGN} --module top --out ${gen_dir}
+      DEPENDS panama-gen
+      COMMENT "panama-gen regs_${name}")
+    add_custom_command(
+      OUTPUT ${exe}
+      COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 --x-assign fast --x-initial fast --public-flat-rw
+              -Wno-fatal --Mdir ${obj_dir} -o tb_regs_${name} --prefix Vregs --top-module panama_regs
+              -CFLAGS "-O1 -std=c++17 -I${CMAKE_SOURCE_DIR}/wire -I${CMAKE_SOURCE_DIR}/gen -I${CMAKE_SOURCE_DIR}/systemc_model -I${CMAKE_SOURCE_DIR}/numerics -I${CMAKE_SOURCE_DIR}/testbench"
+              -LDFLAGS "${ldflags}"
+              ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp ${libs}
+      DEPENDS ${gen_dir}/config.json ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp
+              ${CMAKE_CURRENT_SOURCE_DIR}/axil.h ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h panama_model panama_wire
+              panama_config
+      COMMENT "verilator regs_${name}")
+    add_custom_target(tb_regs_${name} ALL DEPENDS ${exe})
+    add_test(NAME regs.${name} COMMAND ${exe} --config ${gen_dir}/config.json --cycles ${cycles} --seed 1)
+    set_tests_properties(regs.${name} PROPERTIES LABELS "rtl;regs")
+  endfunction()
+
+  panama_regs_tb(p2_c1  200000 --ports 2  --gbps 10 --mhz 200 --contexts 1)
+  panama_regs_tb(p4_c8  200000 --ports 4  --gbps 10 --mhz 200 --contexts 8)
+  panama_regs_tb(p33_c3 100000 --ports 33 --gbps 10 --mhz 200 --contexts 3)
+endif()

@@ -1,7 +1,17 @@
-# panama-sim: packet-level replay of pcaps through the SystemC model (and, with issue 4, the RTL).
+# panama-sim: packet-level replay of pcaps through the SystemC model or the Verilated RTL.
 # Included from testbench/CMakeLists.txt; paths relative to this file.
 if(TARGET panama_model)
-  add_executable(panama-sim ${CMAKE_CURRENT_LIST_DIR}/panama_sim.cpp)
+  add_executable(panama-sim ${CMAKE_CURRENT_LIST_DIR}/panama_sim.cpp ${CMAKE_CURRENT_LIST_DIR}/rtl_engine.cpp)
   target_link_libraries(panama-sim PRIVATE panama_model panama_wire panama_config CLI11::CLI11)
   set_target_properties(panama-sim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  # The RTL engine verilates a design on first use, linking the harness with these libraries.
+  find_library(PANAMA_PCAP_LIB pcap REQUIRED)
+  pkg_check_modules(SYSTEMC_H REQUIRED systemc)
+  string(REPLACE ";" " " sc_cflags "${SYSTEMC_H_CFLAGS}")
+  set(harness_libs "$<TARGET_FILE:panama_model> $<TARGET_FILE:panama_wire> $<TARGET_FILE:panama_config>")
+  string(REPLACE ";" " " sc_ldflags "${SYSTEMC_H_LDFLAGS}")
+  target_compile_definitions(panama-sim PRIVATE
+    PANAMA_SOURCE_DIR="${CMAKE_SOURCE_DIR}" PANAMA_BUILD_DIR="${CMAKE_BINARY_DIR}"
+    PANAMA_HARNESS_CFLAGS="${sc_cflags}"
+    PANAMA_HARNESS_FLAGS="${harness_libs} ${sc_ldflags} ${PANAMA_PCAP_LIB}")
 endif()

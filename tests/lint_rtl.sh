@@ -17,7 +17,7 @@ if ! out=$(verilator --lint-only -Wall --top-module "$top" -F filelist.f 2>&1) |
   echo "verilator:"; echo "$out"; fail=1; fi
 if ! out=$(iverilog -g2005 -Wall -s "$top" -o /dev/null $files 2>&1) || [ -n "$out" ]; then
   echo "iverilog:"; echo "$out"; fail=1; fi
-if ! out=$(yosys -q -p "read_verilog -sv $files; hierarchy -check -top $top; synth -top $top" 2>&1) \
+if ! out=$(yosys -q -p "read_verilog $files; hierarchy -check -top $top; proc; opt_clean; check -assert" 2>&1) \
    || echo "$out" | grep -qi warning; then
   echo "yosys:"; echo "$out" | head -20; fail=1; fi
 [ $fail = 0 ] && echo "lint clean: $top ($*)"

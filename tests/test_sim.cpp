@@ -51,33 +51,6 @@ std::vector<Bytes> frames(const std::string& p) {
   return v;
 }
 
-class Sim : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!exists(kConf + "/ctx.json")) GTEST_SKIP() << kConf << " not found (shared/ must sit beside the repository)";
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir = std::string(::testing::TempDir()) + "/panama_sim_" + info->name();
-    std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
-    const Proc g = sh(std::string(PANAMA_GEN) + " --ports 4 --gbps 10 --mhz 200 --out '" + dir + "/D' > /dev/null",
-                     dir + "/gen.err");
-    ASSERT_EQ(g.rc, 0) << g.err;
-  }
-  Proc replay(const std::string& out, const std::string& extra = "", const std::string& ctx = "",
-             const std::string& in = "") {
-    return sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/D' --engine model --contexts '" +
-                  (ctx.empty() ? kConf + "/ctx.json" : ctx) + "' --in-dir '" + (in.empty() ? kConf + "/in" : in) +
-                  "' --out-dir '" + out + "' " + extra,
-              dir + "/sim.err");
-  }
-  void expect_one_line_error(const Proc& r, const std::string& needle) {
-    EXPECT_NE(r.rc, 0);
-    ASSERT_FALSE(r.err.empty());
-    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
-  }
-  std::string dir;
-};
-
 // Per context in order and as a multiset (contexts may interleave differently).
 void expect_agg_equivalent(const std::vector<Bytes>& want, const std::vector<Bytes>& got) {
   auto by_ctx = [](const std::vector<Bytes>& v) {
@@ -93,23 +66,57 @@ void expect_agg_equivalent(const std::vector<Bytes>& want, const std::vector<Byt
   EXPECT_EQ(a, b);
 }
 
+class Sim : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!exists(kConf + "/ctx.json")) GTEST_SKIP() << kConf << " not found (shared/ must sit beside the repository)";
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = std::string(::testing::TempDir()) + "/panama_sim_" + info->name();
+    std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
+    const Proc g = sh(std::string(PANAMA_GEN) + " --ports 4 --gbps 10 --mhz 200 --out '" + dir + "/D' > /dev/null",
+                     dir + "/gen.err");
+    ASSERT_EQ(g.rc, 0) << g.err;
+  }
+  Proc replay(const std::string& out, const std::string& extra = "", const std::string& ctx = "",
+             const std::string& in = "") {
+    return sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/D' --engine " + engine + " --contexts '" +
+                  (ctx.empty() ? kConf + "/ctx.json" : ctx) + "' --in-dir '" + (in.empty() ? kConf + "/in" : in) +
+                  "' --out-dir '" + out + "' " + extra,
+              dir + "/sim.err");
+  }
+  void expect_one_line_error(const Proc& r, const std::string& needle) {
+    EXPECT_NE(r.rc, 0);
+    ASSERT_FALSE(r.err.empty());
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  }
+  // Every frame and counter of the conformance example, from the engine under test.
+  void check_conformance() {
+    const std::string out = dir + "/OUT";
+    const Proc r = replay(out);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_TRUE(r.err.empty()) << r.err;
+    for (int p = 0; p < 4; ++p) {
+      char n[16];
+      std::snprintf(n, sizeof n, "port%02d.pcap", p);
+      const auto want = frames(kConf + "/expected/" + n), got = frames(out + "/" + n);
+      EXPECT_EQ(want.size(), got.size()) << n;
+      for (size_t i = 0; i < std::min(want.size(), got.size()); ++i)
+        EXPECT_EQ(want[i], got[i]) << n << " frame " << i + 1;
+    }
+    expect_agg_equivalent(frames(kConf + "/expected/agg.pcap"), frames(out + "/agg.pcap"));
+    EXPECT_EQ(nlohmann::json::parse(slurp(kConf + "/expected/counters.json")),
+              nlohmann::json::parse(slurp(out + "/counters.json")));
+  }
+  std::string dir;
+  std::string engine = "model";
+};
+
 }  // namespace
 
 TEST_F(Sim, ConformanceBasic4Port) {
+  check_conformance();
   const std::string out = dir + "/OUT";
-  const Proc r = replay(out);
-  ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_TRUE(r.err.empty()) << r.err;
-  for (int p = 0; p < 4; ++p) {
-    char n[16];
-    std::snprintf(n, sizeof n, "port%02d.pcap", p);
-    const auto want = frames(kConf + "/expected/" + n), got = frames(out + "/" + n);
-    EXPECT_EQ(want.size(), got.size()) << n;
-    for (size_t i = 0; i < std::min(want.size(), got.size()); ++i) EXPECT_EQ(want[i], got[i]) << n << " frame " << i + 1;
-  }
-  expect_agg_equivalent(frames(kConf + "/expected/agg.pcap"), frames(out + "/agg.pcap"));
-  EXPECT_EQ(nlohmann::json::parse(slurp(kConf + "/expected/counters.json")),
-            nlohmann::json::parse(slurp(out + "/counters.json")));
   // The fixed key order of tools.md.
   const std::string text = slurp(out + "/counters.json");
   EXPECT_LT(text.find("\"ports\""), text.find("\"contexts\""));
@@ -162,12 +169,36 @@ TEST_F(Sim, TsharkReadsTheOutputs) {
     EXPECT_EQ(std::system(("tshark -r '" + dir + "/A/" + n + "' > /dev/null 2>&1").c_str()), 0) << n;
 }
 
-TEST_F(Sim, RtlEngineNotYetAvailable) {
-  const Proc r = sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/D' --engine rtl --contexts '" + kConf +
-                       "/ctx.json' --in-dir '" + kConf + "/in' --out-dir '" + dir + "/O'",
-                   dir + "/e");
-  expect_one_line_error(r, "issue 4");
-  EXPECT_FALSE(exists(dir + "/O/counters.json"));
+// The Verilated RTL (verilated on first use) gives the same frames and counters.
+TEST_F(Sim, RtlConformanceBasic4Port) {
+  engine = "rtl";
+  check_conformance();
+}
+
+// Idle receive cycles and transmit back-pressure change timing, never contents.
+TEST_F(Sim, RtlWithIdleAndBackpressureKeepsContents) {
+  engine = "rtl";
+  const Proc a = replay(dir + "/A");
+  const Proc b = replay(dir + "/B", "--seed 5 --idle 30 --backpressure 50");
+  ASSERT_EQ(a.rc, 0) << a.err;
+  ASSERT_EQ(b.rc, 0) << b.err;
+  for (const char* n : {"port00.pcap", "port01.pcap", "port02.pcap", "port03.pcap"})
+    EXPECT_EQ(frames(dir + "/A/" + n), frames(dir + "/B/" + n)) << n;
+  expect_agg_equivalent(frames(dir + "/A/agg.pcap"), frames(dir + "/B/agg.pcap"));
+  EXPECT_EQ(slurp(dir + "/A/counters.json"), slurp(dir + "/B/counters.json"));
+}
+
+// compare runs both engines and reports equality on the conformance traffic.
+TEST_F(Sim, CompareModelAndRtl) {
+  const Proc r = sh(std::string(PANAMA_SIM) + " compare --rtl '" + dir + "/D' --contexts '" + kConf +
+                        "/ctx.json' --in-dir '" + kConf + "/in' --out-dir '" + dir + "/CMP' > '" + dir + "/cmp.out'",
+                    dir + "/cmp.err");
+  EXPECT_EQ(r.rc, 0) << slurp(dir + "/cmp.out") << r.err;
+  const std::string out = slurp(dir + "/cmp.out");
+  EXPECT_NE(out.find("exact comparison"), std::string::npos) << out;
+  EXPECT_NE(out.find("compare: equal"), std::string::npos) << out;
+  EXPECT_TRUE(exists(dir + "/CMP/model/counters.json"));
+  EXPECT_TRUE(exists(dir + "/CMP/rtl/counters.json"));
 }
 
 TEST_F(Sim, BadContextsFileLeavesNothing) {

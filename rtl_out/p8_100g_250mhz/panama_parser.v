@@ -40,7 +40,14 @@ module panama_parser (
   output reg  [31:0] desc_vid,
   output reg  [15:0] desc_rank,
   // IPv4 ECN (the low two bits of the TOS byte).
-  output reg  [1:0] desc_ecn
+  output reg  [1:0] desc_ecn,
+  // For rebuilding the header: eth.dst (byte 0 in [47:40]), the TOS byte, ipv4.dst, and the
+  // ones'-complement sum (folded, not inverted) of the IPv4 header words that a rebuilt
+  // header copies unchanged: total length, identification, flags/fragment, TTL/protocol.
+  output reg  [47:0] desc_eth_dst,
+  output reg  [7:0] desc_tos,
+  output reg  [31:0] desc_ip_dst,
+  output reg  [15:0] desc_csum_part
 );
 
   // Bytes per beat (W / 8).
@@ -99,13 +106,26 @@ module panama_parser (
   // past a short frame's end are stale, but no decision reads them: classification needs
   // 42 bytes, and a shorter-than-64-byte aggregation frame is malformed whatever they hold.
   // They need no reset.
+  reg [7:0] hdr0_q;
+  reg [7:0] hdr1_q;
+  reg [7:0] hdr2_q;
+  reg [7:0] hdr3_q;
+  reg [7:0] hdr4_q;
+  reg [7:0] hdr5_q;
+  reg [7:0] hdr18_q;
+  reg [7:0] hdr19_q;
+  reg [7:0] hdr22_q;
+  reg [7:0] hdr30_q;
+  reg [7:0] hdr31_q;
+  reg [7:0] hdr32_q;
+  reg [7:0] hdr33_q;
   reg [7:0] hdr12_q;
   reg [7:0] hdr13_q;
   reg [7:0] hdr14_q;
   reg [7:0] hdr15_q;
   reg [7:0] hdr16_q;
   reg [7:0] hdr17_q;
-  reg [5:0] hdr20_q;
+  reg [7:0] hdr20_q;
   reg [7:0] hdr21_q;
   reg [7:0] hdr23_q;
   reg [7:0] hdr36_q;
@@ -127,13 +147,26 @@ module panama_parser (
   reg [7:0] hdr55_q;
   always @(posedge clk) begin
     if (beat && beat_q == 1'd0) begin
+      hdr0_q <= s_axis_tdata[7:0];
+      hdr1_q <= s_axis_tdata[15:8];
+      hdr2_q <= s_axis_tdata[23:16];
+      hdr3_q <= s_axis_tdata[31:24];
+      hdr4_q <= s_axis_tdata[39:32];
+      hdr5_q <= s_axis_tdata[47:40];
+      hdr18_q <= s_axis_tdata[151:144];
+      hdr19_q <= s_axis_tdata[159:152];
+      hdr22_q <= s_axis_tdata[183:176];
+      hdr30_q <= s_axis_tdata[247:240];
+      hdr31_q <= s_axis_tdata[255:248];
+      hdr32_q <= s_axis_tdata[263:256];
+      hdr33_q <= s_axis_tdata[271:264];
       hdr12_q <= s_axis_tdata[103:96];
       hdr13_q <= s_axis_tdata[111:104];
       hdr14_q <= s_axis_tdata[119:112];
       hdr15_q <= s_axis_tdata[127:120];
       hdr16_q <= s_axis_tdata[135:128];
       hdr17_q <= s_axis_tdata[143:136];
-      hdr20_q <= s_axis_tdata[165:160];
+      hdr20_q <= s_axis_tdata[167:160];
       hdr21_q <= s_axis_tdata[175:168];
       hdr23_q <= s_axis_tdata[191:184];
       hdr36_q <= s_axis_tdata[295:288];
@@ -155,13 +188,26 @@ module panama_parser (
       hdr55_q <= s_axis_tdata[447:440];
     end
   end
+  wire [7:0] hdr0 = beat_q == 1'd0 ? s_axis_tdata[7:0] : hdr0_q;
+  wire [7:0] hdr1 = beat_q == 1'd0 ? s_axis_tdata[15:8] : hdr1_q;
+  wire [7:0] hdr2 = beat_q == 1'd0 ? s_axis_tdata[23:16] : hdr2_q;
+  wire [7:0] hdr3 = beat_q == 1'd0 ? s_axis_tdata[31:24] : hdr3_q;
+  wire [7:0] hdr4 = beat_q == 1'd0 ? s_axis_tdata[39:32] : hdr4_q;
+  wire [7:0] hdr5 = beat_q == 1'd0 ? s_axis_tdata[47:40] : hdr5_q;
+  wire [7:0] hdr18 = beat_q == 1'd0 ? s_axis_tdata[151:144] : hdr18_q;
+  wire [7:0] hdr19 = beat_q == 1'd0 ? s_axis_tdata[159:152] : hdr19_q;
+  wire [7:0] hdr22 = beat_q == 1'd0 ? s_axis_tdata[183:176] : hdr22_q;
+  wire [7:0] hdr30 = beat_q == 1'd0 ? s_axis_tdata[247:240] : hdr30_q;
+  wire [7:0] hdr31 = beat_q == 1'd0 ? s_axis_tdata[255:248] : hdr31_q;
+  wire [7:0] hdr32 = beat_q == 1'd0 ? s_axis_tdata[263:256] : hdr32_q;
+  wire [7:0] hdr33 = beat_q == 1'd0 ? s_axis_tdata[271:264] : hdr33_q;
   wire [7:0] hdr12 = beat_q == 1'd0 ? s_axis_tdata[103:96] : hdr12_q;
   wire [7:0] hdr13 = beat_q == 1'd0 ? s_axis_tdata[111:104] : hdr13_q;
   wire [7:0] hdr14 = beat_q == 1'd0 ? s_axis_tdata[119:112] : hdr14_q;
   wire [7:0] hdr15 = beat_q == 1'd0 ? s_axis_tdata[127:120] : hdr15_q;
   wire [7:0] hdr16 = beat_q == 1'd0 ? s_axis_tdata[135:128] : hdr16_q;
   wire [7:0] hdr17 = beat_q == 1'd0 ? s_axis_tdata[143:136] : hdr17_q;
-  wire [5:0] hdr20 = beat_q == 1'd0 ? s_axis_tdata[165:160] : hdr20_q;
+  wire [7:0] hdr20 = beat_q == 1'd0 ? s_axis_tdata[167:160] : hdr20_q;
   wire [7:0] hdr21 = beat_q == 1'd0 ? s_axis_tdata[175:168] : hdr21_q;
   wire [7:0] hdr23 = beat_q == 1'd0 ? s_axis_tdata[191:184] : hdr23_q;
   wire [7:0] hdr36 = beat_q == 1'd0 ? s_axis_tdata[295:288] : hdr36_q;
@@ -187,7 +233,7 @@ module panama_parser (
   // Fields.
   wire [15:0] eth_type = {hdr12, hdr13};
   wire [15:0] ip_total_len = {hdr16, hdr17};
-  wire [13:0] ip_frag = {hdr20, hdr21};
+  wire [13:0] ip_frag = {hdr20[5:0], hdr21};
   wire [15:0] udp_dport = {hdr36, hdr37};
   wire [15:0] udp_len = {hdr38, hdr39};
   wire [15:0] count = {hdr48, hdr49};
@@ -210,6 +256,13 @@ module panama_parser (
   wire bad_frame_len = {2'b00, len_total} != {1'b0, payload_bytes} + 19'd64;
   wire malformed = bad_ver | bad_count | bad_udp_len | bad_ip_len | bad_frame_len;
 
+  // RFC 1071 arithmetic: a 16-bit ones'-complement sum is the binary sum with its carries
+  // folded back in.
+  wire [17:0] csum_wide = {2'b00, hdr16, hdr17} + {2'b00, hdr18, hdr19} + {2'b00, hdr20, hdr21} +
+                        {2'b00, hdr22, hdr23};
+  wire [16:0] csum_fold1 = {1'b0, csum_wide[15:0]} + {15'd0, csum_wide[17:16]};
+  wire [15:0] csum_fold2 = csum_fold1[15:0] + {15'd0, csum_fold1[16]};
+
   always @(posedge clk) begin
     if (rst) desc_valid <= 1'b0;
     else desc_valid <= last_beat;
@@ -230,6 +283,10 @@ module panama_parser (
       desc_vid <= {hdr50, hdr51, hdr52, hdr53};
       desc_rank <= {hdr54, hdr55};
       desc_ecn <= hdr15[1:0];
+      desc_eth_dst <= {hdr0, hdr1, hdr2, hdr3, hdr4, hdr5};
+      desc_tos <= hdr15;
+      desc_ip_dst <= {hdr30, hdr31, hdr32, hdr33};
+      desc_csum_part <= csum_fold2;
     end
   end
 

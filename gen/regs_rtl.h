@@ -1,0 +1,24 @@
+// The accelerator's AXI4-Lite register file and counters (module <prefix>_regs), emitted from
+// RegMap so that the RTL, regmap.json and the model's RegFile implement one map (docs/rtl.md,
+// "Register file").
+#pragma once
+
+#include <string>
+
+#include "config.h"
+
+namespace panama {
+
+// Index of a counter in the register file's flat counter array (cnt_q in the RTL, 64 bits each):
+// port p's counter k at p*16+k, then vectors_completed of each context, vectors_dropped of each
+// context, agg_tx_frames last. Testbenches that poke counters use it.
+int regs_counter_index_completed(const Config& c, int ctx);
+int regs_counter_index_dropped(const Config& c, int ctx);
+int regs_counter_index_agg_tx(const Config& c);
+int regs_counter_count(const Config& c);
+
+// Verilog-2005 text of module <prefix>_regs (the body only; build_output() adds the banner).
+// Throws std::logic_error if the register map holds a register this emitter does not know.
+std::string emit_regs(const Config& c);
+
+}  // namespace panama

@@ -1,0 +1,1140 @@
+// The datapath around the adder tree (docs/rtl.md):
+//  <prefix>_port   one per port: receive stage, parser, bypass FIFO with commit/rewind,
+//                  contribution slots with per-context linked-list queues, admission (rule 2),
+//                  transmit to mPP;
+//  <prefix>_sched  the aggregation scheduler (rules 5-8: stale, build, count mismatch,
+//                  incomplete, skip, timeout), the result builder and the m_agg FIFO;
+//  <prefix>_top    ports + scheduler + register file.
+// The module bodies are fixed Verilog text; ${NAME} tokens are replaced by the configuration's
+// numbers (ANSI port widths cannot use localparams in Verilog-2005).
+#include "top.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "fpadd.h"
+
+namespace panama {
+namespace {
+
+int clog2(long v) {
+  int r = 0;
+  while ((1L << r) < v) ++r;
+  return r;
+}
+int bits_for(long max_value) { return std::max(1, clog2(max_value + 1)); }  // holds 0..max_value
+int index_bits(long n) { return std::max(1, clog2(n)); }                     // holds 0..n-1
+
+std::string subst(const std::string& text, const std::map<std::string, long>& vals) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '$' && i + 1 < text.size() && text[i + 1] == '{') {
+      const size_t e = text.find('}', i);
+      const std::string key = text.substr(i + 2, e - i - 2);
+      auto it = vals.find(key);
+      if (it == vals.end()) throw std::logic_error("top.cpp: no value for ${" + key + "}");
+      out += std::to_string(it->second);
+      i = e;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::map<std::string, long> common_values(const Config& c) {
+  const BufferPlan b = buffer_plan(c);
+  std::map<std::string, long> v;
+  v["N"] = c.in.ports;
+  v["C"] = c.in.contexts;
+  v["CW"] = index_bits(c.in.contexts);
+  v["W"] = c.bus_bits;
+  v["BB"] = c.bus_bytes;
+  v["ES"] = c.fmt.elem_bytes;
+  v["BYP"] = b.byp_beats;
+  v["BPW"] = index_bits(b.byp_beats);
+  v["BCW"] = bits_for(b.byp_beats);
+  v["SLOTS"] = b.slots;
+  v["SW"] = index_bits(b.slots);
+  v["SCW"] = bits_for(b.slots);
+  v["SB"] = b.slot_beats;
+  v["SBW"] = bits_for(b.slot_beats);
+  v["CAW"] = index_bits(static_cast<long>(b.slots) * b.slot_beats);
+  v["FD"] = b.agg_fifo;
+  v["FAW"] = index_bits(b.agg_fifo);
+  v["FCW"] = bits_for(b.agg_fifo);
+  v["L"] = c.addtree_latency;
+  v["NB"] = bits_for((c.max_frame_bytes + c.bus_bytes - 1) / c.bus_bytes);  // beats of one frame
+  v["PW"] = index_bits(c.in.ports);
+  v["W1"] = c.bus_bits - 1;
+  v["BB1"] = c.bus_bytes - 1;
+  return v;
+}
+
+const char* kPortBody = R"V(
+  // Contexts.
+  localparam C = ${C};
+  // Bus width in bits and bytes.
+  localparam W = ${W};
+  localparam BB = ${BB};
+  // Bypass FIFO: depth in beats, pointer and count widths.
+  localparam BYP = ${BYP};
+  localparam BPW = ${BPW};
+  localparam BCW = ${BCW};
+  // Contribution slots: number, index and count widths, beats per slot and its counter width.
+  localparam SLOTS = ${SLOTS};
+  localparam SW = ${SW};
+  localparam SCW = ${SCW};
+  localparam SB = ${SB};
+  localparam SBW = ${SBW};
+  // Constants sized to the slot count and index (no zero-width replication for one slot).
+  localparam [SCW-1:0] SLOT_ONE = 1;
+  localparam [SLOTS-1:0] SLOT_BIT0 = 1;
+  // Parser descriptor classes.
+  localparam [1:0] CLASS_RUNT = 2'd0;
+  localparam [1:0] CLASS_BYPASS = 2'd1;
+
+  // A receive MAC cannot be back-pressured: what does not fit is dropped whole.
+  assign s_axis_tready = 1'b1;
+
+  // ---------------------------------------------------------------- receive
+  // The beat is registered once, so that a frame's last beat is written in the cycle the
+  // parser's descriptor arrives, and the commit or rewind of one frame is settled before the
+  // next frame's first beat is written.
+  reg [W-1:0] rx_data_q;
+  reg [BB-1:0] rx_keep_q;
+  reg rx_valid_q, rx_last_q, rx_user_q;
+  always @(posedge clk) begin
+    if (rst) rx_valid_q <= 1'b0;
+    else rx_valid_q <= s_axis_tvalid;
+    rx_data_q <= s_axis_tdata;
+    rx_keep_q <= s_axis_tkeep;
+    rx_last_q <= s_axis_tlast;
+    rx_user_q <= s_axis_tuser;
+  end
+
+  wire desc_valid;
+  wire [15:0] desc_len;
+  wire desc_too_long;
+  wire [1:0] desc_class;
+  wire desc_rx_error, desc_malformed;
+  wire [7:0] desc_flags, desc_tid, desc_tos;
+  wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part;
+  wire [31:0] desc_vid, desc_ip_dst;
+  wire [1:0] desc_ecn;
+  wire [47:0] desc_eth_dst;
+  ${PREFIX}_parser u_parser (
+    .clk(clk), .rst(rst), .agg_port(agg_port),
+    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),
+    .desc_valid(desc_valid), .desc_len(desc_len), .desc_too_long(desc_too_long), .desc_class(desc_class),
+    .desc_rx_error(desc_rx_error), .desc_malformed(desc_malformed), .desc_flags(desc_flags),
+    .desc_jid(desc_jid), .desc_tid(desc_tid), .desc_count(desc_count), .desc_vid(desc_vid),
+    .desc_rank(desc_rank), .desc_ecn(desc_ecn), .desc_eth_dst(desc_eth_dst), .desc_tos(desc_tos),
+    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part));
+  // Length, RANK and the too-long flag decide nothing here: the stored beats carry tlast/tkeep.
+  wire unused_desc = ^{desc_len, desc_too_long, desc_rank};
+
+  wire rx_beat = rx_valid_q;
+  wire rx_end = rx_valid_q & rx_last_q;
+
+  // ---------------------------------------------------------------- bypass FIFO
+  // Every frame is written speculatively; its last beat commits it (bypass, or a final sum
+  // passing through) or rewinds the write pointer. Each word keeps tuser, tlast and tkeep.
+  reg [W+BB+1:0] byp_mem [0:BYP-1];
+  reg [BPW-1:0] byp_wr_q, byp_start_q, byp_rd_q;
+  reg [BCW-1:0] byp_count_q;   // committed beats not yet read
+  reg [BCW-1:0] byp_spec_q;    // beats of the frame being received
+  reg byp_ovf_q;               // the frame being received no longer fits
+  wire [BCW-1:0] byp_space = BYP[BCW-1:0] - byp_count_q - byp_spec_q;
+  wire byp_write = rx_beat & ~byp_ovf_q & (byp_space != {BCW{1'b0}});
+  wire [BPW-1:0] byp_wr_next = (byp_wr_q == BYP[BPW-1:0] - 1'b1) ? {BPW{1'b0}} : byp_wr_q + 1'b1;
+  always @(posedge clk) begin
+    if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_keep_q, rx_data_q};
+  end
+
+  // ---------------------------------------------------------------- contribution slots
+  // Every frame is also written into the lowest free slot (chosen at its first beat); the
+  // admission at its last beat links the slot into its context's queue or leaves it free.
+  reg [W-1:0] slot_mem [0:SLOTS*SB-1];
+  reg [SLOTS-1:0] slot_free_q;
+  reg [SCW-1:0] free_count_q;
+  reg in_frame_q;
+  reg [SW-1:0] cur_slot_q;
+  reg cur_ok_q;
+  reg [SBW-1:0] cur_beat_q;
+  reg [SW-1:0] lowest_free;
+  reg any_free;
+  integer i;
+  always @* begin
+    lowest_free = {SW{1'b0}};
+    any_free = 1'b0;
+    for (i = SLOTS - 1; i >= 0; i = i - 1)
+      if (slot_free_q[i]) begin
+        lowest_free = i[SW-1:0];
+        any_free = 1'b1;
+      end
+  end
+  wire [SW-1:0] cur_slot = in_frame_q ? cur_slot_q : lowest_free;
+  wire cur_ok = in_frame_q ? cur_ok_q : any_free;
+  wire slot_write = rx_beat & cur_ok & (cur_beat_q != SB[SBW-1:0]);
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [31:0] slot_waddr = cur_slot * SB + {{(32-SBW){1'b0}}, cur_beat_q};
+  /* verilator lint_on UNUSEDSIGNAL */
+  always @(posedge clk) begin
+    if (slot_write) slot_mem[slot_waddr[${CAW}-1:0]] <= rx_data_q;
+  end
+  // The scheduler's read port: one word per cycle, one cycle of latency.
+  always @(posedge clk) rd_data <= slot_mem[rd_addr];
+
+  // ---------------------------------------------------------------- queues
+  reg [SW-1:0] next_q [0:SLOTS-1];
+  // Per-slot metadata, written at admission.
+  reg [31:0] meta_vid [0:SLOTS-1];
+  reg [15:0] meta_count [0:SLOTS-1];
+  reg [7:0] meta_flag [0:SLOTS-1];
+  reg meta_ce [0:SLOTS-1];
+  reg [47:0] meta_mac [0:SLOTS-1];
+  reg [7:0] meta_tos_r [0:SLOTS-1];
+  reg [31:0] meta_ip [0:SLOTS-1];
+  reg [15:0] meta_csum [0:SLOTS-1];
+
+  // ---------------------------------------------------------------- admission (rule 2)
+  reg [C-1:0] hit;
+  reg [${CW1}:0] ctx_idx;
+  reg any_hit;
+  integer c;
+  always @* begin
+    ctx_idx = {${CW}{1'b0}};
+    any_hit = 1'b0;
+    for (c = C - 1; c >= 0; c = c - 1) begin
+      hit[c] = ctx_enable[c] & (ctx_jid[c*16 +: 16] == desc_jid) & (ctx_tid[c*8 +: 8] == desc_tid);
+      if (hit[c]) begin
+        ctx_idx = c[${CW1}:0];
+        any_hit = 1'b1;
+      end
+    end
+  end
+  // Every context always keeps room for one frame: a slot may go to context k only if the free
+  // slots outnumber the reservations of the other empty contexts.
+  reg [SCW-1:0] empty_others;
+  always @* begin
+    empty_others = {SCW{1'b0}};
+    for (c = 0; c < C; c = c + 1)
+      if (!q_valid[c] && c[${CW1}:0] != ctx_idx) empty_others = empty_others + 1'b1;
+  end
+  wire slot_room = cur_ok & (free_count_q > empty_others);
+  wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
+  wire is_result = desc_flags[1];
+  wire is_bypass = desc_class == CLASS_BYPASS;
+  wire is_agg = ~is_bypass & (desc_class != CLASS_RUNT);
+  wire agg_ok = is_agg & ~desc_rx_error & ~desc_malformed & any_hit;
+  wire pass_result = agg_ok & is_result & ctx_uplink[ctx_idx];
+  wire contrib = agg_ok & ~is_result & ctx_member[ctx_idx];
+  wire commit_byp = rx_end & (is_bypass | pass_result) & byp_fits;
+  wire commit_slot = rx_end & contrib & slot_room;
+
+  // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout).
+  assign count_inc[0] = rx_end;                                          // rx_frames
+  assign count_inc[1] = m_axis_tvalid & m_axis_tready & m_axis_tlast;    // tx_frames
+  assign count_inc[2] = rx_end & is_bypass & byp_fits;                   // bypass_frames
+  assign count_inc[3] = commit_slot;                                     // agg_admitted
+  assign count_inc[4] = rx_end & pass_result & byp_fits;                 // result_passed
+  assign count_inc[5] = rx_end & (desc_class == CLASS_RUNT);             // runt
+  assign count_inc[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
+  assign count_inc[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
+  assign count_inc[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
+  assign count_inc[9] = rx_end & agg_ok & (is_result ? ~ctx_uplink[ctx_idx] : ~ctx_member[ctx_idx]);  // not_member
+  assign count_inc[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~slot_room));  // overflow
+  assign count_inc[11] = rx_end & is_bypass & ~byp_fits;                 // bypass_overflow
+  wire unused_desc_valid = desc_valid;  // equals rx_end by construction
+
+  // Bypass FIFO pointers.
+  wire tx_issue;
+  always @(posedge clk) begin
+    if (rst) begin
+      byp_wr_q <= {BPW{1'b0}};
+      byp_start_q <= {BPW{1'b0}};
+      byp_spec_q <= {BCW{1'b0}};
+      byp_ovf_q <= 1'b0;
+      byp_count_q <= {BCW{1'b0}};
+    end else begin
+      if (rx_end) begin
+        if (commit_byp) begin
+          byp_wr_q <= byp_wr_next;
+          byp_start_q <= byp_wr_next;
+        end else begin
+          byp_wr_q <= byp_start_q;  // rewind
+        end
+        byp_spec_q <= {BCW{1'b0}};
+        byp_ovf_q <= 1'b0;
+      end else if (rx_beat) begin
+        if (byp_write) begin
+          byp_wr_q <= byp_wr_next;
+          byp_spec_q <= byp_spec_q + 1'b1;
+        end else begin
+          byp_ovf_q <= 1'b1;
+        end
+      end
+      byp_count_q <= byp_count_q + (commit_byp ? byp_spec_q + 1'b1 : {BCW{1'b0}}) - {{(BCW-1){1'b0}}, tx_issue};
+    end
+  end
+
+  // Frame state for the slots.
+  always @(posedge clk) begin
+    if (rst) begin
+      in_frame_q <= 1'b0;
+      cur_beat_q <= {SBW{1'b0}};
+    end else if (rx_end) begin
+      in_frame_q <= 1'b0;
+      cur_beat_q <= {SBW{1'b0}};
+    end else if (rx_beat) begin
+      in_frame_q <= 1'b1;
+      if (cur_beat_q != SB[SBW-1:0]) cur_beat_q <= cur_beat_q + 1'b1;
+    end
+    if (rx_beat & ~in_frame_q) begin
+      cur_slot_q <= lowest_free;
+      cur_ok_q <= any_free;
+    end
+  end
+
+  // Queue updates: at most one push (the frame ending now) and any pops (the scheduler's).
+  always @(posedge clk) begin
+    if (commit_slot) begin
+      meta_vid[cur_slot] <= desc_vid;
+      meta_count[cur_slot] <= desc_count;
+      meta_flag[cur_slot] <= desc_flags;
+      meta_ce[cur_slot] <= desc_ecn == 2'b11;
+      meta_mac[cur_slot] <= desc_eth_dst;
+      meta_tos_r[cur_slot] <= desc_tos;
+      meta_ip[cur_slot] <= desc_ip_dst;
+      meta_csum[cur_slot] <= desc_csum_part;
+    end
+  end
+  reg [SLOTS-1:0] freed;
+  reg [SCW-1:0] freed_count;
+  always @* begin
+    freed = {SLOTS{1'b0}};
+    freed_count = {SCW{1'b0}};
+    for (c = 0; c < C; c = c + 1)
+      if (q_pop[c] && q_valid[c]) begin
+        freed[q_slot[c*SW +: SW]] = 1'b1;
+        freed_count = freed_count + 1'b1;
+      end
+  end
+  always @(posedge clk) begin
+    if (rst) begin
+      slot_free_q <= {SLOTS{1'b1}};
+      free_count_q <= SLOTS[SCW-1:0];
+    end else begin
+      slot_free_q <= (slot_free_q | freed) & ~(commit_slot ? (SLOT_BIT0 << cur_slot) : {SLOTS{1'b0}});
+      free_count_q <= free_count_q + freed_count - (commit_slot ? SLOT_ONE : {SCW{1'b0}});
+    end
+  end
+
+  // One linked list per context: head, tail and occupancy; next_q links the slots. A frame
+  // joining a non-empty queue is linked behind its tail (one link write per cycle at most).
+  wire [C*SW-1:0] tail_flat;
+  wire [C-1:0] becomes_head;
+  genvar g;
+  generate
+    for (g = 0; g < C; g = g + 1) begin : g_queue
+      reg [SW-1:0] head_q, tail_q;
+      reg [SCW-1:0] occ_q;
+      reg [31:0] since_q;
+      wire push = commit_slot & (ctx_idx == g);
+      wire pop = q_pop[g] & (occ_q != {SCW{1'b0}});
+      assign becomes_head[g] = push & ((occ_q == {SCW{1'b0}}) | (pop & (occ_q == SLOT_ONE)));
+      wire [SW-1:0] after_head = next_q[head_q];
+      always @(posedge clk) begin
+        if (rst) occ_q <= {SCW{1'b0}};
+        else occ_q <= occ_q + (push ? SLOT_ONE : {SCW{1'b0}}) - (pop ? SLOT_ONE : {SCW{1'b0}});
+        if (becomes_head[g]) begin
+          head_q <= cur_slot;
+          since_q <= now;
+        end else if (pop) begin
+          head_q <= after_head;
+          since_q <= now;
+        end
+        if (push) tail_q <= cur_slot;
+      end
+      assign tail_flat[g*SW +: SW] = tail_q;
+      assign q_valid[g] = occ_q != {SCW{1'b0}};
+      assign q_vid[g*32 +: 32] = meta_vid[head_q];
+      assign q_count[g*16 +: 16] = meta_count[head_q];
+      assign q_fin[g] = meta_flag[head_q][0];
+      assign q_ce[g] = meta_ce[head_q];
+      assign q_slot[g*SW +: SW] = head_q;
+      assign q_since[g*32 +: 32] = since_q;
+    end
+  endgenerate
+  wire link_write = commit_slot & ~becomes_head[ctx_idx];
+  always @(posedge clk) begin
+    if (link_write) next_q[tail_flat[ctx_idx*SW +: SW]] <= cur_slot;
+  end
+
+  wire [SW-1:0] sel_slot = q_slot[meta_sel*SW +: SW];
+  assign meta_eth_dst = meta_mac[sel_slot];
+  assign meta_tos = meta_tos_r[sel_slot];
+  assign meta_ip_dst = meta_ip[sel_slot];
+  assign meta_csum_part = meta_csum[sel_slot];
+  assign meta_flags = meta_flag[sel_slot];
+
+  // ---------------------------------------------------------------- transmit (mPP)
+  // Reads committed beats into a four-entry FIFO; a read is issued only when the FIFO can take
+  // it, so a started frame never underruns (the whole frame is already in memory).
+  reg [W+BB+1:0] tx_word_q;
+  reg tx_inflight_q;
+  reg [W+BB+1:0] tx_fifo [0:3];
+  reg [1:0] tx_wp_q, tx_rp_q;
+  reg [2:0] tx_cnt_q;
+  assign tx_issue = (byp_count_q != {BCW{1'b0}}) & (({1'b0, tx_cnt_q} + {3'b0, tx_inflight_q}) < 4'd3);
+  wire tx_pop = m_axis_tvalid & m_axis_tready;
+  always @(posedge clk) begin
+    if (tx_issue) tx_word_q <= byp_mem[byp_rd_q];
+    if (tx_inflight_q) tx_fifo[tx_wp_q] <= tx_word_q;
+  end
+  always @(posedge clk) begin
+    if (rst) begin
+      byp_rd_q <= {BPW{1'b0}};
+      tx_inflight_q <= 1'b0;
+      tx_wp_q <= 2'd0;
+      tx_rp_q <= 2'd0;
+      tx_cnt_q <= 3'd0;
+    end else begin
+      if (tx_issue) byp_rd_q <= (byp_rd_q == BYP[BPW-1:0] - 1'b1) ? {BPW{1'b0}} : byp_rd_q + 1'b1;
+      tx_inflight_q <= tx_issue;
+      if (tx_inflight_q) tx_wp_q <= tx_wp_q + 1'b1;
+      if (tx_pop) tx_rp_q <= tx_rp_q + 1'b1;
+      tx_cnt_q <= tx_cnt_q + {2'b0, tx_inflight_q} - {2'b0, tx_pop};
+    end
+  end
+  wire [W+BB+1:0] tx_head = tx_fifo[tx_rp_q];
+  assign m_axis_tvalid = tx_cnt_q != 3'd0;
+  assign m_axis_tdata = tx_head[W-1:0];
+  assign m_axis_tkeep = tx_head[W+BB-1:W];
+  assign m_axis_tlast = tx_head[W+BB];
+  assign m_axis_tuser = tx_head[W+BB+1];
+
+endmodule
+)V";
+
+
+const char* kSchedBody = R"V(
+  // Ports, contexts, bus.
+  localparam N = ${N};
+  localparam C = ${C};
+  localparam W = ${W};
+  localparam BB = ${BB};
+  // Element size in bytes.
+  localparam ES = ${ES};
+  // Beats per contribution slot (slot memory address = slot * SB + beat).
+  localparam SB = ${SB};
+  // m_agg FIFO depth in beats.
+  localparam FD = ${FD};
+  // Adder tree latency in cycles.
+  localparam L = ${L};
+  // Actions of one context (accelerator.md rules 5-7).
+  localparam [2:0] ACT_NONE = 3'd0, ACT_STALE = 3'd1, ACT_BUILD = 3'd2, ACT_MISMATCH = 3'd3,
+                   ACT_INCOMPLETE = 3'd4, ACT_SKIP = 3'd5, ACT_TDROP = 3'd6, ACT_TSKIP = 3'd7;
+
+  genvar g;
+
+  // ---------------------------------------------------------------- decisions per context
+  // Decisions depend only on the heads of the member queues (and, for timeouts, on time).
+  // Per context c: its action, the stale and at-E heads, the beats of its vector's frames
+  // and the bytes of their last beat (0 = a full beat), packed at c*width.
+  wire [C*3-1:0] act;
+  wire [C*N-1:0] act_stale, act_at_e;
+  wire [C*${NB}-1:0] act_beats;
+  wire [C*(${KW}+1)-1:0] act_rem;
+  wire [C*32-1:0] act_min;  // smallest distance VID - E among the heads considered
+  // Expected VIDs and the cycles of their last changes (registers in g_e below).
+  wire [C*32-1:0] e_flat, echg_flat;
+  generate
+    for (g = 0; g < C; g = g + 1) begin : g_ctx
+      wire [N-1:0] mem = ctx_members[g*N +: N];
+      wire [31:0] e_g = e_flat[g*32 +: 32];
+      wire [31:0] echg_g = echg_flat[g*32 +: 32];
+      reg [N-1:0] has, stale, at_e, cnt_ne, expired;
+      reg [15:0] ref_cnt;
+      reg [31:0] min_d, d, age, age_e;
+      integer p;
+      always @* begin
+        ref_cnt = 16'd0;
+        for (p = N - 1; p >= 0; p = p - 1)
+          if (mem[p]) ref_cnt = q_count[(p*C + g)*16 +: 16];
+        min_d = 32'hffffffff;
+        age_e = now - echg_g;
+        for (p = 0; p < N; p = p + 1) begin
+          has[p] = mem[p] & q_valid[p*C + g];
+          d = q_vid[(p*C + g)*32 +: 32] - e_g;
+          // Serial-number arithmetic: stale iff (v - E) mod 2^32 >= 2^31.
+          stale[p] = has[p] & d[31];
+          at_e[p] = has[p] & (d == 32'd0);
+          cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
+          if (has[p] && !d[31] && d < min_d) min_d = d;
+          // A head waits from when it became head or from the last change of E, the later.
+          age = now - q_since[(p*C + g)*32 +: 32];
+          if (age_e < age) age = age_e;
+          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & (age > ctx_timeout[g*32 +: 32]);
+        end
+      end
+      wire all_heads = (&(has | ~mem)) & (|mem);
+      wire all_at_e = &(at_e | ~mem);
+      wire [2:0] my_act = ~ctx_enable[g] ? ACT_NONE :
+                      (|stale) ? ACT_STALE :
+                      all_heads ? (all_at_e ? ((|cnt_ne) ? ACT_MISMATCH : ACT_BUILD) :
+                                   (|at_e) ? ACT_INCOMPLETE : ACT_SKIP) :
+                      ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : ACT_TSKIP) : ACT_NONE;
+      assign act[g*3 +: 3] = my_act;
+      assign act_stale[g*N +: N] = stale;
+      assign act_at_e[g*N +: N] = at_e;
+      assign act_min[g*32 +: 32] = min_d;
+      wire [17:0] len = 18'd64 + ref_cnt * ES;
+      /* verilator lint_off UNUSEDSIGNAL */
+      wire [17:0] beats = (len + BB - 1) >> ${KW};
+      /* verilator lint_on UNUSEDSIGNAL */
+      assign act_beats[g*${NB} +: ${NB}] = beats[${NB}-1:0];
+      assign act_rem[g*(${KW}+1) +: ${KW}+1] = {1'b0, len[${KW}-1:0]};
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------- choice
+  // The lowest-index context that can act goes first (rule 8); building waits for room in the
+  // m_agg FIFO for the whole frame, so a started frame never stalls in the tree's pipeline.
+  reg busy_q;
+  reg [${FCW}-1:0] reserved_q;   // FIFO entries held by frames being built or queued
+  reg [C-1:0] ready;
+  reg [${CW}-1:0] sel;
+  reg fire;
+  integer k;
+  always @* begin
+    sel = {${CW}{1'b0}};
+    fire = 1'b0;
+    for (k = C - 1; k >= 0; k = k - 1) begin
+      ready[k] = ~busy_q & (act[k*3 +: 3] != ACT_NONE) &
+                 ((act[k*3 +: 3] != ACT_BUILD) |
+                  ({{(32-${FCW}){1'b0}}, reserved_q} + {{(32-${NB}){1'b0}}, act_beats[k*${NB} +: ${NB}]} <= FD));
+      if (ready[k]) begin
+        sel = k[${CW}-1:0];
+        fire = 1'b1;
+      end
+    end
+  end
+  wire [2:0] sel_act = act[sel*3 +: 3];
+  wire [31:0] sel32 = {{(32-${CW}){1'b0}}, sel};
+  wire [N-1:0] sel_mem = ctx_members[sel*N +: N];
+
+  // ---------------------------------------------------------------- builder state
+  reg [${CW}-1:0] b_ctx_q;
+  reg [N-1:0] b_mask_q;
+  reg [${PW}-1:0] b_low_q;
+  reg [${NB}-1:0] b_beats_q, b_beat_q;
+  reg [${KW}:0] b_rem_q;
+  reg [N*${SW}-1:0] b_slot_q;
+  reg b_mcast_q, b_fin_q, b_ce_q;
+  reg [47:0] b_gmac_q, b_cmac_q, b_omac_q;
+  reg [31:0] b_gip_q, b_cip_q, b_oip_q;
+  reg [15:0] b_csum_q;
+
+  // The lowest member supplies the copied header.
+  reg [${PW}-1:0] low;
+  reg fin_or, ce_or;
+  integer q;
+  always @* begin
+    low = {${PW}{1'b0}};
+    fin_or = 1'b0;
+    ce_or = 1'b0;
+    for (q = N - 1; q >= 0; q = q - 1)
+      if (sel_mem[q]) begin
+        low = q[${PW}-1:0];
+        fin_or = fin_or | q_fin[q*C + sel32];
+        ce_or = ce_or | q_ce[q*C + sel32];
+      end
+  end
+  assign meta_sel = sel;
+  wire [47:0] low_mac = meta_eth_dst[low*48 +: 48];
+  wire [7:0] low_tos = meta_tos[low*8 +: 8];
+  wire [31:0] low_ip = meta_ip_dst[low*32 +: 32];
+  wire [15:0] low_part = meta_csum_part[low*16 +: 16];
+  wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
+  // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
+  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
+  wire sel_mcast = ~ctx_upstream[sel];
+  wire [7:0] new_tos = {low_tos[7:2], ce_or ? 2'b11 : low_tos[1:0]};
+  wire [31:0] new_src = sel_mcast ? low_ip : ctx_own_ip[sel*32 +: 32];
+  wire [31:0] new_dst = sel_mcast ? ctx_group_ip[sel*32 +: 32] : low_ip;
+  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
+                          {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
+  wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
+  wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
+
+  wire start_build = fire & (sel_act == ACT_BUILD);
+  wire issue = start_build | busy_q;
+  wire [${NB}-1:0] issue_beat = busy_q ? b_beat_q : {${NB}{1'b0}};
+  wire [${NB}-1:0] sel_beats = act_beats[sel*${NB} +: ${NB}];
+  wire [${KW}:0] sel_rem = act_rem[sel*(${KW}+1) +: ${KW}+1];
+  wire [${NB}-1:0] issue_beats = busy_q ? b_beats_q : sel_beats;
+  wire finish = issue & (issue_beat == issue_beats - 1'b1);
+  wire [${CW}-1:0] fin_ctx = busy_q ? b_ctx_q : sel;
+  wire [N-1:0] fin_mask = busy_q ? b_mask_q : sel_mem;
+  wire [31:0] fin_ctx32 = {{(32-${CW}){1'b0}}, fin_ctx};
+
+  // Memory reads: each port's head slot of the context being built.
+  generate
+    for (g = 0; g < N; g = g + 1) begin : g_rd
+      wire [${SW}-1:0] slot = busy_q ? b_slot_q[g*${SW} +: ${SW}] : q_slot[(g*C + sel32)*${SW} +: ${SW}];
+      /* verilator lint_off UNUSEDSIGNAL */
+      wire [31:0] addr = slot * SB + {{(32-${NB}){1'b0}}, issue_beat};
+      /* verilator lint_on UNUSEDSIGNAL */
+      assign rd_addr[g*${CAW} +: ${CAW}] = addr[${CAW}-1:0];
+    end
+  endgenerate
+
+  integer r;
+  always @(posedge clk) begin
+    if (start_build) begin
+      b_ctx_q <= sel;
+      b_mask_q <= sel_mem;
+      b_low_q <= low;
+      b_beats_q <= sel_beats;
+      b_rem_q <= sel_rem;
+      for (r = 0; r < N; r = r + 1) b_slot_q[r*${SW} +: ${SW}] <= q_slot[(r*C + sel32)*${SW} +: ${SW}];
+      b_mcast_q <= sel_mcast;
+      b_fin_q <= fin_or;
+      b_ce_q <= ce_or;
+      b_gmac_q <= ctx_group_mac[sel*48 +: 48];
+      b_cmac_q <= low_mac;
+      b_omac_q <= ctx_own_mac[sel*48 +: 48];
+      b_gip_q <= ctx_group_ip[sel*32 +: 32];
+      b_cip_q <= low_ip;
+      b_oip_q <= ctx_own_ip[sel*32 +: 32];
+      b_csum_q <= ~csum_f2;
+    end
+  end
+  always @(posedge clk) begin
+    if (rst) begin
+      busy_q <= 1'b0;
+      b_beat_q <= {${NB}{1'b0}};
+    end else if (issue) begin
+      busy_q <= ~finish;
+      b_beat_q <= finish ? {${NB}{1'b0}} : issue_beat + 1'b1;
+    end
+  end
+
+  // ---------------------------------------------------------------- pops, E, counters
+  integer m;
+  always @* begin
+    q_pop = {N*C{1'b0}};
+    drop_inc = {N*4{1'b0}};
+    ctx_completed_inc = {C{1'b0}};
+    ctx_dropped_inc = {C{1'b0}};
+    if (finish) begin
+      for (m = 0; m < N; m = m + 1) q_pop[m*C + fin_ctx32] = fin_mask[m];
+      ctx_completed_inc[fin_ctx] = 1'b1;
+    end
+    if (fire) begin
+      for (m = 0; m < N; m = m + 1) begin
+        case (sel_act)
+          ACT_STALE: begin
+            q_pop[m*C + sel32] = act_stale[sel32*N + m];
+            drop_inc[m*4 + 0] = act_stale[sel32*N + m];
+          end
+          ACT_INCOMPLETE: begin
+            q_pop[m*C + sel32] = act_at_e[sel32*N + m];
+            drop_inc[m*4 + 1] = act_at_e[sel32*N + m];
+          end
+          ACT_MISMATCH: begin
+            q_pop[m*C + sel32] = sel_mem[m];
+            drop_inc[m*4 + 2] = sel_mem[m];
+          end
+          ACT_TDROP: begin
+            q_pop[m*C + sel32] = act_at_e[sel32*N + m];
+            drop_inc[m*4 + 3] = act_at_e[sel32*N + m];
+          end
+          default: ;
+        endcase
+      end
+      if (sel_act == ACT_INCOMPLETE || sel_act == ACT_MISMATCH || sel_act == ACT_TDROP)
+        ctx_dropped_inc[sel] = 1'b1;
+    end
+  end
+
+  // E moves: to 0 on enabling; +1 after a built, mismatched, incomplete or timed-out vector; to
+  // the smallest waiting VID on a skip.
+  generate
+    for (g = 0; g < C; g = g + 1) begin : g_e
+      reg [31:0] e_q, echg_q;
+      wire [2:0] my_act = act[g*3 +: 3];
+      always @(posedge clk) begin
+        if (ctx_enable_set[g]) begin
+          e_q <= 32'd0;
+          echg_q <= now;
+        end else if (finish && fin_ctx == g) begin
+          e_q <= e_q + 32'd1;
+          echg_q <= now;
+        end else if (fire && sel == g && my_act != ACT_STALE && my_act != ACT_BUILD) begin
+          e_q <= (my_act == ACT_SKIP || my_act == ACT_TSKIP) ? e_q + act_min[g*32 +: 32] : e_q + 32'd1;
+          echg_q <= now;
+        end
+      end
+      assign e_flat[g*32 +: 32] = e_q;
+      assign echg_flat[g*32 +: 32] = echg_q;
+      assign ctx_expected_vid[g*32 +: 32] = e_q;
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------- datapath
+  // Cycle after a read: the words of every port go into the adder tree; the lowest member's
+  // word, with the header bytes rewritten, travels beside the tree for the header beats.
+  reg rd_valid_q;
+  reg [${NB}-1:0] rd_beat_q;
+  reg rd_last_q;
+  reg [BB-1:0] rd_keep_q;
+  reg [${PW}-1:0] rd_low_q;
+  // tkeep of the beat being issued: all ones but on a frame's last beat.
+  wire [${KW}:0] issue_rem = busy_q ? b_rem_q : sel_rem;
+  wire [BB-1:0] issue_keep = (~finish | (issue_rem == {${KW}+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << issue_rem);
+  always @(posedge clk) begin
+    if (rst) rd_valid_q <= 1'b0;
+    else rd_valid_q <= issue;
+    rd_beat_q <= issue_beat;
+    rd_last_q <= finish;
+    rd_keep_q <= issue_keep;
+    rd_low_q <= busy_q ? b_low_q : low;
+  end
+  wire [W-1:0] raw = rd_data[rd_low_q*W +: W];
+  wire [W-1:0] patched;
+${PATCH}
+  wire tree_valid;
+  wire [W-1:0] tree_sum;
+  ${PREFIX}_addtree u_addtree (.clk(clk), .rst(rst), .in_valid(rd_valid_q), .in_mask(b_mask_q),
+                               .in_data(rd_data), .out_valid(tree_valid), .out_data(tree_sum));
+  // Side pipeline of L stages beside the tree: the patched word, beat index, last flag, tkeep.
+  localparam SIDE = W + ${NB} + 1 + BB;
+  wire [SIDE*(L+1)-1:0] side;
+  assign side[SIDE-1:0] = {rd_keep_q, rd_last_q, rd_beat_q, patched};
+  generate
+    for (g = 0; g < L; g = g + 1) begin : g_side
+      reg [SIDE-1:0] stage_q;
+      always @(posedge clk) stage_q <= side[g*SIDE +: SIDE];
+      assign side[(g+1)*SIDE +: SIDE] = stage_q;
+    end
+  endgenerate
+  wire [SIDE-1:0] side_out = side[L*SIDE +: SIDE];
+  wire [W-1:0] side_word = side_out[W-1:0];
+  wire [${NB}-1:0] out_beat = side_out[W +: ${NB}];
+  wire out_last = side_out[W + ${NB}];
+  wire [W-1:0] out_word;
+${SELECT}
+  wire [BB-1:0] out_keep = side_out[W + ${NB} + 1 +: BB];
+
+  // ---------------------------------------------------------------- m_agg FIFO
+  reg [W+BB:0] fifo [0:FD-1];
+  reg [${FAW}-1:0] f_wp_q, f_rp_q;
+  reg [${FCW}-1:0] f_cnt_q;
+  wire f_pop = m_agg_axis_tvalid & m_agg_axis_tready;
+  always @(posedge clk) begin
+    if (tree_valid) fifo[f_wp_q] <= {out_last, out_keep, out_word};
+  end
+  always @(posedge clk) begin
+    if (rst) begin
+      f_wp_q <= {${FAW}{1'b0}};
+      f_rp_q <= {${FAW}{1'b0}};
+      f_cnt_q <= {${FCW}{1'b0}};
+      reserved_q <= {${FCW}{1'b0}};
+    end else begin
+      if (tree_valid) f_wp_q <= f_wp_q + 1'b1;
+      if (f_pop) f_rp_q <= f_rp_q + 1'b1;
+      f_cnt_q <= f_cnt_q + {{(${FCW}-1){1'b0}}, tree_valid} - {{(${FCW}-1){1'b0}}, f_pop};
+      reserved_q <= reserved_q + (start_build ? ${BEATS_FCW} : {${FCW}{1'b0}}) -
+                    {{(${FCW}-1){1'b0}}, f_pop};
+    end
+  end
+  wire [W+BB:0] f_head = fifo[f_rp_q];
+  assign m_agg_axis_tvalid = f_cnt_q != {${FCW}{1'b0}};
+  assign m_agg_axis_tdata = f_head[W-1:0];
+  assign m_agg_axis_tkeep = f_head[W+BB-1:W];
+  assign m_agg_axis_tlast = f_head[W+BB];
+  assign agg_tx_inc = f_pop & m_agg_axis_tlast;
+
+endmodule
+)V";
+
+}  // namespace
+
+BufferPlan buffer_plan(const Config& c) {
+  BufferPlan b;
+  b.byp_beats = static_cast<int>(c.bypass_bytes / c.bus_bytes);
+  b.slot_beats = (c.max_frame_bytes + c.bus_bytes - 1) / c.bus_bytes;
+  const long slot_bytes = static_cast<long>(b.slot_beats) * c.bus_bytes;
+  b.slots = static_cast<int>(std::max<long>(c.contribution_bytes / slot_bytes, c.in.contexts));
+  int need = b.slot_beats + c.addtree_latency + 4;
+  b.agg_fifo = 4;
+  while (b.agg_fifo < need) b.agg_fifo *= 2;
+  return b;
+}
+
+std::string emit_port(const Config& c) {
+  auto v = common_values(c);
+  v["CW1"] = v["CW"] - 1;
+  std::ostringstream o;
+  const std::string mod = c.module_name("port");
+  o << "module " << mod << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n"
+    << "  // Free-running cycle count (queue head ages for timeouts).\n"
+    << "  input  wire [31:0] now,\n"
+    << "  input  wire [15:0] agg_port,\n"
+    << "  // Context table (the register file), and this port's role in each context.\n"
+    << "  input  wire [${C}-1:0] ctx_enable,\n"
+    << "  input  wire [${C}*16-1:0] ctx_jid,\n"
+    << "  input  wire [${C}*8-1:0] ctx_tid,\n"
+    << "  input  wire [${C}-1:0] ctx_member,\n"
+    << "  // Context c is in upstream mode and this port is its upstream port.\n"
+    << "  input  wire [${C}-1:0] ctx_uplink,\n"
+    << "  // Receive (sPP), held ready.\n"
+    << "  input  wire [${W}-1:0] s_axis_tdata,\n"
+    << "  input  wire [${BB}-1:0] s_axis_tkeep,\n"
+    << "  input  wire s_axis_tvalid,\n"
+    << "  input  wire s_axis_tlast,\n"
+    << "  input  wire s_axis_tuser,\n"
+    << "  output wire s_axis_tready,\n"
+    << "  // Transmit (mPP): bypass frames and final sums passing through.\n"
+    << "  output wire [${W}-1:0] m_axis_tdata,\n"
+    << "  output wire [${BB}-1:0] m_axis_tkeep,\n"
+    << "  output wire m_axis_tvalid,\n"
+    << "  output wire m_axis_tlast,\n"
+    << "  output wire m_axis_tuser,\n"
+    << "  input  wire m_axis_tready,\n"
+    << "  // Queue heads per context, to the scheduler.\n"
+    << "  output wire [${C}-1:0] q_valid,\n"
+    << "  output wire [${C}*32-1:0] q_vid,\n"
+    << "  output wire [${C}*16-1:0] q_count,\n"
+    << "  output wire [${C}-1:0] q_fin,\n"
+    << "  output wire [${C}-1:0] q_ce,\n"
+    << "  output wire [${C}*${SW}-1:0] q_slot,\n"
+    << "  // Cycle at which each head became head.\n"
+    << "  output wire [${C}*32-1:0] q_since,\n"
+    << "  // Remove the head of context c (its slot returns to the free pool).\n"
+    << "  input  wire [${C}-1:0] q_pop,\n"
+    << "  // Header fields of the head of context meta_sel, for the result builder.\n"
+    << "  input  wire [${CW}-1:0] meta_sel,\n"
+    << "  output wire [47:0] meta_eth_dst,\n"
+    << "  output wire [7:0] meta_tos,\n"
+    << "  output wire [31:0] meta_ip_dst,\n"
+    << "  output wire [15:0] meta_csum_part,\n"
+    << "  output wire [7:0] meta_flags,\n"
+    << "  // Slot memory read port (address slot * SB + beat), one cycle of latency.\n"
+    << "  input  wire [${CAW}-1:0] rd_addr,\n"
+    << "  output reg  [${W}-1:0] rd_data,\n"
+    << "  // Counter pulses, PortCounter order 0..11.\n"
+    << "  output wire [11:0] count_inc\n"
+    << ");\n";
+  std::string body = kPortBody;
+  // The prefix is text, not a number: substitute it first.
+  for (size_t at; (at = body.find("${PREFIX}")) != std::string::npos;) body.replace(at, 9, c.in.prefix);
+  return subst(o.str(), v) + subst(body, v);
+}
+
+}  // namespace panama
+
+namespace panama {
+namespace {
+
+// Byte o (0..63) of a rebuilt header, given the copied byte r (wire-format.md, "Frames the
+// accelerator builds").
+std::string patch_byte(int o, const std::string& r) {
+  auto mac = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(47 - 8 * i) + " -: 8]"; };
+  auto ip = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(31 - 8 * i) + " -: 8]"; };
+  if (o <= 5) return "b_mcast_q ? " + mac("b_gmac_q", o) + " : " + r;                  // eth.dst
+  if (o <= 11) return "b_mcast_q ? " + mac("b_cmac_q", o - 6) + " : " + mac("b_omac_q", o - 6);  // eth.src
+  if (o == 15) return "{" + r + "[7:2], b_ce_q ? 2'b11 : " + r + "[1:0]}";              // ECN
+  if (o == 24) return "b_csum_q[15:8]";
+  if (o == 25) return "b_csum_q[7:0]";
+  if (o >= 26 && o <= 29) return "b_mcast_q ? " + ip("b_cip_q", o - 26) + " : " + ip("b_oip_q", o - 26);
+  if (o >= 30 && o <= 33) return "b_mcast_q ? " + ip("b_gip_q", o - 30) + " : " + r;
+  if (o == 40 || o == 41) return "8'h00";                                                // UDP checksum
+  if (o == 43) return "{" + r + "[7:2], b_mcast_q, b_fin_q}";                           // FLAGS
+  if (o == 54 || o == 55) return "8'hff";                                                // RANK
+  return r;
+}
+
+}  // namespace
+
+std::string emit_sched(const Config& c) {
+  auto v = common_values(c);
+  const int BB = c.bus_bytes;
+  v["KW"] = clog2(BB);
+  const int NB = static_cast<int>(v["NB"]);
+  std::ostringstream patch, select;
+  for (int j = 0; j < BB; ++j) {
+    const std::string r = "raw[" + std::to_string(8 * j + 7) + ":" + std::to_string(8 * j) + "]";
+    bool header = false;
+    for (int b = 0; b * BB + j < 64; ++b) header = true;
+    if (!header) {
+      patch << "  assign patched[" << 8 * j + 7 << ":" << 8 * j << "] = " << r << ";\n";
+      select << "  assign out_word[" << 8 * j + 7 << ":" << 8 * j << "] = tree_sum[" << 8 * j + 7 << ":" << 8 * j
+             << "];\n";
+      continue;
+    }
+    patch << "  wire [7:0] rb" << j << " = " << r << ";\n";
+    patch << "  reg [7:0] pb" << j << ";\n  always @* begin\n    case (rd_beat_q)\n";
+    int thr = 0;
+    for (int b = 0; b * BB + j < 64; ++b) {
+      patch << "      " << NB << "'d" << b << ": pb" << j << " = " << patch_byte(b * BB + j, "rb" + std::to_string(j))
+            << ";\n";
+      thr = b + 1;
+    }
+    patch << "      default: pb" << j << " = rb" << j << ";\n    endcase\n  end\n";
+    patch << "  assign patched[" << 8 * j + 7 << ":" << 8 * j << "] = pb" << j << ";\n";
+    select << "  assign out_word[" << 8 * j + 7 << ":" << 8 * j << "] = (out_beat < " << NB << "'d" << thr
+           << ") ? side_word[" << 8 * j + 7 << ":" << 8 * j << "] : tree_sum[" << 8 * j + 7 << ":" << 8 * j
+           << "];\n";
+  }
+  std::ostringstream o;
+  o << "module " << c.module_name("sched") << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n"
+    << "  input  wire [31:0] now,\n"
+    << "  // Context table.\n"
+    << "  input  wire [${C}-1:0] ctx_enable,\n"
+    << "  // One-cycle pulse: context c was just enabled (its expected VID starts at 0).\n"
+    << "  input  wire [${C}-1:0] ctx_enable_set,\n"
+    << "  input  wire [${C}*${N}-1:0] ctx_members,\n"
+    << "  input  wire [${C}-1:0] ctx_upstream,\n"
+    << "  input  wire [${C}*48-1:0] ctx_group_mac,\n"
+    << "  input  wire [${C}*32-1:0] ctx_group_ip,\n"
+    << "  input  wire [${C}*48-1:0] ctx_own_mac,\n"
+    << "  input  wire [${C}*32-1:0] ctx_own_ip,\n"
+    << "  input  wire [${C}*32-1:0] ctx_timeout,\n"
+    << "  output wire [${C}*32-1:0] ctx_expected_vid,\n"
+    << "  // Queue heads of every port: port p, context c at index p*C + c.\n"
+    << "  input  wire [${N}*${C}-1:0] q_valid,\n"
+    << "  input  wire [${N}*${C}*32-1:0] q_vid,\n"
+    << "  input  wire [${N}*${C}*16-1:0] q_count,\n"
+    << "  input  wire [${N}*${C}-1:0] q_fin,\n"
+    << "  input  wire [${N}*${C}-1:0] q_ce,\n"
+    << "  input  wire [${N}*${C}*${SW}-1:0] q_slot,\n"
+    << "  input  wire [${N}*${C}*32-1:0] q_since,\n"
+    << "  output reg  [${N}*${C}-1:0] q_pop,\n"
+    << "  // Header fields of each port's head of context meta_sel.\n"
+    << "  output wire [${CW}-1:0] meta_sel,\n"
+    << "  input  wire [${N}*48-1:0] meta_eth_dst,\n"
+    << "  input  wire [${N}*8-1:0] meta_tos,\n"
+    << "  input  wire [${N}*32-1:0] meta_ip_dst,\n"
+    << "  input  wire [${N}*16-1:0] meta_csum_part,\n"
+    << "  input  wire [${N}*8-1:0] meta_flags,\n"
+    << "  // Slot memory reads, one per port, data one cycle later.\n"
+    << "  output wire [${N}*${CAW}-1:0] rd_addr,\n"
+    << "  input  wire [${N}*${W}-1:0] rd_data,\n"
+    << "  // Drop counter pulses per port: stale, incomplete, count_mismatch, timeout.\n"
+    << "  output reg  [${N}*4-1:0] drop_inc,\n"
+    << "  output reg  [${C}-1:0] ctx_completed_inc,\n"
+    << "  output reg  [${C}-1:0] ctx_dropped_inc,\n"
+    << "  output wire agg_tx_inc,\n"
+    << "  // Built frames to the switch chip.\n"
+    << "  output wire [${W}-1:0] m_agg_axis_tdata,\n"
+    << "  output wire [${BB}-1:0] m_agg_axis_tkeep,\n"
+    << "  output wire m_agg_axis_tvalid,\n"
+    << "  output wire m_agg_axis_tlast,\n"
+    << "  input  wire m_agg_axis_tready\n"
+    << ");\n";
+  std::string body = kSchedBody;
+  auto put = [&](const std::string& key, const std::string& text) {
+    for (size_t at; (at = body.find(key)) != std::string::npos;) body.replace(at, key.size(), text);
+  };
+  const int FCW = static_cast<int>(v["FCW"]);
+  put("${BEATS_FCW}", FCW > NB ? "{{" + std::to_string(FCW - NB) + "{1'b0}}, sel_beats}"
+                      : FCW == NB ? std::string("sel_beats") : "sel_beats[" + std::to_string(FCW - 1) + ":0]");
+  put("${PATCH}", patch.str());
+  put("${SELECT}", select.str());
+  put("${PREFIX}", c.in.prefix);
+  return subst(o.str(), v) + subst(body, v);
+}
+
+}  // namespace panama
+
+#include "regmap.h"
+
+namespace panama {
+
+std::string emit_top(const Config& c) {
+  auto v = common_values(c);
+  const int N = c.in.ports;
+  const RegMap map = RegMap::from(c);
+  int aw = 0;
+  while ((1u << aw) < map.size) ++aw;
+  v["AW"] = aw;
+  std::ostringstream o;
+  char pp[16];
+  o << "module " << c.module_name("top") << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n";
+  for (int p = 0; p < N; ++p) {
+    std::snprintf(pp, sizeof pp, "%02d", p);
+    const std::string s = std::string("s") + pp + "_axis_", m = std::string("m") + pp + "_axis_";
+    o << "  // Port " << p << ": from link " << p << ", and on to the switch chip's port " << p << ".\n"
+      << "  input  wire [${W}-1:0] " << s << "tdata,\n"
+      << "  input  wire [${BB}-1:0] " << s << "tkeep,\n"
+      << "  input  wire " << s << "tvalid,\n"
+      << "  input  wire " << s << "tlast,\n"
+      << "  input  wire " << s << "tuser,\n"
+      << "  output wire " << s << "tready,\n"
+      << "  output wire [${W}-1:0] " << m << "tdata,\n"
+      << "  output wire [${BB}-1:0] " << m << "tkeep,\n"
+      << "  output wire " << m << "tvalid,\n"
+      << "  output wire " << m << "tlast,\n"
+      << "  output wire " << m << "tuser,\n"
+      << "  input  wire " << m << "tready,\n";
+  }
+  o << "  // Frames the accelerator builds, to the switch chip's internal port.\n"
+    << "  output wire [${W}-1:0] m_agg_axis_tdata,\n"
+    << "  output wire [${BB}-1:0] m_agg_axis_tkeep,\n"
+    << "  output wire m_agg_axis_tvalid,\n"
+    << "  output wire m_agg_axis_tlast,\n"
+    << "  input  wire m_agg_axis_tready,\n"
+    << "  // Configuration and counters (regmap.md).\n"
+    << "  input  wire [${AW}-1:0] s_axil_awaddr,\n"
+    << "  input  wire [2:0] s_axil_awprot,\n"
+    << "  input  wire s_axil_awvalid,\n"
+    << "  output wire s_axil_awready,\n"
+    << "  input  wire [31:0] s_axil_wdata,\n"
+    << "  input  wire [3:0] s_axil_wstrb,\n"
+    << "  input  wire s_axil_wvalid,\n"
+    << "  output wire s_axil_wready,\n"
+    << "  output wire [1:0] s_axil_bresp,\n"
+    << "  output wire s_axil_bvalid,\n"
+    << "  input  wire s_axil_bready,\n"
+    << "  input  wire [${AW}-1:0] s_axil_araddr,\n"
+    << "  input  wire [2:0] s_axil_arprot,\n"
+    << "  input  wire s_axil_arvalid,\n"
+    << "  output wire s_axil_arready,\n"
+    << "  output wire [31:0] s_axil_rdata,\n"
+    << "  output wire [1:0] s_axil_rresp,\n"
+    << "  output wire s_axil_rvalid,\n"
+    << "  input  wire s_axil_rready\n"
+    << ");\n\n";
+  o << "  // Ports, contexts, bus bits and bytes.\n"
+    << "  localparam N = ${N};\n  localparam C = ${C};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
+  o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
+    << "  reg [31:0] now_q;\n"
+    << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n\n";
+  o << "  // The per-port streams, packed so that generate loops can reach them.\n"
+    << "  wire [N*W-1:0] s_tdata, m_tdata;\n  wire [N*BB-1:0] s_tkeep, m_tkeep;\n"
+    << "  wire [N-1:0] s_tvalid, s_tlast, s_tuser, s_tready, m_tvalid, m_tlast, m_tuser, m_tready;\n";
+  for (int p = 0; p < N; ++p) {
+    std::snprintf(pp, sizeof pp, "%02d", p);
+    const std::string s = std::string("s") + pp + "_axis_", m = std::string("m") + pp + "_axis_";
+    const std::string P = std::to_string(p);
+    o << "  assign s_tdata[" << P << "*W +: W] = " << s << "tdata;\n"
+      << "  assign s_tkeep[" << P << "*BB +: BB] = " << s << "tkeep;\n"
+      << "  assign s_tvalid[" << P << "] = " << s << "tvalid;\n"
+      << "  assign s_tlast[" << P << "] = " << s << "tlast;\n"
+      << "  assign s_tuser[" << P << "] = " << s << "tuser;\n"
+      << "  assign " << s << "tready = s_tready[" << P << "];\n"
+      << "  assign " << m << "tdata = m_tdata[" << P << "*W +: W];\n"
+      << "  assign " << m << "tkeep = m_tkeep[" << P << "*BB +: BB];\n"
+      << "  assign " << m << "tvalid = m_tvalid[" << P << "];\n"
+      << "  assign " << m << "tlast = m_tlast[" << P << "];\n"
+      << "  assign " << m << "tuser = m_tuser[" << P << "];\n"
+      << "  assign m_tready[" << P << "] = " << m << "tready;\n";
+  }
+  o << R"V(
+  // ---------------------------------------------------------------- register file
+  wire [15:0] agg_port;
+  wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
+  wire [C*16-1:0] ctx_jid;
+  wire [C*8-1:0] ctx_tid, ctx_upstream_port;
+  wire [C*N-1:0] ctx_members;
+  wire [C*48-1:0] ctx_group_mac, ctx_own_mac;
+  wire [C*32-1:0] ctx_group_ip, ctx_own_ip, ctx_timeout, ctx_expected_vid;
+  wire [N*16-1:0] port_count_inc;
+  wire [C-1:0] ctx_completed_inc, ctx_dropped_inc;
+  wire agg_tx_inc;
+  ${PREFIX}_regs u_regs (
+    .clk(clk), .rst(rst),
+    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready),
+    .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
+    .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
+    .ctx_upstream_port(ctx_upstream_port), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
+    .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
+    .ctx_expected_vid(ctx_expected_vid), .port_count_inc(port_count_inc),
+    .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
+
+  // ---------------------------------------------------------------- ports and scheduler
+  wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop;
+  wire [N*C*32-1:0] q_vid, q_since;
+  wire [N*C*16-1:0] q_count;
+  wire [N*C*${SW}-1:0] q_slot;
+  wire [${CW}-1:0] meta_sel;
+  wire [N*48-1:0] meta_eth_dst;
+  wire [N*8-1:0] meta_tos, meta_flags;
+  wire [N*32-1:0] meta_ip_dst;
+  wire [N*16-1:0] meta_csum_part;
+  wire [N*${CAW}-1:0] rd_addr;
+  wire [N*W-1:0] rd_data;
+  wire [N*4-1:0] drop_inc;
+  wire [N*12-1:0] port_inc;
+  genvar p;
+  generate
+    for (p = 0; p < N; p = p + 1) begin : g_port
+      wire [C-1:0] member, uplink;
+      genvar k;
+      for (k = 0; k < C; k = k + 1) begin : g_role
+        assign member[k] = ctx_members[k*N + p];
+        assign uplink[k] = ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
+      end
+      ${PREFIX}_port u_port (
+        .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
+        .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
+        .s_axis_tdata(s_tdata[p*W +: W]), .s_axis_tkeep(s_tkeep[p*BB +: BB]), .s_axis_tvalid(s_tvalid[p]),
+        .s_axis_tlast(s_tlast[p]), .s_axis_tuser(s_tuser[p]), .s_axis_tready(s_tready[p]),
+        .m_axis_tdata(m_tdata[p*W +: W]), .m_axis_tkeep(m_tkeep[p*BB +: BB]), .m_axis_tvalid(m_tvalid[p]),
+        .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
+        .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
+        .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_slot(q_slot[p*C*${SW} +: C*${SW}]),
+        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]),
+        .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
+        .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
+        .meta_flags(meta_flags[p*8 +: 8]),
+        .rd_addr(rd_addr[p*${CAW} +: ${CAW}]), .rd_data(rd_data[p*W +: W]),
+        .count_inc(port_inc[p*12 +: 12]));
+      assign port_count_inc[p*16 +: 16] = {drop_inc[p*4 +: 4], port_inc[p*12 +: 12]};
+    end
+  endgenerate
+
+  ${PREFIX}_sched u_sched (
+    .clk(clk), .rst(rst), .now(now_q),
+    .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
+    .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
+    .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
+    .ctx_expected_vid(ctx_expected_vid),
+    .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_slot(q_slot),
+    .q_since(q_since), .q_pop(q_pop),
+    .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
+    .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
+    .rd_addr(rd_addr), .rd_data(rd_data), .drop_inc(drop_inc),
+    .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc),
+    .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
+    .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
+    .m_agg_axis_tready(m_agg_axis_tready));
+
+endmodule
+)V";
+  std::string text = o.str();
+  for (size_t at; (at = text.find("${PREFIX}")) != std::string::npos;) text.replace(at, 9, c.in.prefix);
+  return subst(text, v);
+}
+
+}  // namespace panama

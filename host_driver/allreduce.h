@@ -1,0 +1,117 @@
+// panama_host: all-reduce through a PANAMA-style aggregation accelerator (docs/host.md).
+//
+//   panama::host::AllReduce ar(transport, params);
+//   ar.reduce_f32(buf, n);   // buf now holds the sum over all workers, bit-identical everywhere
+//
+// Protocol (wire-format.md, accelerator.md): the buffer is split into vectors of COUNT elements,
+// striped round-robin over the job's trees (TID 0..T-1); per (JID, TID) VIDs start at
+// JobParams::first_vid and continue across calls; FIN marks the last vector of each tree in a
+// call; each tree keeps a DCTCP-controlled window of vectors in flight; the final sums come back
+// as RESULT frames on the group.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ref_float.h"
+#include "transport.h"
+#include "wire.h"
+
+namespace panama::host {
+
+struct AllReduceError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Window and congestion-control parameters (per tree).
+struct WindowParams {
+  double init = 4;        // initial window, vectors in flight
+  double min = 1;         // floor of the window
+  double max = 8;         // ceiling: T * max frames must fit the accelerator's contribution
+                          // pool (docs/host.md: 12 for the default 64 KiB, 8-context design)
+  double gain = 1.0 / 16; // DCTCP g
+  bool cc = true;         // false: fixed window = init
+};
+
+// DCTCP-style window from the ECN marks of the results (docs/host.md). A "window" is the
+// floor(cwnd) results that follow the previous update: F = marked / seen, alpha <- (1-g) alpha +
+// g F; a marked window shrinks cwnd to cwnd (1 - alpha/2) (not below min), an unmarked one grows
+// it by one (not above max). Deterministic in the sequence of marks, so workers that see the same
+// results keep the same window.
+class Dctcp {
+ public:
+  explicit Dctcp(const WindowParams& p);
+  void on_result(bool ce);
+  double cwnd() const { return cwnd_; }
+  double alpha() const { return alpha_; }
+  int allowed() const;  // vectors that may be in flight now, >= 1
+  uint64_t windows() const { return windows_; }
+
+ private:
+  WindowParams p_;
+  double cwnd_, alpha_ = 0;
+  int target_, seen_ = 0, marked_ = 0;
+  uint64_t windows_ = 0;
+};
+
+struct JobParams {
+  uint16_t jid = 0;
+  int rank = 0;            // 0..world-1, carried in RANK
+  int world = 1;
+  int trees = 1;           // T: TIDs 0..T-1
+  int elem_bytes = 4;      // ES: 4 (fp32) or 2 (bf16/fp16)
+  ref::Fmt format = ref::Fmt::fp32;  // must match elem_bytes; used by loss repair's encodings
+  int count = 362;         // COUNT per vector: <= min(MAX_ELEMS, (MTU - 50) / ES)
+  uint32_t first_vid = 0;  // VID of the first vector of every tree (0 after enabling the context)
+  std::vector<uint32_t> first_vids;  // per tree (size T) instead of first_vid, when not empty
+  WindowParams window;
+  int timeout_ms = 2000;   // no new result for this long while waiting: AllReduceError
+  // Loss repair (docs/host.md): rounds reserved per call and tree (0: off, a loss ends the call
+  // with AllReduceError), repair slots per round, and how long a worker waits for a round's
+  // status (or for the results before it) before going on without it.
+  int repair_rounds = 4;
+  int repair_slots = 8;     // per round at least; ceil(n_t / 32) for a tree of n_t vectors
+  int status_wait_ms = 200;
+  // Addressing of the frames built here (raw backends use them as they are; udp replaces L2-L4).
+  wire::Mac eth_dst{0x02, 0xaa, 0, 0, 0, 1}, eth_src{0x02, 0, 0, 0, 0, 1};
+  wire::Ipv4 ip_src = 0, ip_dst = 0;
+  uint16_t agg_port = wire::kDefaultAggPort;
+  uint8_t ecn = 0b10;      // ECT(0) on every contribution
+
+  // Throws AllReduceError with one line when a parameter is out of range.
+  void validate() const;
+  // COUNT for a given MTU and MAX_ELEMS: min(max_elems, floor((mtu - 50) / es)).
+  static int count_for(int mtu, int max_elems, int es);
+};
+
+struct Stats {
+  uint64_t calls = 0, vectors_sent = 0, results = 0, results_ce = 0, ignored = 0, duplicates = 0;
+  uint64_t lost = 0, repaired = 0, repair_rounds = 0;  // vectors seen lost, recovered; rounds used
+  uint64_t bytes_reduced = 0;  // payload bytes of this worker's buffers
+  double seconds = 0;          // time spent inside reduce calls
+};
+
+class AllReduce {
+ public:
+  AllReduce(Transport& t, const JobParams& p);  // validates p
+
+  // Sums n elements in place with the job's other workers (every worker calls with the same n).
+  void reduce_f32(float* data, size_t n);
+  void reduce_u16(uint16_t* data, size_t n);   // bf16 / fp16 bit patterns (elem_bytes = 2)
+  void reduce_raw(uint8_t* data, size_t n);    // n elements of elem_bytes, little-endian
+
+  const Stats& stats() const { return stats_; }
+  uint32_t next_vid(int tree) const { return next_vid_.at(static_cast<size_t>(tree)); }
+  const Dctcp& window(int tree) const { return cc_.at(static_cast<size_t>(tree)); }
+  const JobParams& params() const { return p_; }
+
+ private:
+  Transport& t_;
+  JobParams p_;
+  std::vector<uint32_t> next_vid_;
+  std::vector<Dctcp> cc_;
+  Stats stats_;
+};
+
+}  // namespace panama::host

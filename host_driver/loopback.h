@@ -1,0 +1,111 @@
+// In-process links between host transports and the switch stand-in (tests, docs/host.md):
+// port p of the LoopbackFabric is one link; LoopbackTransport is the host end of it.
+// Optional loss on the switch -> host direction of chosen ports (fault tests).
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include "switch.h"
+#include "transport.h"
+
+namespace panama::host {
+
+class LoopbackFabric : public Fabric {
+ public:
+  explicit LoopbackFabric(int ports)
+      : links_(static_cast<size_t>(ports)), loss_(static_cast<size_t>(ports), 0.0),
+        up_loss_(static_cast<size_t>(ports), 0.0) {}
+  int ports() const override { return static_cast<int>(links_.size()); }
+  bool try_recv(int port, wire::Bytes& f) override {
+    std::lock_guard<std::mutex> l(mu_);
+    auto& q = links_[static_cast<size_t>(port)].up;
+    if (q.empty()) return false;
+    f = std::move(q.front());
+    q.pop_front();
+    return true;
+  }
+  void send(int port, const wire::Bytes& f) override {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      const double loss = loss_[static_cast<size_t>(port)];
+      if (loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < loss) {
+        ++dropped_;
+        return;
+      }
+      links_[static_cast<size_t>(port)].down.push_back(f);
+    }
+    host_cv_.notify_all();
+  }
+  void wait(Clock::time_point until) override {
+    std::unique_lock<std::mutex> l(mu_);
+    switch_cv_.wait_until(l, until, [&] {
+      for (auto& k : links_)
+        if (!k.up.empty()) return true;
+      return false;
+    });
+  }
+  // Host side.
+  void host_send(int port, const wire::Bytes& f) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      const double loss = up_loss_[static_cast<size_t>(port)];
+      if (loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < loss) {
+        ++dropped_;
+        return;
+      }
+      links_[static_cast<size_t>(port)].up.push_back(f);
+    }
+    switch_cv_.notify_all();
+  }
+  bool host_recv(int port, wire::Bytes& f, Clock::time_point deadline) {
+    std::unique_lock<std::mutex> l(mu_);
+    auto& q = links_[static_cast<size_t>(port)].down;
+    if (!host_cv_.wait_until(l, deadline, [&] { return !q.empty(); })) return false;
+    f = std::move(q.front());
+    q.pop_front();
+    return true;
+  }
+  // Drops each frame sent to the host on `port` with probability p (seeded).
+  void set_loss(int port, double p, uint64_t seed) {
+    std::lock_guard<std::mutex> l(mu_);
+    loss_[static_cast<size_t>(port)] = p;
+    rng_.seed(seed);
+  }
+  // Drops each frame the host on `port` sends with probability p.
+  void set_up_loss(int port, double p) {
+    std::lock_guard<std::mutex> l(mu_);
+    up_loss_[static_cast<size_t>(port)] = p;
+  }
+  uint64_t dropped() {
+    std::lock_guard<std::mutex> l(mu_);
+    return dropped_;
+  }
+
+ private:
+  struct Link {
+    std::deque<wire::Bytes> up, down;
+  };
+  std::mutex mu_;
+  std::condition_variable switch_cv_, host_cv_;
+  std::vector<Link> links_;
+  std::vector<double> loss_, up_loss_;
+  std::mt19937_64 rng_{1};
+  uint64_t dropped_ = 0;
+};
+
+class LoopbackTransport : public Transport {
+ public:
+  LoopbackTransport(LoopbackFabric& fab, int port) : fab_(fab), port_(port) {}
+  void send(const wire::Bytes& f) override { fab_.host_send(port_, f); }
+  bool recv(wire::Bytes& f, Clock::time_point deadline) override { return fab_.host_recv(port_, f, deadline); }
+
+ private:
+  LoopbackFabric& fab_;
+  int port_;
+};
+
+}  // namespace panama::host

@@ -1,0 +1,330 @@
+// panama-host: the host driver's command line (tools.md, docs/host.md).
+//   panama-host worker --iface IF --job J --rank R --world W --trees T --in GRAD.bin --out RESULT.bin ...
+//   panama-host switch --rtl DIR --contexts CTX.json --ifaces IF0,IF1,... ...
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "afpacket.h"
+#include "allreduce.h"
+#include "switch.h"
+#include "udp_transport.h"
+
+using namespace panama;
+using namespace panama::host;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  return b;
+}
+
+void write_file(const std::string& path, const uint8_t* p, size_t n) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n));
+    if (!out) throw std::runtime_error("cannot write " + path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+int iface_mtu(const std::string& iface) {
+  std::ifstream in("/sys/class/net/" + iface + "/mtu");
+  int mtu = 0;
+  if (!(in >> mtu) || mtu < 68) throw std::runtime_error("cannot read the MTU of interface '" + iface + "'");
+  return mtu;
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  std::string x;
+  while (std::getline(ss, x, ',')) v.push_back(x);
+  return v;
+}
+
+struct WorkerOpts {
+  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats;
+  int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
+  int port = wire::kDefaultAggPort;
+  int repair_rounds = 4, repair_slots = 8, status_wait_ms = 200;
+  std::string first_vid = "0";
+  WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
+  bool no_cc = false;
+};
+
+int run_worker(const WorkerOpts& o) {
+  if (o.backend != "udp")
+    throw std::runtime_error("backend '" + o.backend + "' is not available (only udp; tins and dpdk are later work)");
+  if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
+  if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
+  int es = 0;
+  if (o.format == "fp32")
+    es = 4;
+  else if (o.format == "bf16" || o.format == "fp16")
+    es = 2;
+  else
+    throw std::runtime_error("--format must be fp32, bf16 or fp16");
+  const int mtu = o.mtu ? o.mtu : iface_mtu(o.iface);
+  const int max_elems = o.max_elems ? o.max_elems : 1450 / es;
+  if (o.status_wait_ms < 1) throw std::runtime_error("--status-wait-ms must be >= 1");
+
+  JobParams p;
+  p.jid = static_cast<uint16_t>(o.job);
+  p.rank = o.rank;
+  p.world = o.world;
+  p.trees = o.trees;
+  p.elem_bytes = es;
+  p.format = es == 4 ? ref::Fmt::fp32 : (o.format == "bf16" ? ref::Fmt::bf16 : ref::Fmt::fp16);
+  p.repair_rounds = o.repair_rounds;
+  p.repair_slots = o.repair_slots;
+  p.status_wait_ms = o.status_wait_ms;
+  p.count = JobParams::count_for(mtu, max_elems, es);
+  {
+    const auto v = split(o.first_vid);
+    if (v.size() != 1 && static_cast<int>(v.size()) != o.trees)
+      throw std::runtime_error("--first-vid: give one VID or one per tree (" + std::to_string(o.trees) + ")");
+    for (const auto& x : v) {
+      size_t used = 0;
+      unsigned long long u = 0;
+      try {
+        u = std::stoull(x, &used, 10);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (x.empty() || used != x.size() || x[0] == '-' || u > 0xFFFFFFFFull)
+        throw std::runtime_error("--first-vid: '" + x + "' is not a VID (0..4294967295)");
+      p.first_vids.push_back(static_cast<uint32_t>(u));
+    }
+    if (p.first_vids.size() == 1) p.first_vids.assign(static_cast<size_t>(std::max(1, o.trees)), p.first_vids[0]);
+  }
+  p.window = o.win;
+  if (p.window.max <= 0) p.window.max = std::max(1, 12 / std::max(1, o.trees));
+  if (p.window.init <= 0) p.window.init = std::min(4.0, p.window.max);
+  p.window.cc = !o.no_cc;
+  p.timeout_ms = o.timeout_ms;
+  p.agg_port = static_cast<uint16_t>(o.port);
+  p.validate();
+
+  std::vector<uint8_t> grad = read_file(o.in);
+  if (grad.size() % static_cast<size_t>(es) != 0)
+    throw std::runtime_error(o.in + ": size " + std::to_string(grad.size()) + " is not a multiple of " +
+                             std::to_string(es) + " bytes");
+  UdpParams up;
+  up.iface = o.iface;
+  up.port = static_cast<uint16_t>(o.port);
+  up.agg_ip = wire::parse_ipv4(o.agg_ip);
+  up.group_ip = wire::parse_ipv4(o.group_ip);
+  UdpTransport tr(up);
+  p.ip_src = tr.local_ip();
+  p.ip_dst = up.agg_ip;
+  AllReduce ar(tr, p);
+  std::vector<uint8_t> buf;
+  for (int it = 0; it < o.iterations; ++it) {
+    buf = grad;
+    ar.reduce_raw(buf.data(), buf.size() / static_cast<size_t>(es));
+  }
+  write_file(o.out, buf.data(), buf.size());
+  const Stats& s = ar.stats();
+  nlohmann::ordered_json j;
+  j["rank"] = o.rank;
+  j["elements"] = grad.size() / static_cast<size_t>(es);
+  j["count"] = p.count;
+  j["iterations"] = o.iterations;
+  j["vectors_sent"] = s.vectors_sent;
+  j["results"] = s.results;
+  j["results_ce"] = s.results_ce;
+  j["ignored"] = s.ignored;
+  j["duplicates"] = s.duplicates;
+  j["lost"] = s.lost;
+  j["repaired"] = s.repaired;
+  j["repair_rounds"] = s.repair_rounds;
+  j["seconds"] = s.seconds;
+  j["goodput_mbps"] = s.seconds > 0 ? s.bytes_reduced * 8 / s.seconds / 1e6 : 0.0;
+  j["trees"] = nlohmann::ordered_json::array();
+  for (int t = 0; t < p.trees; ++t)
+    j["trees"].push_back({{"tid", t}, {"next_vid", ar.next_vid(t)}, {"cwnd", ar.window(t).cwnd()},
+                          {"alpha", ar.window(t).alpha()}});
+  if (!o.stats.empty()) {
+    std::ofstream st(o.stats);
+    if (!st) throw std::runtime_error("cannot write " + o.stats);
+    st << j.dump(2) << "\n";
+  }
+  std::fprintf(stderr, "panama-host worker %d: %s\n", o.rank, j.dump().c_str());
+  return 0;
+}
+
+struct SwitchOpts {
+  std::string rtl, contexts, ifaces, counters, loss_ports;
+  double duration = 0;
+  double export_interval = 1;
+  StandInParams sp;
+  long idle_cycles = -1;
+};
+
+int run_switch(const SwitchOpts& o) {
+  const auto names = split(o.ifaces);
+  if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
+  int ports = 0;
+  const wire::CtxFile ctx = load_contexts(o.rtl, o.contexts, &ports);
+  if (static_cast<int>(names.size()) > ports)
+    throw std::runtime_error(std::to_string(names.size()) + " interfaces for a design with " + std::to_string(ports) +
+                             " ports");
+  for (size_t i = 0; i < ctx.contexts.size(); ++i) {
+    const auto& c = ctx.contexts[i];
+    for (int p : c.members)
+      if (p >= static_cast<int>(names.size()))
+        throw std::runtime_error("context " + std::to_string(i) + ": member port " + std::to_string(p) +
+                                 " has no interface in --ifaces");
+    if (!c.multicast && c.upstream_port >= static_cast<int>(names.size()))
+      throw std::runtime_error("context " + std::to_string(i) + ": upstream port has no interface in --ifaces");
+  }
+  StandInParams sp = o.sp;
+  for (const auto& x : split(o.loss_ports)) {
+    try {
+      size_t used = 0;
+      sp.chip.loss_ports.push_back(std::stoi(x, &used));
+      if (used != x.size()) throw std::invalid_argument(x);
+    } catch (const std::exception&) {
+      throw std::runtime_error("--loss-ports: '" + x + "' is not a port number");
+    }
+  }
+  bool timeouts = false;
+  for (const auto& c : ctx.contexts) timeouts |= c.timeout_cycles != 0;
+  sp.idle_cycles_per_ms = o.idle_cycles >= 0 ? static_cast<uint64_t>(o.idle_cycles) : (timeouts ? 200 : 0);
+  AfPacketFabric fab(names);
+  auto eng = make_model_engine(o.rtl, ctx);
+  SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: SystemC model\n", names.size(),
+               ctx.contexts.size());
+  // The loop runs in slices so that counters can be exported and --duration honoured.
+  const auto start = Clock::now();
+  nlohmann::ordered_json j;
+  std::atomic<bool> slice_stop{false};
+  for (;;) {
+    // One slice: run until the export interval or a signal.
+    const auto slice_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(o.export_interval));
+    struct SliceFabric : Fabric {
+      Fabric& f;
+      Clock::time_point end;
+      std::atomic<bool>& stop;
+      SliceFabric(Fabric& f_, Clock::time_point e, std::atomic<bool>& s) : f(f_), end(e), stop(s) {}
+      int ports() const override { return f.ports(); }
+      bool try_recv(int p, wire::Bytes& b) override { return f.try_recv(p, b); }
+      void send(int p, const wire::Bytes& b) override { f.send(p, b); }
+      void wait(Clock::time_point until) override {
+        f.wait(std::min(until, end));
+        if (Clock::now() >= end || g_stop.load()) stop.store(true);
+      }
+    } slice(fab, slice_end, slice_stop);
+    slice_stop.store(false);
+    j = run_standin(slice, *eng, chip, sp, slice_stop);
+    j["send_errors"] = fab.send_errors();
+    if (!o.counters.empty()) {
+      std::ofstream out(o.counters + ".tmp");
+      out << j.dump(2) << "\n";
+      out.close();
+      std::rename((o.counters + ".tmp").c_str(), o.counters.c_str());
+    }
+    const double el = std::chrono::duration<double>(Clock::now() - start).count();
+    if (g_stop.load() || (o.duration > 0 && el >= o.duration)) break;
+  }
+  std::printf("%s\n", j.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"panama-host: host driver and switch stand-in for the PANAMA-style accelerator"};
+  app.require_subcommand(1);
+
+  WorkerOpts w;
+  auto* wk = app.add_subcommand("worker", "all-reduce GRAD.bin with the job's other workers");
+  wk->add_option("--iface", w.iface, "network interface towards the accelerator")->required();
+  wk->add_option("--job", w.job, "job id (JID) 0..65535")->required();
+  wk->add_option("--rank", w.rank, "this worker's rank 0..world-1")->required();
+  wk->add_option("--world", w.world, "number of workers")->required();
+  wk->add_option("--trees", w.trees, "aggregation trees (TIDs 0..T-1)")->default_val(1);
+  wk->add_option("--in", w.in, "input: little-endian elements")->required();
+  wk->add_option("--out", w.out, "output: the sum, same layout")->required();
+  wk->add_option("--backend", w.backend, "udp (tins, dpdk: later work)")->default_val("udp");
+  wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
+  wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
+  wk->add_option("--port", w.port, "aggregation UDP port")->default_val(9056)->check(CLI::Range(1, 65535));
+  wk->add_option("--format", w.format, "element format fp32|bf16|fp16")->default_val("fp32");
+  wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
+  wk->add_option("--max-elems", w.max_elems, "accelerator MAX_ELEMS (default floor(1450/ES))")
+      ->check(CLI::Range(1, 65535));
+  wk->add_option("--first-vid", w.first_vid,
+                 "VID of the first vector: one for every tree or V0,V1,... per tree (a restarted worker "
+                 "continues where the job's contexts are: the previous run's stats next_vid)")
+      ->default_val("0");
+  wk->add_option("--window-init", w.win.init, "initial window, vectors per tree (default min(4, max))");
+  wk->add_option("--window-min", w.win.min, "window floor")->default_val(1);
+  wk->add_option("--window-max", w.win.max, "window ceiling per tree (default max(1, floor(12 / T)))");
+  wk->add_option("--ecn-gain", w.win.gain, "DCTCP gain g")->default_val(1.0 / 16);
+  wk->add_flag("--no-cc", w.no_cc, "fixed window (--window-init), ECN ignored");
+  wk->add_option("--timeout-ms", w.timeout_ms, "error after this long without a new result")->default_val(2000);
+  wk->add_option("--repair-rounds", w.repair_rounds, "loss repair rounds reserved per call and tree (0: off)")
+      ->default_val(4)
+      ->check(CLI::Range(0, 64));
+  wk->add_option("--repair-slots", w.repair_slots, "repair slots per round")->default_val(8)->check(CLI::Range(1, 4096));
+  wk->add_option("--status-wait-ms", w.status_wait_ms, "wait for a repair round's status before going on")
+      ->default_val(200);
+  wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
+  wk->add_option("--stats", w.stats, "write statistics as JSON here");
+
+  SwitchOpts s;
+  auto* sw = app.add_subcommand("switch", "switch stand-in: accelerator engine + switch chip on interfaces");
+  sw->add_option("--rtl", s.rtl, "generator output directory (config.json)")->required();
+  sw->add_option("--contexts", s.contexts, "CTX.json")->required();
+  sw->add_option("--ifaces", s.ifaces, "IF0,IF1,...: the interface of each port")->required();
+  sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
+      ->default_val(0);
+  sw->add_option("--ecn-threshold", s.sp.chip.ecn_threshold, "mark CE above this queue length, packets")
+      ->default_val(85);
+  sw->add_option("--queue-limit", s.sp.chip.queue_limit, "egress queue limit, packets")->default_val(1000);
+  sw->add_option("--loss", s.sp.chip.loss, "fault injection: drop probability per frame in and out")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1.0));
+  sw->add_option("--loss-ports", s.loss_ports, "ports the loss applies to, P0,P1,... (default: all)");
+  sw->add_option("--loss-seed", s.sp.chip.loss_seed, "seed of the loss")->default_val(1);
+  sw->add_option("--counters", s.counters, "export counters JSON here (every --export-interval and at exit)");
+  sw->add_option("--export-interval", s.export_interval, "seconds")->default_val(1)->check(CLI::Range(0.01, 3600.0));
+  sw->add_option("--duration", s.duration, "stop after this many seconds (0: at SIGINT/SIGTERM)")->default_val(0);
+  sw->add_option("--idle-cycles-per-ms", s.idle_cycles,
+                 "simulated cycles per quiet ms (default 200 when a context has a timeout, else 0)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    if (wk->parsed()) return run_worker(w);
+    return run_switch(s);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "panama-host: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,281 @@
+#include "switch.h"
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+
+#include "config.h"
+#include "live.h"
+
+namespace panama::host {
+
+// ---------------------------------------------------------------------------------------------
+// Engine: the SystemC live model
+
+namespace {
+
+class ModelEngine : public Engine {
+ public:
+  ModelEngine(const Config& cfg, const wire::CtxFile& ctx) : m_(cfg, ctx) {}
+  int ports() const override { return m_.ports(); }
+  void inject(int port, wire::Bytes frame) override { m_.inject(port, std::move(frame)); }
+  void run_until_idle() override { m_.run_until_idle(); }
+  void advance(uint64_t cycles) override { m_.advance(cycles); }
+  std::vector<EngineOut> take_outputs() override {
+    std::vector<EngineOut> v;
+    for (auto& o : m_.take_outputs()) v.push_back(EngineOut{o.port, o.context, std::move(o.data)});
+    return v;
+  }
+  nlohmann::ordered_json counters() override { return m_.counters(); }
+  uint64_t cycles() const override { return m_.cycle(); }
+
+ private:
+  model::LiveModel m_;
+};
+
+Config read_config(const std::string& rtl_dir) {
+  const std::string path = rtl_dir + "/config.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path + " (is --rtl a generator output directory?)");
+  try {
+    return Config::from_json(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path + ": " + e.what());
+  }
+}
+
+bool is_multicast(const uint8_t* mac) { return mac[0] & 1; }
+
+}  // namespace
+
+wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports) {
+  const Config cfg = read_config(rtl_dir);
+  if (ports) *ports = cfg.in.ports;
+  return wire::load_ctx(ctx_path, cfg.in.ports, cfg.in.contexts);
+}
+
+std::unique_ptr<Engine> make_model_engine(const std::string& rtl_dir, const wire::CtxFile& ctx) {
+  return make_model_engine(read_config(rtl_dir), ctx);
+}
+
+std::unique_ptr<Engine> make_model_engine(const Config& cfg, const wire::CtxFile& ctx) {
+  return std::unique_ptr<Engine>(new ModelEngine(cfg, ctx));
+}
+
+// ---------------------------------------------------------------------------------------------
+// SwitchChip
+
+SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
+    : ports_(ports), ctx_(ctx), p_(p), q_(static_cast<size_t>(ports)), busy_until_(static_cast<size_t>(ports)),
+      ctr_(static_cast<size_t>(ports)) {
+  if (ports < 1) throw std::runtime_error("the switch needs at least one port");
+  if (p.rate_mbps < 0) throw std::runtime_error("drain rate must be >= 0");
+  if (p.ecn_threshold < 0) throw std::runtime_error("ECN threshold must be >= 0");
+  if (p.queue_limit < 1) throw std::runtime_error("queue limit must be >= 1");
+  if (!(p.loss >= 0 && p.loss <= 1)) throw std::runtime_error("loss must be a probability in [0, 1]");
+  lossy_.assign(static_cast<size_t>(ports), p.loss_ports.empty());
+  for (int q : p.loss_ports) {
+    if (q < 0 || q >= ports) throw std::runtime_error("loss port " + std::to_string(q) + " does not exist");
+    lossy_[static_cast<size_t>(q)] = true;
+  }
+  rng_.seed(p.loss_seed);
+}
+
+bool SwitchChip::inject_loss(int port) {
+  if (p_.loss <= 0 || !lossy_[static_cast<size_t>(port)]) return false;
+  if (std::uniform_real_distribution<double>(0, 1)(rng_) >= p_.loss) return false;
+  ++ctr_[static_cast<size_t>(port)].injected_drops;
+  return true;
+}
+
+void SwitchChip::count_rx(int port, size_t bytes) {
+  auto& c = ctr_[static_cast<size_t>(port)];
+  ++c.rx_frames;
+  c.rx_bytes += bytes;
+}
+
+bool SwitchChip::congested(int port) const {
+  return static_cast<int>(q_[static_cast<size_t>(port)].size()) > p_.ecn_threshold;
+}
+
+void SwitchChip::enqueue(int port, const wire::Bytes& f, int mark) {
+  auto& q = q_[static_cast<size_t>(port)];
+  auto& c = ctr_[static_cast<size_t>(port)];
+  if (static_cast<int>(q.size()) >= p_.queue_limit) {
+    ++c.queue_drops;
+    return;
+  }
+  wire::Bytes g = f;
+  // DCTCP-style marking: an ECT IPv4 frame (no options) arriving at a queue longer than K (or,
+  // for a replicated final sum, when any of its queues is: mark >= 0 is decided by the caller).
+  const bool mark_it = mark >= 0 ? mark == 1 : congested(port);
+  if (mark_it && g.size() >= 34 && g[12] == 0x08 && g[13] == 0x00 && g[14] == 0x45) {
+    const uint8_t e = g[15] & 3;
+    if (e == 1 || e == 2) {
+      wire::set_ecn(g, wire::kEcnCe);
+      wire::set_ipv4_checksum(g);
+      ++c.ce_marked;
+    }
+  }
+  q.push_back(std::move(g));
+  c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
+}
+
+void SwitchChip::flood(const wire::Bytes& f, int except) {
+  for (int p = 0; p < ports_; ++p)
+    if (p != except) enqueue(p, f);
+  if (except >= 0) ++ctr_[static_cast<size_t>(except)].flooded;
+}
+
+void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
+  const wire::Bytes& f = o.data;
+  if (f.size() < 14) return;  // the accelerator drops runts; nothing to forward
+  if (o.port < 0) {
+    // A built frame (m_agg): multicast mode -> the context's members; upstream -> by destination.
+    if (o.context >= 0 && o.context < static_cast<int>(ctx_.contexts.size())) {
+      const auto& c = ctx_.contexts[static_cast<size_t>(o.context)];
+      if (c.multicast) {
+        // Marked once, before replication: every worker must see the same ECN bits (they keep
+        // the same window from them), so the copies are marked when any member queue is long.
+        bool mark = false;
+        for (int p : c.members) mark |= congested(p);
+        for (int p : c.members) enqueue(p, f, mark ? 1 : 0);
+        return;
+      }
+      wire::Mac dst;
+      std::copy(f.begin(), f.begin() + 6, dst.begin());
+      auto it = fdb_.find(dst);
+      enqueue(it != fdb_.end() ? it->second : c.upstream_port, f);
+      return;
+    }
+    flood(f, -1);
+    return;
+  }
+  // A frame from link p (bypass, or a final sum passed down): learn, then forward by eth.dst.
+  const int in = o.port;
+  wire::Mac src, dst;
+  std::copy(f.begin() + 6, f.begin() + 12, src.begin());
+  std::copy(f.begin(), f.begin() + 6, dst.begin());
+  if (!is_multicast(src.data())) fdb_[src] = in;
+  if (is_multicast(dst.data())) {
+    // Multicast groups of the contexts: a RESULT passed down by an upstream-mode context goes
+    // to that context's members; other multicast and broadcast floods.
+    for (const auto& c : ctx_.contexts) {
+      const bool group = c.multicast ? c.group_mac == dst : false;
+      bool passed_result = false;
+      if (!c.multicast && f.size() >= wire::kHeaderBytes && c.upstream_port == in &&
+          wire::classify(f, ctx_.agg_port) == wire::Class::aggregation) {
+        const auto h = wire::parse_header(f);
+        passed_result = h.result() && h.jid == c.jid && h.tid == c.tid;
+      }
+      if (group || passed_result) {
+        for (int p : c.members)
+          if (p != in) enqueue(p, f);
+        return;
+      }
+    }
+    flood(f, in);
+    return;
+  }
+  auto it = fdb_.find(dst);
+  if (it == fdb_.end()) {
+    flood(f, in);
+  } else if (it->second == in) {
+    ++ctr_[static_cast<size_t>(in)].filtered;
+  } else {
+    enqueue(it->second, f);
+  }
+}
+
+bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
+  auto& q = q_[static_cast<size_t>(port)];
+  if (q.empty()) return false;
+  auto& busy = busy_until_[static_cast<size_t>(port)];
+  if (p_.rate_mbps > 0 && now < busy) return false;
+  f = std::move(q.front());
+  q.pop_front();
+  if (inject_loss(port)) return pop_due(port, now, f);
+  auto& c = ctr_[static_cast<size_t>(port)];
+  ++c.tx_frames;
+  c.tx_bytes += f.size();
+  if (p_.rate_mbps > 0) {
+    // Wire time including FCS, preamble and inter-frame gap (24 bytes).
+    const double secs = (static_cast<double>(f.size()) + 24) * 8 / (p_.rate_mbps * 1e6);
+    busy = std::max(busy, now) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
+  }
+  return true;
+}
+
+Clock::time_point SwitchChip::next_due() const {
+  Clock::time_point t = Clock::time_point::max();
+  for (size_t p = 0; p < q_.size(); ++p)
+    if (!q_[p].empty()) t = std::min(t, p_.rate_mbps > 0 ? busy_until_[p] : Clock::time_point::min());
+  return t;
+}
+
+size_t SwitchChip::queued() const {
+  size_t n = 0;
+  for (const auto& q : q_) n += q.size();
+  return n;
+}
+
+nlohmann::ordered_json SwitchChip::counters_json() const {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const auto& c : ctr_)
+    a.push_back({{"rx_frames", c.rx_frames},
+                 {"rx_bytes", c.rx_bytes},
+                 {"tx_frames", c.tx_frames},
+                 {"tx_bytes", c.tx_bytes},
+                 {"queue_drops", c.queue_drops},
+                 {"ce_marked", c.ce_marked},
+                 {"max_queue", c.max_queue},
+                 {"flooded", c.flooded},
+                 {"filtered", c.filtered},
+                 {"injected_drops", c.injected_drops}});
+  return a;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stand-in's loop
+
+nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, const StandInParams& p,
+                                   const std::atomic<bool>& stop) {
+  const int n = std::min(fab.ports(), eng.ports());
+  auto last_traffic = Clock::now();
+  wire::Bytes f;
+  while (!stop.load(std::memory_order_relaxed)) {
+    bool got = false;
+    for (int port = 0; port < n; ++port) {
+      for (int k = 0; k < p.max_batch && fab.try_recv(port, f); ++k) {
+        chip.count_rx(port, f.size());
+        if (chip.inject_loss(port)) continue;
+        eng.inject(port, std::move(f));
+        f = wire::Bytes();
+        got = true;
+      }
+    }
+    auto now = Clock::now();
+    if (got) {
+      eng.run_until_idle();
+      last_traffic = now;
+    } else if (p.idle_cycles_per_ms > 0 && now - last_traffic >= std::chrono::milliseconds(1)) {
+      // Let simulated time pass while the links are quiet, so context timeouts can fire.
+      eng.advance(p.idle_cycles_per_ms);
+      last_traffic = now;
+    }
+    for (auto& o : eng.take_outputs()) chip.from_engine(std::move(o), now);
+    now = Clock::now();
+    for (int port = 0; port < n; ++port)
+      while (chip.pop_due(port, now, f)) fab.send(port, f);
+    if (got) continue;  // keep draining the links before sleeping
+    const auto due = chip.next_due();
+    fab.wait(std::min(due, Clock::now() + std::chrono::milliseconds(1)));
+  }
+  nlohmann::ordered_json j;
+  j["accelerator"] = eng.counters();
+  j["cycles"] = eng.cycles();
+  j["switch_ports"] = chip.counters_json();
+  return j;
+}
+
+}  // namespace panama::host

@@ -1,0 +1,122 @@
+// The switch stand-in of `panama-host switch` (tools.md, docs/host.md): an accelerator engine
+// (its ports face the links) plus the switch chip it hands frames to: L2 forwarding with MAC
+// learning and flooding, multicast groups from the contexts, and per egress port a queue with a
+// drain rate and DCTCP-style ECN marking. Transport-agnostic: a Fabric moves frames between the
+// ports and the outside world (AF_PACKET sockets, or in-process queues in tests).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "transport.h"
+#include "ctx.h"
+#include "wire.h"
+
+namespace panama {
+struct Config;
+}
+
+namespace panama::host {
+
+struct EngineOut {
+  int port = -1;     // mPP port, or -1 for m_agg
+  int context = -1;  // m_agg: building context
+  wire::Bytes data;
+};
+
+// The accelerator as the stand-in drives it. The SystemC live model implements it today; the
+// Verilated RTL top will implement the same interface.
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual int ports() const = 0;
+  virtual void inject(int port, wire::Bytes frame) = 0;
+  virtual void run_until_idle() = 0;           // process everything injected so far
+  virtual void advance(uint64_t cycles) = 0;   // let time pass (context timeouts)
+  virtual std::vector<EngineOut> take_outputs() = 0;
+  virtual nlohmann::ordered_json counters() = 0;
+  virtual uint64_t cycles() const = 0;
+};
+
+// The SystemC model as the engine (one per process: SystemC elaborates once). Reads
+// RTL_DIR/config.json for the design parameters.
+std::unique_ptr<Engine> make_model_engine(const std::string& rtl_dir, const wire::CtxFile& ctx);
+std::unique_ptr<Engine> make_model_engine(const Config& cfg, const wire::CtxFile& ctx);
+// Reads RTL_DIR/config.json and CTX.json (validated against the design); throws std::runtime_error.
+wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports);
+
+struct ChipParams {
+  double rate_mbps = 0;     // drain rate of every egress queue; 0 = as fast as the fabric takes
+  int ecn_threshold = 85;   // CE on ECT frames arriving at a queue holding more than this many
+  int queue_limit = 1000;   // tail drop above this many frames
+  // Fault injection: each frame received from or sent to a port in loss_ports (empty: every
+  // port) is dropped with probability loss (seeded, counted `injected_drops`).
+  double loss = 0;
+  std::vector<int> loss_ports;
+  uint64_t loss_seed = 1;
+};
+
+struct PortCounters {
+  uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0,
+           max_queue = 0, flooded = 0, filtered = 0, injected_drops = 0;
+};
+
+class SwitchChip {
+ public:
+  SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p);
+  void from_engine(EngineOut o, Clock::time_point now);  // forward + enqueue
+  void count_rx(int port, size_t bytes);
+  // Fault injection on a frame received from / sent to `port`: true = drop it.
+  bool inject_loss(int port);
+  // Next frame port p may transmit now (drain rate), false if none.
+  bool pop_due(int port, Clock::time_point now, wire::Bytes& f);
+  // Earliest time a queued frame becomes due (Clock::time_point::max() when all queues are empty).
+  Clock::time_point next_due() const;
+  size_t queued() const;
+  const std::vector<PortCounters>& counters() const { return ctr_; }
+  nlohmann::ordered_json counters_json() const;
+
+ private:
+  void enqueue(int port, const wire::Bytes& f, int mark = -1);  // mark: -1 by this queue, 0/1 forced
+  bool congested(int port) const;
+  void flood(const wire::Bytes& f, int except);
+  int ports_;
+  wire::CtxFile ctx_;
+  ChipParams p_;
+  std::map<wire::Mac, int> fdb_;  // learned MAC -> port
+  std::vector<std::deque<wire::Bytes>> q_;
+  std::vector<Clock::time_point> busy_until_;
+  std::vector<PortCounters> ctr_;
+  std::vector<bool> lossy_;
+  std::mt19937_64 rng_;
+};
+
+// Moves frames between the stand-in's ports and the outside.
+class Fabric {
+ public:
+  virtual ~Fabric() = default;
+  virtual int ports() const = 0;
+  virtual bool try_recv(int port, wire::Bytes& f) = 0;
+  virtual void send(int port, const wire::Bytes& f) = 0;
+  virtual void wait(Clock::time_point until) = 0;  // until a frame may be ready or `until`
+};
+
+struct StandInParams {
+  ChipParams chip;
+  uint64_t idle_cycles_per_ms = 0;  // simulated cycles per quiet ms (lets context timeouts fire)
+  int max_batch = 256;                  // frames received per port per round
+};
+
+// Runs until `stop` becomes true. Returns the combined counters (engine + chip).
+nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, const StandInParams& p,
+                                   const std::atomic<bool>& stop);
+
+}  // namespace panama::host

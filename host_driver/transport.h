@@ -1,0 +1,30 @@
+// The host driver's link to the accelerator (docs/host.md). A backend sends and receives whole
+// aggregation frames as wire-format.md lays them out (Ethernet/IPv4/UDP + aggregation header +
+// payload), so raw-frame backends (tins, DPDK: later work) pass them through unchanged and the
+// kernel-socket backend (udp) strips and re-creates the L2-L4 headers.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+
+#include "wire.h"
+
+namespace panama::host {
+
+using Clock = std::chrono::steady_clock;
+
+struct TransportError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  // Sends one aggregation frame towards the accelerator. Throws TransportError on failure.
+  virtual void send(const wire::Bytes& frame) = 0;
+  // Waits for the next received frame until `deadline`; false when the deadline passed first.
+  // The frame's ipv4.tos carries the ECN bits as received. Throws TransportError on failure.
+  virtual bool recv(wire::Bytes& frame, Clock::time_point deadline) = 0;
+};
+
+}  // namespace panama::host

@@ -1,0 +1,320 @@
+#include "live.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <stdexcept>
+
+#include "blocks.h"
+
+namespace panama::model {
+
+namespace {
+
+uint32_t beats(size_t len, int bus_bytes) {
+  const size_t b = (len + static_cast<size_t>(bus_bytes) - 1) / static_cast<size_t>(bus_bytes);
+  return static_cast<uint32_t>(b == 0 ? 1 : b);
+}
+
+// The receive side of one port with frames arriving while the simulation runs. Admission is
+// rule 2 of accelerator.md in the order RxPort::admit applies it (blocks.cpp), so the live
+// model counts and queues exactly as the one-shot model does.
+class LiveRx {
+ public:
+  LiveRx(const Config& cfg, int port, RegFile& regs, PortBuffer& buf) : cfg_(cfg), port_(port), regs_(regs), buf_(buf) {}
+  void push(InFrame f) { q_.push_back(std::move(f)); }
+  bool done() const { return q_.empty(); }
+  void tick(uint64_t now) {
+    if (q_.empty()) return;
+    if (++beats_done_ < beats(q_.front().data.size(), cfg_.bus_bytes)) return;
+    admit(q_.front(), now);
+    q_.pop_front();
+    beats_done_ = 0;
+  }
+
+ private:
+  void admit(const InFrame& f, uint64_t now) {
+    regs_.count(port_, kRxFrames);
+    const wire::Class cls = wire::classify(f.data, regs_.agg_port());
+    if (cls == wire::Class::runt) {
+      regs_.count(port_, kRunt);
+      return;
+    }
+    Held h;
+    h.data = f.data;
+    h.tuser = f.tuser;
+    h.bytes = buf_.occupancy(f.data.size());
+    h.admitted = now;
+    h.ready_at = now + static_cast<uint64_t>(cfg_.bypass_latency);
+    if (cls == wire::Class::bypass) {
+      if (!buf_.bypass_fits(h.bytes)) {
+        regs_.count(port_, kBypassOverflow);
+        return;
+      }
+      buf_.push_bypass(std::move(h));
+      regs_.count(port_, kBypassFrames);
+      return;
+    }
+    if (f.tuser) {
+      regs_.count(port_, kRxError);
+      return;
+    }
+    if (wire::check_wellformed(f.data, cfg_.fmt.elem_bytes, cfg_.max_elems) != wire::Validity::ok) {
+      regs_.count(port_, kMalformed);
+      return;
+    }
+    h.hdr = wire::parse_header(f.data);
+    const int c = regs_.find_context(h.hdr.jid, h.hdr.tid);
+    if (c < 0) {
+      regs_.count(port_, kNoContext);
+      return;
+    }
+    const RegFile::Ctx& ctx = regs_.ctx(c);
+    if (h.hdr.result()) {
+      if (!(ctx.upstream && ctx.upstream_port == port_)) {
+        regs_.count(port_, kNotMember);
+        return;
+      }
+      if (!buf_.bypass_fits(h.bytes)) {
+        regs_.count(port_, kOverflow);
+        return;
+      }
+      buf_.push_bypass(std::move(h));
+      regs_.count(port_, kResultPassed);
+      return;
+    }
+    if (!ctx.is_member(port_)) {
+      regs_.count(port_, kNotMember);
+      return;
+    }
+    if (!buf_.contrib_fits(c, h.bytes)) {
+      regs_.count(port_, kOverflow);
+      return;
+    }
+    buf_.push_contrib(c, std::move(h), now);
+    regs_.count(port_, kAggAdmitted);
+  }
+
+  const Config& cfg_;
+  int port_;
+  RegFile& regs_;
+  PortBuffer& buf_;
+  std::deque<InFrame> q_;
+  uint32_t beats_done_ = 0;
+};
+
+class LiveTop : public sc_core::sc_module {
+ public:
+  SC_HAS_PROCESS(LiveTop);
+  LiveTop(sc_core::sc_module_name n, const Config& cfg)
+      : sc_module(n),
+        period(1e6 / cfg.in.mhz, sc_core::SC_PS),
+        clk("clk", period),
+        cfg_(cfg),
+        regs("regs", cfg),
+        agg("agg_tx", cfg, regs, 1, 0, agg_out),
+        builder("builder", cfg, agg) {
+    const int nports = cfg.in.ports;
+    port_out.resize(static_cast<size_t>(nports));
+    std::vector<PortBuffer*> raw;
+    for (int p = 0; p < nports; ++p) {
+      const std::string s = std::to_string(p);
+      bufs.emplace_back(new PortBuffer(("buf" + s).c_str(), cfg));
+      raw.push_back(bufs.back().get());
+      rx.emplace_back(new LiveRx(cfg, p, regs, *bufs.back()));
+      tx.emplace_back(new TxPort(("tx" + s).c_str(), cfg, p, regs, *bufs.back(), 1, 0, port_out[p]));
+    }
+    sched.reset(new Scheduler("sched", cfg, regs, raw, builder));
+    SC_METHOD(on_clock);
+    sensitive << clk.posedge_event();
+    dont_initialize();
+  }
+
+  bool settled_now() const {
+    bool idle = agg.idle();
+    for (auto& r : rx) idle &= r->done();
+    for (auto& t : tx) idle &= t->idle();
+    return idle;
+  }
+
+  sc_core::sc_time period;
+  sc_core::sc_clock clk;
+  uint64_t cycle = 0;
+  bool pause_when_settled = false;
+  int settle_cycles = 0;  // consecutive cycles with everything drained
+  bool settled = false;
+
+ private:
+  void on_clock() {
+    const uint64_t now = cycle;
+    const size_t before = agg_out.size() + out_count();
+    agg.tick(now);
+    for (auto& t : tx) t->tick(now);
+    sched->tick(now);
+    for (auto& r : rx) r->tick(now);
+    ++cycle;
+    const bool drained = settled_now() && agg_out.size() + out_count() == before;
+    settle_cycles = drained ? settle_cycles + 1 : 0;
+    // Quiescent: nothing can happen without input. A context waiting only for its timeout
+    // (or a completion waiting a few cycles for the trees) counts as settled after 32 drained
+    // cycles: the trees free up within one frame time, which is less.
+    // The scheduler ticks before the receivers, so its verdict counts only from the second
+    // drained cycle (a frame admitted in the first is decided in the next).
+    settled = drained && settle_cycles >= 2 && (sched->quiescent() || settle_cycles >= 32);
+    if (pause_when_settled && settled) sc_core::sc_pause();
+  }
+  size_t out_count() const {
+    size_t n = 0;
+    for (auto& v : port_out) n += v.size();
+    return n;
+  }
+
+  const Config& cfg_;
+
+ public:
+  RegFile regs;
+  std::vector<OutFrame> agg_out;
+  std::vector<std::vector<OutFrame>> port_out;
+  AggTx agg;
+  ResultBuilder builder;
+  std::vector<std::unique_ptr<PortBuffer>> bufs;
+  std::vector<std::unique_ptr<LiveRx>> rx;
+  std::vector<std::unique_ptr<TxPort>> tx;
+  std::unique_ptr<Scheduler> sched;
+};
+
+std::string hex32(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "%x", v);
+  return b;
+}
+
+// Programs CTX.json through the register interface, as model.cpp's configure() does.
+void program(RegFile& regs, const wire::CtxFile& ctx) {
+  const RegMap& m = regs.map();
+  regs.write(RegMap::kAggPort, ctx.agg_port);
+  for (size_t i = 0; i < ctx.contexts.size(); ++i) {
+    const auto& e = ctx.contexts[i];
+    const int c = static_cast<int>(i);
+    regs.write(m.ctx(c, RegMap::kCtxJid), e.jid);
+    regs.write(m.ctx(c, RegMap::kCtxTid), e.tid);
+    regs.write(m.ctx(c, RegMap::kCtxMode), e.multicast ? 0u : 1u);
+    std::vector<uint32_t> words(static_cast<size_t>(m.member_words), 0);
+    for (int p : e.members) words[static_cast<size_t>(p / 32)] |= 1u << (p % 32);
+    for (int k = 0; k < m.member_words; ++k) regs.write(m.ctx_members(c, k), words[static_cast<size_t>(k)]);
+    if (e.multicast) {
+      regs.write(m.ctx(c, RegMap::kCtxGroupMacHi), (uint32_t{e.group_mac[0]} << 8) | e.group_mac[1]);
+      regs.write(m.ctx(c, RegMap::kCtxGroupMacLo), wire::get32(e.group_mac.data() + 2));
+      regs.write(m.ctx(c, RegMap::kCtxGroupIp), e.group_ip);
+    } else {
+      regs.write(m.ctx(c, RegMap::kCtxUpstreamPort), static_cast<uint32_t>(e.upstream_port));
+      regs.write(m.ctx(c, RegMap::kCtxOwnMacHi), (uint32_t{e.src_mac[0]} << 8) | e.src_mac[1]);
+      regs.write(m.ctx(c, RegMap::kCtxOwnMacLo), wire::get32(e.src_mac.data() + 2));
+      regs.write(m.ctx(c, RegMap::kCtxOwnIp), e.src_ip);
+    }
+    regs.write(m.ctx(c, RegMap::kCtxTimeout), e.timeout_cycles);
+    regs.write(m.ctx(c, RegMap::kCtxCtrl), 1);
+    const uint32_t st = regs.read(m.ctx(c, RegMap::kCtxStatus));
+    if (!(st & RegMap::kStEnabled))
+      throw std::runtime_error("context " + std::to_string(c) + ": the register file refused to enable it (status 0x" +
+                               hex32(st) + ")");
+  }
+}
+
+uint64_t read64(RegFile& regs, uint32_t lo) {
+  const uint64_t l = regs.read(lo);
+  return l | (uint64_t{regs.read(lo + 4)} << 32);
+}
+
+bool g_live_used = false;
+
+}  // namespace
+
+struct LiveModel::Impl {
+  Config cfg;
+  wire::CtxFile ctx;
+  LiveTop* top = nullptr;  // owned by the SystemC kernel for the life of the process
+};
+
+LiveModel::LiveModel(const Config& cfg, const wire::CtxFile& ctx) : impl_(new Impl) {
+  if (g_live_used) throw std::runtime_error("the live SystemC model can be elaborated once per process");
+  if (static_cast<int>(ctx.contexts.size()) > cfg.in.contexts)
+    throw std::runtime_error("more contexts configured than the design has");
+  g_live_used = true;
+  impl_->cfg = cfg;
+  impl_->ctx = ctx;
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+  sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DO_NOTHING);
+  impl_->top = new LiveTop("panama_live", impl_->cfg);
+  program(impl_->top->regs, impl_->ctx);
+}
+
+LiveModel::~LiveModel() = default;
+
+int LiveModel::ports() const { return impl_->cfg.in.ports; }
+const Config& LiveModel::config() const { return impl_->cfg; }
+uint64_t LiveModel::cycle() const { return impl_->top->cycle; }
+
+void LiveModel::inject(int port, wire::Bytes frame, bool tuser) {
+  if (port < 0 || port >= ports()) throw std::runtime_error("inject: no port " + std::to_string(port));
+  impl_->top->rx[static_cast<size_t>(port)]->push(InFrame{std::move(frame), tuser});
+}
+
+uint64_t LiveModel::run_until_idle(uint64_t max_cycles) {
+  LiveTop& t = *impl_->top;
+  const uint64_t start = t.cycle;
+  t.pause_when_settled = true;
+  t.settle_cycles = 0;
+  t.settled = false;
+  while (t.cycle - start < max_cycles && !t.settled) {
+    const uint64_t chunk = std::min<uint64_t>(max_cycles - (t.cycle - start), 1u << 20);
+    sc_core::sc_start(t.period * static_cast<double>(chunk));
+  }
+  t.pause_when_settled = false;
+  return t.cycle - start;
+}
+
+void LiveModel::advance(uint64_t k) {
+  LiveTop& t = *impl_->top;
+  t.pause_when_settled = false;
+  const uint64_t target = t.cycle + k;
+  while (t.cycle < target) sc_core::sc_start(t.period * static_cast<double>(target - t.cycle));
+}
+
+std::vector<LiveOut> LiveModel::take_outputs() {
+  LiveTop& t = *impl_->top;
+  std::vector<LiveOut> out;
+  for (size_t p = 0; p < t.port_out.size(); ++p) {
+    for (auto& f : t.port_out[p]) out.push_back(LiveOut{static_cast<int>(p), -1, std::move(f.data), f.tuser});
+    t.port_out[p].clear();
+  }
+  for (auto& f : t.agg_out) out.push_back(LiveOut{-1, f.context, std::move(f.data), f.tuser});
+  t.agg_out.clear();
+  return out;
+}
+
+nlohmann::ordered_json LiveModel::counters() {
+  RegFile& regs = impl_->top->regs;
+  const RegMap& m = regs.map();
+  Result r;
+  for (int p = 0; p < ports(); ++p) {
+    std::array<uint64_t, kNumPortCounters> v{};
+    for (int k = 0; k < kNumPortCounters; ++k) v[static_cast<size_t>(k)] = read64(regs, m.port_counter_lo(p, k));
+    r.port_counters.push_back(v);
+  }
+  for (size_t i = 0; i < impl_->ctx.contexts.size(); ++i) {
+    const int c = static_cast<int>(i);
+    ContextCounters cc;
+    cc.jid = static_cast<int>(regs.read(m.ctx(c, RegMap::kCtxJid)));
+    cc.tid = static_cast<int>(regs.read(m.ctx(c, RegMap::kCtxTid)));
+    cc.vectors_completed = read64(regs, m.ctx(c, RegMap::kCtxCompletedLo));
+    cc.vectors_dropped = read64(regs, m.ctx(c, RegMap::kCtxDroppedLo));
+    cc.expected_vid = regs.read(m.ctx(c, RegMap::kCtxExpectedVid));
+    r.contexts.push_back(cc);
+  }
+  r.agg_tx_frames = read64(regs, RegMap::kAggTxFramesLo);
+  return counters_json(r);
+}
+
+}  // namespace panama::model

@@ -1,0 +1,658 @@
+// Verilator testbench of the register file (<prefix>_regs, --module top), in lockstep with the
+// SystemC model's RegFile (systemc_model/blocks.h) as the reference.
+//
+// Random AXI4-Lite traffic with random valid/ready timing (address before data, data before
+// address, both together; random back-pressure on B and R; several writes in flight) to every
+// mapped register, unaligned and unmapped addresses, plus random counter pulses and expected-VID
+// inputs. The RTL commits a write on the clock edge where bvalid rises and samples a read on the
+// edge where rvalid rises (docs/rtl.md); the model performs the same operation at that edge, in
+// the order: read (pre-edge state), counter pulses of that cycle, write. Checked: every read
+// word, every configuration output after every cycle (and the ctx_enable_set pulse), the
+// counter array against the model's counters, OKAY responses, response stability under
+// back-pressure, and that no handshake is lost (the FIFOs of accepted addresses and data drain).
+//
+// Saturation: the RTL has no preset port, so the testbench is verilated with --public-flat-rw and
+// writes the counter array (cnt_q) directly: a directed phase drives counters of every kind
+// (port, completed, dropped, agg_tx) to 2^64-2 and across the 2^32 boundary and checks them
+// through AXI reads against independently computed values; during the random phase counters are
+// preset near 2^64-1 in both the RTL and the model (RegFile::preset / Ctx fields).
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "Vregs.h"
+#include "Vregs___024root.h"
+#include "axil.h"
+#include "blocks.h"
+#include "config.h"
+#include "regmap.h"
+#include "regs_rtl.h"
+#include "tb_util.h"
+#include "verilated.h"
+
+namespace {
+
+using panama::RegMap;
+using panama::model::RegFile;
+
+struct Args {
+  std::string config;
+  long cycles = 200000;
+  uint64_t seed = 1;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string k = argv[i];
+    auto val = [&]() -> std::string {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "regs_tb: %s needs a value\n", k.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (k == "--config") a.config = val();
+    else if (k == "--cycles") a.cycles = std::stol(val());
+    else if (k == "--seed") a.seed = std::stoull(val());
+    else if (k.rfind("+verilator", 0) == 0) continue;
+    else {
+      std::fprintf(stderr, "regs_tb: unknown argument %s\n", k.c_str());
+      std::exit(2);
+    }
+  }
+  if (a.config.empty()) {
+    std::fprintf(stderr, "usage: regs_tb --config config.json [--cycles K] [--seed S]\n");
+    std::exit(2);
+  }
+  return a;
+}
+
+long g_errors = 0;
+#define CHECK(cond, ...)                                       \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      if (++g_errors <= 20) {                                  \
+        std::fprintf(stderr, "regs_tb: cycle %ld: ", g_cycle); \
+        std::fprintf(stderr, __VA_ARGS__);                     \
+        std::fprintf(stderr, "\n");                            \
+      }                                                        \
+    }                                                          \
+  } while (0)
+long g_cycle = 0;
+
+uint64_t mac48(const panama::wire::Mac& m) {
+  uint64_t v = 0;
+  for (int i = 0; i < 6; ++i) v = v << 8 | m[i];
+  return v;
+}
+
+class Bench {
+ public:
+  Bench(const panama::Config& cfg, uint64_t seed)
+      : cfg_(cfg), map_(RegMap::from(cfg)), N_(cfg.in.ports), C_(cfg.in.contexts),
+        ncnt_(panama::regs_counter_count(cfg)), rng_(seed), top_(new Vregs), ref_(new RegFile("ref", cfg)) {
+    prev_en_.assign(C_, false);
+    evid_.assign(C_, 0);
+  }
+
+  // ---------------------------------------------------------------- clocking
+  void edge() {
+    top_->clk = 0;
+    top_->eval();
+    top_->clk = 1;
+    top_->eval();
+    ++g_cycle;
+  }
+  void reset() {
+    top_->rst = 1;
+    clear_inputs();
+    for (int i = 0; i < 3; ++i) edge();
+    top_->rst = 0;
+    top_->eval();
+  }
+  void clear_inputs() {
+    top_->s_axil_awvalid = 0;
+    top_->s_axil_wvalid = 0;
+    top_->s_axil_bready = 0;
+    top_->s_axil_arvalid = 0;
+    top_->s_axil_rready = 0;
+    for (int i = 0; i < 16 * N_; i += 32) tb::set_bits(top_->port_count_inc, i, std::min(32, 16 * N_ - i), 0);
+    for (int c = 0; c < C_; ++c) {
+      tb::set_bits(top_->ctx_completed_inc, c, 1, 0);
+      tb::set_bits(top_->ctx_dropped_inc, c, 1, 0);
+      tb::set_bits(top_->ctx_expected_vid, 32 * c, 32, 0);
+    }
+    top_->agg_tx_inc = 0;
+  }
+
+  // ---------------------------------------------------------------- counter array access
+  uint64_t rtl_cnt(int i) { return tb::get_bits(top_->rootp->panama_regs__DOT__cnt_q, 64 * i, 64); }
+  void poke_cnt(int i, uint64_t v) {
+    tb::set_bits(top_->rootp->panama_regs__DOT__cnt_q, 64 * i, 64, v);
+    top_->eval();
+  }
+  void pulse(int i) {  // one +1 pulse on counter i's input
+    set_inc(i, true);
+    edge();
+    set_inc(i, false);
+    top_->eval();
+  }
+  void set_inc(int i, bool v) {
+    const int np = 16 * N_;
+    if (i < np) tb::set_bits(top_->port_count_inc, i, 1, v);
+    else if (i < np + C_) tb::set_bits(top_->ctx_completed_inc, i - np, 1, v);
+    else if (i < np + 2 * C_) tb::set_bits(top_->ctx_dropped_inc, i - np - C_, 1, v);
+    else top_->agg_tx_inc = v;
+  }
+  uint32_t lo_addr(int i) {
+    const int np = 16 * N_;
+    if (i < np) return map_.port_counter_lo(i / 16, i % 16);
+    if (i < np + C_) return map_.ctx(i - np, RegMap::kCtxCompletedLo);
+    if (i < np + 2 * C_) return map_.ctx(i - np - C_, RegMap::kCtxDroppedLo);
+    return RegMap::kAggTxFramesLo;
+  }
+
+  // ---------------------------------------------------------------- axil.h helpers
+  // Programs a CTX.json-like file with tb::axil::program_ctx_file, checks the configuration
+  // outputs against it and read_counters against pulses given; then resets the RTL (the model
+  // never sees this phase, and the reset returns the RTL to the model's state).
+  void helpers() {
+    std::function<void()> tick = [this] { edge(); };
+    namespace wire = panama::wire;
+    wire::CtxFile f;
+    f.agg_port = 4791;
+    wire::CtxEntry a;
+    a.jid = 7;
+    a.tid = 0;
+    a.members = {0, N_ - 1};
+    a.multicast = true;
+    a.group_mac = {0x01, 0x00, 0x5e, 0x01, 0x07, 0x00};
+    a.group_ip = 0xEF010700u;
+    a.timeout_cycles = 1000;
+    f.contexts.push_back(a);
+    if (C_ >= 2) {
+      wire::CtxEntry b;
+      b.jid = 9;
+      b.tid = 1;
+      b.members = {0};
+      b.multicast = false;
+      b.upstream_port = N_ - 1;
+      b.src_mac = {0x02, 0xaa, 0, 0, 0, 0x09};
+      b.src_ip = 0x0A0000FDu;
+      f.contexts.push_back(b);
+    }
+    tb::axil::program_ctx_file(*top_, tick, map_, f);
+    CHECK(top_->agg_port == 4791, "helpers: agg_port %u", top_->agg_port);
+    for (size_t i = 0; i < f.contexts.size(); ++i) {
+      const auto& e = f.contexts[i];
+      const int c = static_cast<int>(i);
+      CHECK(tb::get_bits(top_->ctx_enable, c, 1) == 1, "helpers: ctx %d not enabled", c);
+      CHECK(tb::get_bits(top_->ctx_jid, 16 * c, 16) == e.jid, "helpers: ctx %d jid", c);
+      CHECK(tb::get_bits(top_->ctx_tid, 8 * c, 8) == e.tid, "helpers: ctx %d tid", c);
+      CHECK(tb::get_bits(top_->ctx_upstream, c, 1) == (e.multicast ? 0u : 1u), "helpers: ctx %d mode", c);
+      if (!e.multicast)
+        CHECK(tb::get_bits(top_->ctx_upstream_port, 8 * c, 8) == static_cast<uint64_t>(e.upstream_port),
+              "helpers: ctx %d upstream port", c);
+      CHECK(tb::get_bits(top_->ctx_group_mac, 48 * c, 48) == mac48(e.group_mac), "helpers: ctx %d group mac", c);
+      CHECK(tb::get_bits(top_->ctx_group_ip, 32 * c, 32) == e.group_ip, "helpers: ctx %d group ip", c);
+      CHECK(tb::get_bits(top_->ctx_own_mac, 48 * c, 48) == mac48(e.src_mac), "helpers: ctx %d own mac", c);
+      CHECK(tb::get_bits(top_->ctx_own_ip, 32 * c, 32) == e.src_ip, "helpers: ctx %d own ip", c);
+      CHECK(tb::get_bits(top_->ctx_timeout, 32 * c, 32) == e.timeout_cycles, "helpers: ctx %d timeout", c);
+      for (int p = 0; p < N_; ++p) {
+        bool mem = false;
+        for (int q : e.members) mem = mem || q == p;
+        CHECK(tb::get_bits(top_->ctx_members, N_ * c + p, 1) == (mem ? 1u : 0u), "helpers: ctx %d member %d", c, p);
+      }
+    }
+    // A refused enable is reported (duplicate (JID, TID) when C > 1, else no members).
+    bool threw = false;
+    try {
+      if (C_ >= 2) {
+        tb::axil::write(*top_, tick, map_.ctx(C_ - 1, RegMap::kCtxCtrl), 0);
+        tb::axil::program_context(*top_, tick, map_, C_ - 1, f.contexts[0]);
+      } else {
+        tb::axil::write(*top_, tick, map_.ctx(0, RegMap::kCtxCtrl), 0);
+        tb::axil::write(*top_, tick, map_.ctx_members(0, 0), 0);
+        tb::axil::enable_context(*top_, tick, map_, 0);
+      }
+    } catch (const std::runtime_error&) {
+      threw = true;
+    }
+    CHECK(threw, "helpers: a refused enable did not throw");
+    // Counters through read_counters.
+    for (int n = 0; n < 2; ++n) pulse(16 * (N_ - 1) + panama::kResultPassed);
+    pulse(panama::regs_counter_index_completed(cfg_, 0));
+    for (int n = 0; n < 3; ++n) pulse(panama::regs_counter_index_agg_tx(cfg_));
+    pulse(panama::regs_counter_index_dropped(cfg_, C_ - 1));
+    tb::set_bits(top_->ctx_expected_vid, 0, 32, 42);
+    const nlohmann::json j = tb::axil::read_counters(*top_, tick, map_);
+    tb::set_bits(top_->ctx_expected_vid, 0, 32, 0);
+    CHECK(j.at("ports").size() == static_cast<size_t>(N_), "helpers: ports");
+    CHECK(j.at("contexts").size() == static_cast<size_t>(C_), "helpers: contexts");
+    CHECK(j["ports"][N_ - 1]["result_passed"] == 2, "helpers: result_passed %s", j["ports"][N_ - 1].dump().c_str());
+    CHECK(j["ports"][0]["result_passed"] == 0, "helpers: port 0 result_passed");
+    CHECK(j["ports"][N_ - 1]["rx_frames"] == 0, "helpers: rx_frames");
+    CHECK(j["contexts"][0]["jid"] == 7 && j["contexts"][0]["vectors_completed"] == 1 &&
+              j["contexts"][0]["expected_vid"] == 42,
+          "helpers: context 0 %s", j["contexts"][0].dump().c_str());
+    CHECK(j["contexts"][C_ - 1]["vectors_dropped"] == 1, "helpers: dropped");
+    CHECK(j["agg_tx_frames"] == 3, "helpers: agg_tx_frames %s", j["agg_tx_frames"].dump().c_str());
+    reset();
+  }
+
+  // ---------------------------------------------------------------- directed phase
+  void directed() {
+    std::function<void()> tick = [this] { edge(); };
+    // Reset values of the outputs and of every global register (the model is also at reset).
+    CHECK(top_->agg_port == 9056, "agg_port reset %u", top_->agg_port);
+    compare_outputs();
+    for (const auto& r : map_.global_registers()) {
+      const uint32_t got = tb::axil::read(*top_, tick, r.offset);
+      const uint32_t want = ref_->read(r.offset);
+      CHECK(got == want, "global %s: rtl 0x%08x model 0x%08x", r.name.c_str(), got, want);
+    }
+    // Saturation and carry on one counter of every kind, through the AXI reads.
+    std::vector<int> idx = {0, 16 * N_ - 1, panama::regs_counter_index_completed(cfg_, C_ - 1),
+                            panama::regs_counter_index_dropped(cfg_, 0), panama::regs_counter_index_agg_tx(cfg_)};
+    for (int i : idx) {
+      poke_cnt(i, ~uint64_t{0} - 2);
+      for (int n = 0; n < 4; ++n) pulse(i);
+      CHECK(rtl_cnt(i) == ~uint64_t{0}, "counter %d did not saturate: 0x%016llx", i,
+            static_cast<unsigned long long>(rtl_cnt(i)));
+      const uint64_t got = tb::axil::read64(*top_, tick, lo_addr(i));
+      CHECK(got == ~uint64_t{0}, "counter %d reads 0x%016llx after saturating", i, static_cast<unsigned long long>(got));
+      poke_cnt(i, 0xFFFFFFFFull);
+      pulse(i);
+      const uint64_t got2 = tb::axil::read64(*top_, tick, lo_addr(i));
+      CHECK(got2 == 0x100000000ull, "counter %d carry: 0x%016llx", i, static_cast<unsigned long long>(got2));
+      ++saturation_checks_;
+    }
+    // The shadow is shared: HI of another counter returns the last LO read's high word.
+    poke_cnt(idx[0], 0x1234567800000001ull);
+    poke_cnt(idx[1], 0xABCDEF0000000002ull);
+    CHECK(tb::axil::read(*top_, tick, lo_addr(idx[0])) == 1, "lo read");
+    CHECK(tb::axil::read(*top_, tick, lo_addr(idx[1]) + 4) == 0x12345678u, "shared shadow");
+    // CLEAR_COUNTERS (bit 0) zeroes everything; a write of 0 or of bit 1 does not.
+    tb::axil::write(*top_, tick, RegMap::kClearCounters, 2);
+    CHECK(rtl_cnt(idx[1]) == 0xABCDEF0000000002ull, "CLEAR_COUNTERS = 2 cleared");
+    tb::axil::write(*top_, tick, RegMap::kClearCounters, 1);
+    for (int i = 0; i < ncnt_; ++i) CHECK(rtl_cnt(i) == 0, "counter %d not cleared", i);
+    // Leave the shadow at 0, as the model's is.
+    CHECK(tb::axil::read(*top_, tick, lo_addr(idx[0])) == 0, "cleared lo");
+    CHECK(top_->rootp->panama_regs__DOT__hi_latch_q == 0, "shadow");
+  }
+
+  // ---------------------------------------------------------------- random phase
+  // Addresses worth hitting: every mapped register of the map, with weights.
+  uint32_t random_addr(bool for_write) {
+    std::uniform_int_distribution<int> pct(0, 99);
+    const int r = pct(rng_);
+    const int c = std::uniform_int_distribution<int>(0, C_ - 1)(rng_);
+    if (r < (for_write ? 20 : 8)) return map_.ctx(c, RegMap::kCtxCtrl);
+    if (r < 55) {
+      const auto regs = map_.context_registers();
+      return map_.ctx(c, regs[std::uniform_int_distribution<size_t>(0, regs.size() - 1)(rng_)].offset);
+    }
+    if (r < 75) {
+      const int p = std::uniform_int_distribution<int>(0, N_ - 1)(rng_);
+      const int k = std::uniform_int_distribution<int>(0, 15)(rng_);
+      return map_.port_counter_lo(p, k) + (pct(rng_) < 50 ? 4 : 0);
+    }
+    if (r < 88) {
+      const auto regs = map_.global_registers();
+      uint32_t a = regs[std::uniform_int_distribution<size_t>(0, regs.size() - 1)(rng_)].offset;
+      if (for_write && a == RegMap::kClearCounters && pct(rng_) < 70) a = RegMap::kAggPort;
+      return a;
+    }
+    if (r < 94) return map_.ctx(c, std::uniform_int_distribution<uint32_t>(0, map_.ctx_stride - 1)(rng_));
+    return std::uniform_int_distribution<uint32_t>(0, map_.size - 1)(rng_);
+  }
+
+  uint32_t random_data(uint32_t addr) {
+    std::uniform_int_distribution<int> pct(0, 99);
+    const uint32_t full = static_cast<uint32_t>(rng_());
+    if (addr == RegMap::kClearCounters) return pct(rng_) < 20 ? 1u : full & ~1u;
+    if (addr == RegMap::kAggPort) return pct(rng_) < 50 ? 9056u : full;
+    if (addr < map_.ctx_base || addr >= map_.ctx(C_, 0)) return full;
+    const uint32_t off = (addr - map_.ctx_base) % map_.ctx_stride;
+    switch (off) {
+      case RegMap::kCtxCtrl: return pct(rng_) < 65 ? (full | 1u) : (full & ~1u);
+      case RegMap::kCtxJid: return pct(rng_) < 80 ? (full & ~0xFFFFu) | (full >> 8 & 3u) : full;
+      case RegMap::kCtxTid: return pct(rng_) < 80 ? (full & ~0xFFu) | (full >> 8 & 1u) : full;
+      case RegMap::kCtxMode: return full;
+      case RegMap::kCtxUpstreamPort: {
+        if (pct(rng_) < 70) return std::uniform_int_distribution<uint32_t>(0, N_ + 2)(rng_);
+        return full;
+      }
+      default: break;
+    }
+    if (off >= RegMap::kCtxMembers && off < RegMap::kCtxMembers + 4u * map_.member_words) {
+      if (pct(rng_) < 20) return 0;
+      uint32_t w = 0;
+      const int bits = std::uniform_int_distribution<int>(1, 3)(rng_);
+      for (int b = 0; b < bits; ++b) w |= 1u << std::uniform_int_distribution<int>(0, 31)(rng_);
+      return pct(rng_) < 10 ? full : w;
+    }
+    return full;
+  }
+
+  struct Chan {
+    bool active = false;  // valid asserted, waiting for ready
+    int delay = 0;        // cycles before asserting
+  };
+
+  void random_phase(long cycles) {
+    std::uniform_int_distribution<int> pct(0, 99);
+    // Per-run style so that one seed explores mostly-ready or heavily stalled buses.
+    const int b_ready_pct = std::uniform_int_distribution<int>(20, 100)(rng_);
+    const int r_ready_pct = std::uniform_int_distribution<int>(20, 100)(rng_);
+    std::deque<uint32_t> awq, wq, arq;  // accepted by the slave, not yet committed
+    // Writes to issue: (addr, data, mode 0 together, 1 aw first, 2 w first).
+    bool wr_pending = false, aw_done = true, w_done = true;
+    uint32_t wr_addr = 0, wr_data = 0;
+    int wr_mode = 0;
+    Chan aw, w, ar;
+    uint32_t held_rdata = 0;
+
+    for (long cyc = 0; cyc < cycles; ++cyc) {
+      // ---- drive inputs for this cycle
+      top_->clk = 0;
+      if (!wr_pending && pct(rng_) < 40) {
+        wr_pending = true;
+        wr_addr = random_addr(true);
+        wr_data = random_data(wr_addr);
+        wr_mode = std::uniform_int_distribution<int>(0, 2)(rng_);
+        aw_done = w_done = false;
+        aw.delay = std::uniform_int_distribution<int>(0, 3)(rng_);
+        w.delay = wr_mode == 0 ? aw.delay : std::uniform_int_distribution<int>(0, 3)(rng_);
+      }
+      if (wr_pending) {
+        const bool aw_may = wr_mode != 2 || w_done;
+        const bool w_may = wr_mode != 1 || aw_done;
+        if (!aw_done && !aw.active && aw_may && aw.delay-- <= 0) {
+          aw.active = true;
+          top_->s_axil_awaddr = wr_addr;
+          top_->s_axil_awprot = rng_() & 7;
+        }
+        if (!w_done && !w.active && w_may && w.delay-- <= 0) {
+          w.active = true;
+          top_->s_axil_wdata = wr_data;
+          top_->s_axil_wstrb = rng_() & 15;  // ignored: writes are whole words
+        }
+      }
+      top_->s_axil_awvalid = aw.active;
+      top_->s_axil_wvalid = w.active;
+      if (!ar.active && ar.delay-- <= 0 && pct(rng_) < 50) {
+        ar.active = true;
+        top_->s_axil_araddr = random_addr(false);
+        top_->s_axil_arprot = rng_() & 7;
+      }
+      top_->s_axil_arvalid = ar.active;
+      top_->s_axil_bready = pct(rng_) < b_ready_pct;
+      top_->s_axil_rready = pct(rng_) < r_ready_pct;
+      // Counter pulses (each input now and then) and the datapath's expected VIDs.
+      std::vector<int> incs;
+      const int inc_pct = 8;
+      for (int i = 0; i < ncnt_; ++i) {
+        const bool on = pct(rng_) < inc_pct;
+        set_inc(i, on);
+        if (on) incs.push_back(i);
+      }
+      if (pct(rng_) < 10) {
+        const int c = std::uniform_int_distribution<int>(0, C_ - 1)(rng_);
+        evid_[c] = pct(rng_) < 50 ? static_cast<uint32_t>(rng_()) : evid_[c] + 1;
+        tb::set_bits(top_->ctx_expected_vid, 32 * c, 32, evid_[c]);
+      }
+      top_->eval();
+
+      // ---- sample the handshakes of this edge
+      const bool aw_hs = top_->s_axil_awvalid && top_->s_axil_awready;
+      const bool w_hs = top_->s_axil_wvalid && top_->s_axil_wready;
+      const bool ar_hs = top_->s_axil_arvalid && top_->s_axil_arready;
+      const bool b_hs = top_->s_axil_bvalid && top_->s_axil_bready;
+      const bool r_hs = top_->s_axil_rvalid && top_->s_axil_rready;
+      const uint32_t ar_addr = top_->s_axil_araddr;
+      const uint32_t aw_addr = top_->s_axil_awaddr, w_data = top_->s_axil_wdata;
+      const bool pre_b = top_->s_axil_bvalid, pre_r = top_->s_axil_rvalid;
+
+      top_->clk = 1;
+      top_->eval();
+      ++g_cycle;
+
+      if (aw_hs) {
+        awq.push_back(aw_addr);
+        aw.active = false;
+        aw_done = true;
+      }
+      if (w_hs) {
+        wq.push_back(w_data);
+        w.active = false;
+        w_done = true;
+      }
+      if (wr_pending && aw_done && w_done) wr_pending = false;
+      if (ar_hs) {
+        arq.push_back(ar_addr);
+        ar.active = false;
+        ar.delay = std::uniform_int_distribution<int>(0, 3)(rng_);
+      }
+      const bool b_now = top_->s_axil_bvalid, r_now = top_->s_axil_rvalid;
+      // Responses stay until taken, with stable data.
+      CHECK(!(pre_b && !b_hs) || b_now, "bvalid dropped without bready");
+      CHECK(!(pre_r && !r_hs) || (r_now && top_->s_axil_rdata == held_rdata), "rvalid/rdata changed without rready");
+      CHECK(!b_now || top_->s_axil_bresp == 0, "bresp %u", top_->s_axil_bresp);
+      CHECK(!r_now || top_->s_axil_rresp == 0, "rresp %u", top_->s_axil_rresp);
+
+      // ---- the model does what the RTL did at this edge
+      const bool r_rose = r_now && (!pre_r || r_hs);
+      const bool b_rose = b_now && (!pre_b || b_hs);
+      if (r_rose) {
+        CHECK(!arq.empty(), "read data without an accepted address");
+        if (!arq.empty()) {
+          const uint32_t a = arq.front();
+          arq.pop_front();
+          for (int c = 0; c < C_; ++c) ref_->ctx(c).expected_vid = evid_[c];
+          const uint32_t want = ref_->read(a);
+          CHECK(top_->s_axil_rdata == want, "read 0x%05x: rtl 0x%08x model 0x%08x", a, top_->s_axil_rdata, want);
+          ++reads_;
+          held_rdata = top_->s_axil_rdata;
+        }
+      }
+      for (int i : incs) count_model(i);
+      if (b_rose) {
+        CHECK(!awq.empty() && !wq.empty(), "write response without an accepted address and data");
+        if (!awq.empty() && !wq.empty()) {
+          const uint32_t a = awq.front(), d = wq.front();
+          awq.pop_front();
+          wq.pop_front();
+          model_write(a, d);
+        }
+      }
+      compare_outputs();
+      if (cyc % 16 == 0) compare_counters();
+      // Now and then, move a counter next to saturation in both.
+      if (pct(rng_) < 2) preset_random_counter();
+      if (g_errors > 20) break;
+    }
+    // Drain: the write in progress is finished, then every accepted request gets its response.
+    if (wr_pending) {
+      if (!aw_done) top_->s_axil_awaddr = wr_addr;
+      if (!w_done) top_->s_axil_wdata = wr_data;
+    }
+    top_->s_axil_awvalid = wr_pending && !aw_done;
+    top_->s_axil_wvalid = wr_pending && !w_done;
+    top_->s_axil_arvalid = 0;
+    top_->s_axil_bready = top_->s_axil_rready = 1;
+    for (int c = 0; c < ncnt_; ++c) set_inc(c, false);
+    for (int n = 0; n < 20; ++n) {
+      top_->eval();
+      const bool aw_hs = top_->s_axil_awvalid && top_->s_axil_awready;
+      const bool w_hs = top_->s_axil_wvalid && top_->s_axil_wready;
+      edge();
+      if (aw_hs) {
+        awq.push_back(top_->s_axil_awaddr);
+        top_->s_axil_awvalid = 0;
+      }
+      if (w_hs) {
+        wq.push_back(top_->s_axil_wdata);
+        top_->s_axil_wvalid = 0;
+      }
+      // bready and rready are high: every valid seen after an edge is a new response.
+      if (top_->s_axil_rvalid && !arq.empty()) {
+        for (int c = 0; c < C_; ++c) ref_->ctx(c).expected_vid = evid_[c];
+        const uint32_t want = ref_->read(arq.front());
+        CHECK(top_->s_axil_rdata == want, "drain read 0x%05x: rtl 0x%08x model 0x%08x", arq.front(),
+              top_->s_axil_rdata, want);
+        arq.pop_front();
+      }
+      if (top_->s_axil_bvalid && !awq.empty() && !wq.empty()) {
+        model_write(awq.front(), wq.front());
+        awq.pop_front();
+        wq.pop_front();
+      }
+    }
+    CHECK(awq.empty() && wq.empty() && arq.empty(), "requests left without response: aw %zu w %zu ar %zu",
+          awq.size(), wq.size(), arq.size());
+    compare_outputs();
+    compare_counters();
+  }
+
+  void count_model(int i) {
+    const int np = 16 * N_;
+    if (i < np) ref_->count(i / 16, static_cast<panama::PortCounter>(i % 16));
+    else if (i < np + C_) ref_->count_completed(i - np);
+    else if (i < np + 2 * C_) ref_->count_dropped(i - np - C_);
+    else ref_->count_agg_tx();
+  }
+
+  void model_write(uint32_t a, uint32_t d) {
+    ++writes_;
+    int ci = -1;
+    uint32_t off = 0;
+    if (a >= map_.ctx_base && a < map_.ctx(C_, 0)) {
+      ci = static_cast<int>((a - map_.ctx_base) / map_.ctx_stride);
+      off = (a - map_.ctx_base) % map_.ctx_stride;
+    }
+    const bool was_enabled = ci >= 0 && ref_->ctx(ci).enabled;
+    ref_->write(a, d);
+    if (ci >= 0 && off == RegMap::kCtxCtrl && (d & 1) && !was_enabled) {
+      const uint32_t st = ref_->ctx(ci).status;
+      if (st & RegMap::kStEnabled) ++enables_ok_;
+      for (int b = 8; b <= 11; ++b)
+        if (st & (1u << b)) ++refusals_[b - 8];
+    }
+    if (ci >= 0 && (ref_->ctx(ci).status & RegMap::kErrWriteEnabled)) ++write_enabled_errs_;
+    if (a == RegMap::kClearCounters && (d & 1)) ++clears_;
+  }
+
+  void preset_random_counter() {
+    // Port counters and the context counters can be preset in the model; agg_tx cannot (the
+    // directed phase covers it).
+    const int np = 16 * N_;
+    const int i = std::uniform_int_distribution<int>(0, np + 2 * C_ - 1)(rng_);
+    const uint64_t v = ~uint64_t{0} - std::uniform_int_distribution<uint64_t>(0, 40)(rng_);
+    poke_cnt(i, v);
+    if (i < np) ref_->preset(i / 16, static_cast<panama::PortCounter>(i % 16), v);
+    else if (i < np + C_) ref_->ctx(i - np).completed = v;
+    else ref_->ctx(i - np - C_).dropped = v;
+    ++presets_;
+  }
+
+  uint64_t model_cnt(int i) {
+    const int np = 16 * N_;
+    if (i < np) return ref_->counter(i / 16, static_cast<panama::PortCounter>(i % 16));
+    if (i < np + C_) return ref_->ctx(i - np).completed;
+    return ref_->ctx(i - np - C_).dropped;
+  }
+
+  void compare_counters() {
+    for (int i = 0; i < 16 * N_ + 2 * C_; ++i) {
+      const uint64_t r = rtl_cnt(i), m = model_cnt(i);
+      CHECK(r == m, "counter %d: rtl 0x%016llx model 0x%016llx", i, static_cast<unsigned long long>(r),
+            static_cast<unsigned long long>(m));
+      if (r == ~uint64_t{0}) ++saturated_seen_;
+    }
+  }
+
+  void compare_outputs() {
+    CHECK(top_->agg_port == ref_->agg_port(), "agg_port rtl %u model %u", top_->agg_port, ref_->agg_port());
+    for (int c = 0; c < C_; ++c) {
+      const RegFile::Ctx& m = ref_->ctx(c);
+      const bool en = tb::get_bits(top_->ctx_enable, c, 1);
+      const bool set = tb::get_bits(top_->ctx_enable_set, c, 1);
+      CHECK(en == m.enabled, "ctx %d enable rtl %d model %d", c, en, m.enabled);
+      CHECK(set == (m.enabled && !prev_en_[c]), "ctx %d enable_set %d (model %d -> %d)", c, static_cast<int>(set),
+            static_cast<int>(prev_en_[c]), static_cast<int>(m.enabled));
+      prev_en_[c] = m.enabled;
+      CHECK(tb::get_bits(top_->ctx_jid, 16 * c, 16) == m.jid, "ctx %d jid", c);
+      CHECK(tb::get_bits(top_->ctx_tid, 8 * c, 8) == m.tid, "ctx %d tid", c);
+      CHECK(tb::get_bits(top_->ctx_upstream, c, 1) == m.upstream, "ctx %d mode", c);
+      CHECK(tb::get_bits(top_->ctx_upstream_port, 8 * c, 8) == m.upstream_port, "ctx %d upstream port", c);
+      CHECK(tb::get_bits(top_->ctx_group_mac, 48 * c, 48) == mac48(m.group_mac), "ctx %d group mac", c);
+      CHECK(tb::get_bits(top_->ctx_own_mac, 48 * c, 48) == mac48(m.own_mac), "ctx %d own mac", c);
+      CHECK(tb::get_bits(top_->ctx_group_ip, 32 * c, 32) == m.group_ip, "ctx %d group ip", c);
+      CHECK(tb::get_bits(top_->ctx_own_ip, 32 * c, 32) == m.own_ip, "ctx %d own ip", c);
+      CHECK(tb::get_bits(top_->ctx_timeout, 32 * c, 32) == m.timeout, "ctx %d timeout", c);
+      for (int p = 0; p < N_; ++p)
+        CHECK(tb::get_bits(top_->ctx_members, N_ * c + p, 1) == (m.is_member(p) ? 1u : 0u), "ctx %d member %d", c, p);
+    }
+  }
+
+  int summary() {
+    std::printf(
+        "regs_tb: N=%d C=%d: %ld cycles, %ld reads and %ld writes compared, %ld enables, refusals "
+        "no_members %ld upstream_member %ld duplicate %ld upstream_range %ld, write_enabled %ld, clears %ld, "
+        "presets %ld, saturated counters seen %ld, directed saturation checks %ld, errors %ld\n",
+        N_, C_, g_cycle, reads_, writes_, enables_ok_, refusals_[0], refusals_[1], refusals_[2], refusals_[3],
+        write_enabled_errs_, clears_, presets_, saturated_seen_, saturation_checks_, g_errors);
+    // The random phase must have reached the behaviours it is meant to check.
+    const bool covered = reads_ > 1000 && writes_ > 1000 && enables_ok_ > 10 && refusals_[0] > 0 &&
+                         refusals_[1] > 0 && refusals_[3] > 0 && write_enabled_errs_ > 0 && clears_ > 0 &&
+                         saturated_seen_ > 0 && (C_ < 2 || refusals_[2] > 0);
+    if (!covered) std::printf("regs_tb: FAIL: coverage goals not met\n");
+    if (g_errors) std::printf("regs_tb: FAIL: %ld mismatches\n", g_errors);
+    return g_errors == 0 && covered ? 0 : 1;
+  }
+
+  Vregs& top() { return *top_; }
+
+ private:
+  const panama::Config& cfg_;
+  RegMap map_;
+  int N_, C_, ncnt_;
+  std::mt19937_64 rng_;
+  std::unique_ptr<Vregs> top_;
+  std::unique_ptr<RegFile> ref_;
+  std::vector<bool> prev_en_;
+  std::vector<uint32_t> evid_;
+  long reads_ = 0, writes_ = 0, enables_ok_ = 0, refusals_[4] = {0, 0, 0, 0}, write_enabled_errs_ = 0, clears_ = 0,
+       presets_ = 0, saturated_seen_ = 0, saturation_checks_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Verilated::commandArgs(argc, argv);
+  const Args a = parse_args(argc, argv);
+  std::ifstream f(a.config);
+  if (!f) {
+    std::fprintf(stderr, "regs_tb: cannot read %s\n", a.config.c_str());
+    return 2;
+  }
+  const panama::Config cfg = panama::Config::from_json(nlohmann::json::parse(f));
+  Bench b(cfg, a.seed);
+  b.reset();
+  b.helpers();
+  b.directed();
+  b.random_phase(a.cycles);
+  b.top().final();
+  return b.summary();
+}

@@ -1,0 +1,109 @@
+#include "rtl_engine.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace panama::rtl {
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw EngineError(p.string() + ": cannot read");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+// FNV-1a over every input of the build: the design's sources, the harness and its helpers.
+std::string cache_key(const std::string& rtl_dir) {
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](const std::string& s) {
+    for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
+  };
+  std::istringstream fl(slurp(fs::path(rtl_dir) / "filelist.f"));
+  for (std::string line; std::getline(fl, line);)
+    if (!line.empty()) mix(line), mix(slurp(fs::path(rtl_dir) / line));
+  for (const char* f : {"testbench/rtl_harness.cpp", "testbench/tb_util.h"})
+    mix(slurp(fs::path(PANAMA_SOURCE_DIR) / f));
+  mix(PANAMA_HARNESS_FLAGS);
+  char b[32];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
+  return b;
+}
+
+int run_command(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+fs::path build_harness(const std::string& rtl_dir, const Config& cfg) {
+  const char* env = std::getenv("PANAMA_SIM_CACHE");
+  const fs::path cache = fs::path(env ? env : PANAMA_BUILD_DIR "/rtl_cache") / cache_key(rtl_dir);
+  const fs::path exe = cache / "harness";
+  if (fs::exists(exe)) return exe;
+  fs::create_directories(cache.parent_path());
+  std::string tmpl = (cache.parent_path() / ".build.XXXXXX").string();
+  if (!mkdtemp(tmpl.data())) throw EngineError("cannot create a build directory in " + cache.parent_path().string());
+  const fs::path tmp = tmpl;
+  {
+    std::ofstream ph(tmp / "ports.h");
+    ph << "#define PANAMA_PORT_LIST(X)";
+    for (int p = 0; p < cfg.in.ports; ++p) {
+      char nn[16];
+      std::snprintf(nn, sizeof nn, " X(%02d)", p);
+      ph << nn;
+    }
+    ph << "\n";
+  }
+  const std::string src = PANAMA_SOURCE_DIR;
+  std::ostringstream cmd;
+  cmd << "verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wno-fatal -Wno-lint -Wno-style"
+      << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module " << cfg.top_name()
+      << " -o " << (tmp / "harness").string()
+      << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I" << src << "/wire -I" << src
+      << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << "\""
+      << " -LDFLAGS \"" << PANAMA_HARNESS_FLAGS << "\""
+      << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src << "/testbench/rtl_harness.cpp"
+      << " >" << (tmp / "build.log").string() << " 2>&1";
+  if (run_command(cmd.str()) != 0)
+    throw EngineError("verilating " + rtl_dir + " failed; see " + (tmp / "build.log").string());
+  std::error_code ec;
+  fs::rename(tmp, cache, ec);  // another process may have won the race: its build is as good
+  if (ec) fs::remove_all(tmp, ec);
+  return exe;
+}
+
+}  // namespace
+
+model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path,
+                  const std::string& in_dir, const model::Options& opt) {
+  const fs::path exe = build_harness(rtl_dir, cfg);
+  std::string tmpl = (fs::temp_directory_path() / "panama-rtl-XXXXXX").string();
+  const int fd = mkstemp(tmpl.data());
+  if (fd < 0) throw EngineError("cannot create a temporary file");
+  close(fd);
+  std::ostringstream cmd;
+  cmd << exe.string() << " --config '" << (fs::path(rtl_dir) / "config.json").string() << "' --contexts '" << ctx_path
+      << "' --in-dir '" << in_dir << "' --result '" << tmpl << "' --seed " << opt.seed << " --idle " << opt.idle_pct
+      << " --backpressure " << opt.backpressure_pct;
+  const int rc = run_command(cmd.str());
+  std::error_code ec;
+  if (rc != 0) {
+    fs::remove(tmpl, ec);
+    throw EngineError("the RTL engine failed on " + rtl_dir);
+  }
+  const std::string text = slurp(tmpl);
+  fs::remove(tmpl, ec);
+  return model::result_from_json(nlohmann::json::parse(text));
+}
+
+}  // namespace panama::rtl

@@ -1,0 +1,364 @@
+// The RTL engine of panama-sim: drives the Verilated <prefix>_top of one generator output with
+// per-port pcaps, programs the contexts over AXI4-Lite, collects mPP and m_agg, reads the
+// counters back over AXI4-Lite, and writes a model::Result as JSON (panama-sim turns it into the
+// same output files as the model engine).
+//
+// panama-sim verilates this file together with the design on first use of a design
+// (testbench/rtl_engine.cpp) and generates ports.h, which lists the design's port numbers:
+//   #define PANAMA_PORT_LIST(X) X(00) X(01) ...
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "Vtop.h"
+#include "config.h"
+#include "ctx.h"
+#include "model.h"
+#include "pcap_io.h"
+#include "ports.h"
+#include "regmap.h"
+#include "tb_util.h"
+#include "verilated.h"
+#include "wire.h"
+
+using namespace panama;
+
+namespace {
+
+using TData = std::remove_reference_t<decltype(std::declval<Vtop>().s00_axis_tdata)>;
+using TKeep = std::remove_reference_t<decltype(std::declval<Vtop>().s00_axis_tkeep)>;
+
+// Pointers to one port's signals, so that ports can be indexed at run time.
+struct PortSignals {
+  TData* s_tdata;
+  TKeep* s_tkeep;
+  CData *s_tvalid, *s_tlast, *s_tuser;
+  TData* m_tdata;
+  TKeep* m_tkeep;
+  CData *m_tvalid, *m_tlast, *m_tuser, *m_tready;
+};
+
+std::vector<PortSignals> port_signals(Vtop* t) {
+  std::vector<PortSignals> v;
+#define PANAMA_PORT(NN)                                                                                      \
+  v.push_back({&t->s##NN##_axis_tdata, &t->s##NN##_axis_tkeep, &t->s##NN##_axis_tvalid, &t->s##NN##_axis_tlast, \
+               &t->s##NN##_axis_tuser, &t->m##NN##_axis_tdata, &t->m##NN##_axis_tkeep, &t->m##NN##_axis_tvalid,  \
+               &t->m##NN##_axis_tlast, &t->m##NN##_axis_tuser, &t->m##NN##_axis_tready});
+  PANAMA_PORT_LIST(PANAMA_PORT)
+#undef PANAMA_PORT
+  return v;
+}
+
+struct Args {
+  std::string config, contexts, in_dir, result;
+  uint64_t seed = 1;
+  int idle = 0, backpressure = 0;
+};
+
+class Harness {
+ public:
+  Harness(const Config& cfg, const Args& a) : cfg_(cfg), map_(RegMap::from(cfg)), rng_(a.seed), args_(a) {
+    ctx_ = std::make_unique<VerilatedContext>();
+    top_ = std::make_unique<Vtop>(ctx_.get());
+    ports_ = port_signals(top_.get());
+    if (static_cast<int>(ports_.size()) != cfg.in.ports) throw std::runtime_error("ports.h does not match the design");
+  }
+
+  // One clock cycle: inputs were set by the caller; outputs are sampled before the edge.
+  void tick() {
+    top_->clk = 0;
+    top_->eval();
+    sample_outputs();
+    top_->clk = 1;
+    top_->eval();
+    ++cycle_;
+  }
+
+  void reset() {
+    top_->rst = 1;
+    for (auto& p : ports_) *p.m_tready = 1;
+    top_->m_agg_axis_tready = 1;
+    for (int i = 0; i < 8; ++i) tick();
+    top_->rst = 0;
+    tick();
+  }
+
+  void axil_write(uint32_t addr, uint32_t data) {
+    top_->s_axil_awaddr = addr;
+    top_->s_axil_awprot = 0;
+    top_->s_axil_awvalid = 1;
+    top_->s_axil_wdata = data;
+    top_->s_axil_wstrb = 0xF;
+    top_->s_axil_wvalid = 1;
+    top_->s_axil_bready = 1;
+    bool aw = false, w = false;
+    for (int i = 0; i < 100 && !(aw && w); ++i) {
+      top_->clk = 0;
+      top_->eval();
+      const bool awr = top_->s_axil_awvalid && top_->s_axil_awready;
+      const bool wr = top_->s_axil_wvalid && top_->s_axil_wready;
+      top_->clk = 1;
+      top_->eval();
+      ++cycle_;
+      if (awr) aw = true, top_->s_axil_awvalid = 0;
+      if (wr) w = true, top_->s_axil_wvalid = 0;
+    }
+    for (int i = 0; i < 100; ++i) {
+      top_->clk = 0;
+      top_->eval();
+      const bool b = top_->s_axil_bvalid;
+      top_->clk = 1;
+      top_->eval();
+      ++cycle_;
+      if (b) {
+        top_->s_axil_bready = 0;
+        return;
+      }
+    }
+    throw std::runtime_error("AXI4-Lite write to 0x" + hex(addr) + " got no response");
+  }
+
+  uint32_t axil_read(uint32_t addr) {
+    top_->s_axil_araddr = addr;
+    top_->s_axil_arprot = 0;
+    top_->s_axil_arvalid = 1;
+    top_->s_axil_rready = 1;
+    for (int i = 0; i < 200; ++i) {
+      top_->clk = 0;
+      top_->eval();
+      const bool ar = top_->s_axil_arvalid && top_->s_axil_arready;
+      const bool r = top_->s_axil_rvalid;
+      const uint32_t d = top_->s_axil_rdata;
+      top_->clk = 1;
+      top_->eval();
+      ++cycle_;
+      if (ar) top_->s_axil_arvalid = 0;
+      if (r) {
+        top_->s_axil_rready = 0;
+        return d;
+      }
+    }
+    throw std::runtime_error("AXI4-Lite read of 0x" + hex(addr) + " got no response");
+  }
+
+  void program(const wire::CtxFile& f) {
+    axil_write(RegMap::kAggPort, f.agg_port);
+    for (size_t i = 0; i < f.contexts.size(); ++i) {
+      const auto& e = f.contexts[i];
+      const int c = static_cast<int>(i);
+      axil_write(map_.ctx(c, RegMap::kCtxJid), e.jid);
+      axil_write(map_.ctx(c, RegMap::kCtxTid), e.tid);
+      axil_write(map_.ctx(c, RegMap::kCtxMode), e.multicast ? 0 : 1);
+      std::vector<uint32_t> words(map_.member_words, 0);
+      for (int p : e.members) words[p / 32] |= 1u << (p % 32);
+      for (int k = 0; k < map_.member_words; ++k) axil_write(map_.ctx_members(c, k), words[k]);
+      if (!e.multicast) {
+        axil_write(map_.ctx(c, RegMap::kCtxUpstreamPort), static_cast<uint32_t>(e.upstream_port));
+        axil_write(map_.ctx(c, RegMap::kCtxOwnMacHi), (uint32_t{e.src_mac[0]} << 8) | e.src_mac[1]);
+        axil_write(map_.ctx(c, RegMap::kCtxOwnMacLo), mac_lo(e.src_mac));
+        axil_write(map_.ctx(c, RegMap::kCtxOwnIp), e.src_ip);
+      } else {
+        axil_write(map_.ctx(c, RegMap::kCtxGroupMacHi), (uint32_t{e.group_mac[0]} << 8) | e.group_mac[1]);
+        axil_write(map_.ctx(c, RegMap::kCtxGroupMacLo), mac_lo(e.group_mac));
+        axil_write(map_.ctx(c, RegMap::kCtxGroupIp), e.group_ip);
+      }
+      axil_write(map_.ctx(c, RegMap::kCtxTimeout), e.timeout_cycles);
+      axil_write(map_.ctx(c, RegMap::kCtxCtrl), 1);
+      const uint32_t st = axil_read(map_.ctx(c, RegMap::kCtxStatus));
+      if (!(st & RegMap::kStEnabled))
+        throw std::runtime_error("the register file refused to enable context " + std::to_string(c) +
+                                 " (CTX_STATUS 0x" + hex(st) + ")");
+    }
+  }
+
+  uint64_t read64(uint32_t lo) {
+    const uint64_t l = axil_read(lo);
+    const uint64_t h = axil_read(lo + 4);
+    return (h << 32) | l;
+  }
+
+  model::Result run(const wire::CtxFile& f, const std::vector<std::vector<wire::Bytes>>& in) {
+    reset();
+    program(f);
+    const int N = cfg_.in.ports, BB = cfg_.bus_bytes;
+    std::vector<size_t> frame(N, 0), off(N, 0);
+    res_.ports.assign(N, {});
+    uint64_t max_timeout = 0;
+    for (const auto& e : f.contexts) max_timeout = std::max<uint64_t>(max_timeout, e.timeout_cycles);
+    // Runs until every frame is in and nothing has moved for long enough that no decision is
+    // pending: twice the longest frame plus the pipeline, or past the longest timeout.
+    const uint64_t quiet_needed = 4ull * (cfg_.max_frame_bytes / BB + 1) + 4ull * cfg_.addtree_latency + 512 +
+                                  (max_timeout ? max_timeout + 64 : 0);
+    uint64_t last_activity = cycle_;
+    // PANAMA_HARNESS_DEBUG: the cycle of the first traffic beat, for latency measurements.
+    if (std::getenv("PANAMA_HARNESS_DEBUG")) std::fprintf(stderr, "traffic starts at cycle %llu\n",
+                                                          static_cast<unsigned long long>(cycle_));
+    std::uniform_int_distribution<int> pct(0, 99);
+    while (true) {
+      bool inputs_left = false;
+      for (int p = 0; p < N; ++p) {
+        auto& s = ports_[p];
+        const bool have = frame[p] < in[p].size();
+        inputs_left |= have;
+        const bool send = have && !(args_.idle > 0 && pct(rng_) < args_.idle);
+        *s.s_tvalid = send;
+        if (!send) continue;
+        const wire::Bytes& fr = in[p][frame[p]];
+        const size_t n = std::min<size_t>(BB, fr.size() - off[p]);
+        for (int b = 0; b < BB; ++b)
+          tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off[p] + b] : 0);
+        for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tkeep, b, 1, b < static_cast<int>(n) ? 1 : 0);
+        const bool last = off[p] + n >= fr.size();
+        *s.s_tlast = last;
+        *s.s_tuser = 0;
+        if (last) {
+          ++frame[p];
+          off[p] = 0;
+        } else {
+          off[p] += n;
+        }
+      }
+      for (auto& s : ports_) *s.m_tready = !(args_.backpressure > 0 && pct(rng_) < args_.backpressure);
+      top_->m_agg_axis_tready = !(args_.backpressure > 0 && pct(rng_) < args_.backpressure);
+      activity_ = false;
+      tick();
+      if (inputs_left || activity_) last_activity = cycle_;
+      if (!inputs_left && cycle_ - last_activity > quiet_needed) break;
+      if (cycle_ > 4000000000ull) throw std::runtime_error("the design never went idle");
+    }
+    for (auto& s : ports_) *s.s_tvalid = 0;
+    res_.cycles = cycle_;
+    // Counters over AXI4-Lite.
+    res_.port_counters.assign(N, {});
+    for (int p = 0; p < N; ++p)
+      for (int k = 0; k < kNumPortCounters; ++k) res_.port_counters[p][k] = read64(map_.port_counter_lo(p, k));
+    for (size_t i = 0; i < f.contexts.size(); ++i) {
+      const int c = static_cast<int>(i);
+      model::ContextCounters cc;
+      cc.jid = f.contexts[i].jid;
+      cc.tid = f.contexts[i].tid;
+      cc.vectors_completed = read64(map_.ctx(c, RegMap::kCtxCompletedLo));
+      cc.vectors_dropped = read64(map_.ctx(c, RegMap::kCtxDroppedLo));
+      cc.expected_vid = axil_read(map_.ctx(c, RegMap::kCtxExpectedVid));
+      res_.contexts.push_back(cc);
+    }
+    res_.agg_tx_frames = read64(RegMap::kAggTxFramesLo);
+    // Which context built each m_agg frame, from its JID and TID.
+    for (auto& fr : res_.agg) {
+      if (fr.data.size() < 64) continue;
+      const uint16_t jid = static_cast<uint16_t>(fr.data[44] << 8 | fr.data[45]);
+      for (size_t i = 0; i < f.contexts.size(); ++i)
+        if (f.contexts[i].jid == jid && f.contexts[i].tid == fr.data[46]) fr.context = static_cast<int>(i);
+    }
+    top_->final();
+    return res_;
+  }
+
+ private:
+  static std::string hex(uint32_t v) {
+    char b[16];
+    std::snprintf(b, sizeof b, "%x", v);
+    return b;
+  }
+  static uint32_t mac_lo(const wire::Mac& m) {
+    return (uint32_t{m[2]} << 24) | (uint32_t{m[3]} << 16) | (uint32_t{m[4]} << 8) | m[5];
+  }
+
+  struct Collect {
+    wire::Bytes data;
+    uint64_t first = 0;
+    bool busy = false;
+  };
+
+  template <typename D, typename K>
+  void take_beat(Collect& c, const D& data, const K& keep, bool last, std::vector<model::OutFrame>& out, bool user) {
+    if (!c.busy) {
+      c.busy = true;
+      c.first = cycle_;
+      c.data.clear();
+    }
+    for (int b = 0; b < cfg_.bus_bytes; ++b)
+      if (tb::get_bits(keep, b, 1)) c.data.push_back(static_cast<uint8_t>(tb::get_bits(data, 8 * b, 8)));
+    if (last) {
+      model::OutFrame f;
+      f.data = std::move(c.data);
+      f.cycle = c.first;
+      f.tuser = user;
+      out.push_back(std::move(f));
+      c.busy = false;
+    }
+    activity_ = true;
+  }
+
+  void sample_outputs() {
+    coll_.resize(ports_.size() + 1);
+    for (size_t p = 0; p < ports_.size(); ++p) {
+      auto& s = ports_[p];
+      if (*s.m_tvalid && *s.m_tready)
+        take_beat(coll_[p], *s.m_tdata, *s.m_tkeep, *s.m_tlast, res_.ports[p], *s.m_tuser);
+    }
+    if (top_->m_agg_axis_tvalid && top_->m_agg_axis_tready)
+      take_beat(coll_.back(), top_->m_agg_axis_tdata, top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, res_.agg, false);
+    for (auto& s : ports_) activity_ |= *s.m_tvalid != 0;
+    activity_ |= top_->m_agg_axis_tvalid != 0;
+  }
+
+  const Config& cfg_;
+  RegMap map_;
+  std::mt19937_64 rng_;
+  Args args_;
+  std::unique_ptr<VerilatedContext> ctx_;
+  std::unique_ptr<Vtop> top_;
+  std::vector<PortSignals> ports_;
+  std::vector<Collect> coll_;
+  model::Result res_;
+  uint64_t cycle_ = 0;
+  bool activity_ = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--config") a.config = v;
+    else if (k == "--contexts") a.contexts = v;
+    else if (k == "--in-dir") a.in_dir = v;
+    else if (k == "--result") a.result = v;
+    else if (k == "--seed") a.seed = std::stoull(v);
+    else if (k == "--idle") a.idle = std::stoi(v);
+    else if (k == "--backpressure") a.backpressure = std::stoi(v);
+  }
+  try {
+    std::ifstream cf(a.config);
+    const Config cfg = Config::from_json(nlohmann::json::parse(cf));
+    const wire::CtxFile ctx = wire::load_ctx(a.contexts, cfg.in.ports, cfg.in.contexts);
+    std::vector<std::vector<wire::Bytes>> in(cfg.in.ports);
+    for (int p = 0; p < cfg.in.ports; ++p) {
+      char name[32];
+      std::snprintf(name, sizeof name, "/port%02d.pcap", p);
+      std::ifstream probe(a.in_dir + name);
+      if (!probe) continue;
+      for (auto& r : wire::read_pcap(a.in_dir + name)) in[p].push_back(std::move(r.data));
+    }
+    Harness h(cfg, a);
+    const model::Result r = h.run(ctx, in);
+    std::ofstream out(a.result);
+    out << model::result_to_json(r).dump();
+    if (!out) throw std::runtime_error(a.result + ": write failed");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "panama-sim (rtl engine): %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

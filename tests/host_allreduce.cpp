@@ -1,0 +1,813 @@
+// Tests of the host driver (docs/host.md): the DCTCP window, the protocol's frames, the switch
+// chip, and all-reduce through the in-process stand-in built on the SystemC live model (several
+// workers as threads, random tensors, outputs bit-identical and equal to the tree-order sum).
+// Each test runs in its own process (gtest_discover_tests): SystemC elaborates once per process.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include <sys/wait.h>
+#include <unistd.h>
+#include <thread>
+
+#include "allreduce.h"
+#include "config.h"
+#include "loopback.h"
+#include "ref_float.h"
+#include "switch.h"
+
+using namespace panama;
+using namespace panama::host;
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Dctcp
+
+TEST(HostDctcp, UnmarkedWindowsGrowByOneUpToMax) {
+  WindowParams p;
+  p.init = 4;
+  p.max = 6;
+  Dctcp d(p);
+  EXPECT_EQ(d.allowed(), 4);
+  for (int i = 0; i < 3; ++i) d.on_result(false);
+  EXPECT_EQ(d.cwnd(), 4);  // a window is floor(cwnd) results
+  d.on_result(false);
+  EXPECT_EQ(d.cwnd(), 5);
+  EXPECT_EQ(d.alpha(), 0);
+  for (int i = 0; i < 5; ++i) d.on_result(false);
+  EXPECT_EQ(d.cwnd(), 6);
+  for (int i = 0; i < 6; ++i) d.on_result(false);
+  EXPECT_EQ(d.cwnd(), 6);
+  EXPECT_EQ(d.windows(), 3u);
+}
+
+TEST(HostDctcp, MarkedWindowUpdatesAlphaAndShrinks) {
+  WindowParams p;
+  p.init = 8;
+  p.max = 64;
+  Dctcp d(p);
+  // Window of 8 results, 2 marked: F = 0.25, alpha = g F = 1/64, cwnd = 8 (1 - 1/128).
+  for (int i = 0; i < 8; ++i) d.on_result(i < 2);
+  EXPECT_DOUBLE_EQ(d.alpha(), 0.25 / 16);
+  EXPECT_DOUBLE_EQ(d.cwnd(), 8 * (1 - 0.25 / 32));
+  EXPECT_EQ(d.allowed(), 7);
+  // Next window is 7 results, all marked: alpha = (15/16) a + 1/16.
+  const double a = (15.0 / 16) * (0.25 / 16) + 1.0 / 16;
+  const double c = 8 * (1 - 0.25 / 32) * (1 - a / 2);
+  for (int i = 0; i < 7; ++i) d.on_result(true);
+  EXPECT_DOUBLE_EQ(d.alpha(), a);
+  EXPECT_DOUBLE_EQ(d.cwnd(), c);
+}
+
+TEST(HostDctcp, PersistentMarksConvergeToFloorAndAlphaToOne) {
+  WindowParams p;
+  p.init = 16;
+  p.min = 2;
+  Dctcp d(p);
+  for (int i = 0; i < 5000; ++i) d.on_result(true);
+  const uint64_t w = d.windows();
+  while (d.windows() == w) d.on_result(true);  // end on a window boundary
+  EXPECT_EQ(d.cwnd(), 2);
+  EXPECT_GT(d.alpha(), 0.99);
+  EXPECT_LE(d.alpha(), 1.0);
+  // Unmarked windows then grow it again, one per window.
+  for (int i = 0; i < 2; ++i) d.on_result(false);
+  EXPECT_EQ(d.cwnd(), 3);
+}
+
+TEST(HostDctcp, DisabledKeepsTheWindow) {
+  WindowParams p;
+  p.init = 5;
+  p.cc = false;
+  Dctcp d(p);
+  for (int i = 0; i < 100; ++i) d.on_result(true);
+  EXPECT_EQ(d.cwnd(), 5);
+  EXPECT_EQ(d.alpha(), 0);
+}
+
+TEST(HostParams, CountAndValidation) {
+  EXPECT_EQ(JobParams::count_for(1500, 362, 4), 362);
+  EXPECT_EQ(JobParams::count_for(1500, 1000, 4), 362);
+  EXPECT_EQ(JobParams::count_for(9000, 3000, 4), 2237);
+  EXPECT_EQ(JobParams::count_for(9000, 2000, 4), 2000);
+  EXPECT_EQ(JobParams::count_for(9000, 725, 2), 725);
+  EXPECT_EQ(JobParams::count_for(1500, 100, 2), 100);
+  EXPECT_THROW(JobParams::count_for(50, 362, 4), AllReduceError);
+  EXPECT_THROW(JobParams::count_for(1500, 362, 3), AllReduceError);
+  JobParams p;
+  p.world = 3;
+  p.rank = 3;
+  EXPECT_THROW(p.validate(), AllReduceError);
+  p.rank = 2;
+  EXPECT_NO_THROW(p.validate());
+  p.trees = 0;
+  EXPECT_THROW(p.validate(), AllReduceError);
+  p.trees = 2;
+  p.window.init = 0.5;
+  EXPECT_THROW(p.validate(), AllReduceError);
+  p.window.init = 4;
+  p.window.max = 2;
+  EXPECT_THROW(p.validate(), AllReduceError);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The protocol's frames, against a one-member "accelerator" that answers every contribution
+// with its own sum (x + -0 = x), optionally dropping one VID.
+
+class EchoTransport : public Transport {
+ public:
+  std::vector<wire::Bytes> sent;
+  std::deque<wire::Bytes> pending;
+  int64_t drop_vid = -1;
+  void send(const wire::Bytes& f) override {
+    sent.push_back(f);
+    const auto h = wire::parse_header(f);
+    if (static_cast<int64_t>(h.vid) == drop_vid && h.tid == 0) return;
+    wire::BuildMode m;
+    m.group_mac = {0x01, 0, 0x5e, 1, 1, 1};
+    m.group_ip = 0xEF010101;
+    wire::Bytes payload(f.begin() + 64, f.end());
+    pending.push_back(wire::build_result(f, payload, h.fin(), false, m));
+  }
+  bool recv(wire::Bytes& f, Clock::time_point deadline) override {
+    if (pending.empty()) {
+      std::this_thread::sleep_until(deadline);
+      return false;
+    }
+    f = pending.front();
+    pending.pop_front();
+    return true;
+  }
+};
+
+TEST(HostProtocol, StripingVidsFinAndWindow) {
+  EchoTransport tr;
+  JobParams p;
+  p.jid = 9;
+  p.world = 1;
+  p.trees = 3;
+  p.count = 10;
+  p.first_vid = 100;
+  p.repair_rounds = 0;
+  AllReduce ar(tr, p);
+  std::vector<float> v(73);  // 8 vectors: 10 x 7 + 3
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) * 0.5f - 3;
+  const auto orig = v;
+  ar.reduce_f32(v.data(), v.size());
+  EXPECT_EQ(0, std::memcmp(v.data(), orig.data(), v.size() * 4));
+  ASSERT_EQ(tr.sent.size(), 8u);
+  // vector k -> tree k % 3, VID 100 + k / 3; FIN on the last vector of each tree.
+  std::vector<int> last(3, -1);
+  for (size_t k = 0; k < 8; ++k) last[k % 3] = static_cast<int>(k);
+  std::vector<bool> seen(8, false);
+  for (const auto& f : tr.sent) {
+    ASSERT_EQ(wire::check_wellformed(f, 4, 1000), wire::Validity::ok);
+    EXPECT_TRUE(wire::is_aggregation(f, 9056));
+    EXPECT_EQ(f[15], (56 << 2) | 2);  // DSCP 56, ECT(0)
+    const auto h = wire::parse_header(f);
+    EXPECT_EQ(h.jid, 9);
+    const size_t k = (h.vid - 100) * 3 + h.tid;
+    ASSERT_LT(k, 8u);
+    EXPECT_FALSE(seen[k]);
+    seen[k] = true;
+    EXPECT_EQ(h.count, k == 7 ? 3 : 10);
+    EXPECT_EQ(h.fin(), static_cast<int>(k) == last[h.tid]) << k;
+    EXPECT_FALSE(h.result());
+    EXPECT_EQ(0, std::memcmp(f.data() + 64, orig.data() + k * 10, h.count * 4u));
+  }
+  // VIDs continue across calls.
+  EXPECT_EQ(ar.next_vid(0), 103u);
+  EXPECT_EQ(ar.next_vid(1), 103u);
+  EXPECT_EQ(ar.next_vid(2), 102u);
+  tr.sent.clear();
+  ar.reduce_f32(v.data(), 25);
+  ASSERT_EQ(tr.sent.size(), 3u);
+  EXPECT_EQ(wire::parse_header(tr.sent[0]).vid, 103u);
+  EXPECT_EQ(wire::parse_header(tr.sent[2]).vid, 102u);
+  EXPECT_EQ(ar.stats().results, 11u);
+}
+
+TEST(HostProtocol, LaterVidRevealsALostVector) {
+  EchoTransport tr;
+  tr.drop_vid = 2;
+  JobParams p;
+  p.world = 1;
+  p.count = 4;
+  p.timeout_ms = 5000;
+  p.repair_rounds = 0;
+  AllReduce ar(tr, p);
+  std::vector<float> v(40, 1.0f);
+  const auto t0 = Clock::now();
+  try {
+    ar.reduce_f32(v.data(), v.size());
+    FAIL() << "no error";
+  } catch (const AllReduceError& e) {
+    EXPECT_NE(std::string(e.what()).find("VID 2 has no result"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1));  // detected by the later VID, not the timeout
+}
+
+TEST(HostProtocol, MissingLastResultTimesOut) {
+  EchoTransport tr;
+  tr.drop_vid = 9;
+  JobParams p;
+  p.world = 1;
+  p.count = 4;
+  p.timeout_ms = 200;
+  p.repair_rounds = 0;
+  AllReduce ar(tr, p);
+  std::vector<float> v(40, 1.0f);
+  const auto t0 = Clock::now();
+  EXPECT_THROW(ar.reduce_f32(v.data(), v.size()), AllReduceError);
+  const auto el = Clock::now() - t0;
+  EXPECT_GE(el, std::chrono::milliseconds(190));
+  EXPECT_LT(el, std::chrono::seconds(2));
+}
+
+TEST(HostProtocol, ForeignAndStaleResultsAreIgnored) {
+  EchoTransport tr;
+  JobParams p;
+  p.world = 1;
+  p.count = 8;
+  p.repair_rounds = 0;
+  AllReduce ar(tr, p);
+  std::vector<float> v(16, 2.0f);
+  ar.reduce_f32(v.data(), v.size());
+  // Queue: a stale duplicate of VID 0, another job's result, a non-RESULT frame, then the real ones.
+  wire::Bytes stale = tr.sent[0];
+  wire::BuildMode m;
+  m.group_ip = 0xEF010101;
+  stale = wire::build_result(stale, wire::Bytes(stale.begin() + 64, stale.end()), false, false, m);
+  wire::Bytes foreign = stale;
+  wire::put16(foreign.data() + wire::off::jid, 77);
+  wire::put32(foreign.data() + wire::off::vid, 2);
+  tr.pending.push_back(stale);
+  tr.pending.push_back(foreign);
+  tr.pending.push_back(tr.sent[1]);
+  std::vector<float> w(16, 3.0f);
+  ar.reduce_f32(w.data(), w.size());
+  for (float x : w) EXPECT_EQ(x, 3.0f);
+  EXPECT_EQ(ar.stats().ignored, 3u);
+}
+
+TEST(HostProtocol, RepairReaggregatesADroppedVector) {
+  EchoTransport tr;
+  tr.drop_vid = 2;  // tree 0's third vector is dropped "at the accelerator"
+  JobParams p;
+  p.world = 1;
+  p.trees = 2;
+  p.count = 5;  // 4 data elements + the repair tag
+  p.repair_rounds = 2;
+  p.repair_slots = 3;
+  p.status_wait_ms = 50;
+  AllReduce ar(tr, p);
+  std::vector<float> v(37);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i) + 0.25f;
+  const auto orig = v;
+  ar.reduce_f32(v.data(), v.size());
+  EXPECT_EQ(0, std::memcmp(v.data(), orig.data(), v.size() * 4));
+  EXPECT_EQ(ar.stats().lost, 1u);
+  EXPECT_EQ(ar.stats().repaired, 1u);
+  // 10 vectors, 5 per tree; each tree reserves 5 + 2 rounds x (1 status + 3 slots) VIDs.
+  EXPECT_EQ(ar.next_vid(0), 13u);
+  EXPECT_EQ(ar.next_vid(1), 13u);
+  // The re-aggregation carried the original data of vector 4 (tree 0, index 2) and tag 1.0.
+  bool found = false;
+  for (const auto& f : tr.sent) {
+    const auto h = wire::parse_header(f);
+    if (h.tid != 0 || h.vid != 6) continue;  // round 0, slot 0
+    found = true;
+    ASSERT_EQ(h.count, 5);
+    EXPECT_EQ(0, std::memcmp(f.data() + 64, orig.data() + 16, 16));
+    float tag;
+    std::memcpy(&tag, f.data() + 64 + 16, 4);
+    EXPECT_EQ(tag, 1.0f);
+  }
+  EXPECT_TRUE(found);
+  // The next call starts after the reserved ranges, and a clean call needs one status per tree.
+  tr.sent.clear();
+  tr.drop_vid = -1;
+  ar.reduce_f32(v.data(), 8);
+  ASSERT_EQ(tr.sent.size(), 4u);
+  EXPECT_EQ(wire::parse_header(tr.sent[0]).vid, 13u);
+}
+
+TEST(HostProtocol, FailedBufferIsLeftUntouched) {
+  EchoTransport tr;
+  tr.drop_vid = 1;
+  JobParams p;
+  p.world = 1;
+  p.count = 4;
+  p.repair_rounds = 0;
+  AllReduce ar(tr, p);
+  std::vector<float> v(40, 1.0f);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const auto orig = v;
+  EXPECT_THROW(ar.reduce_f32(v.data(), v.size()), AllReduceError);
+  EXPECT_EQ(v, orig);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Switch chip
+
+wire::CtxFile one_ctx(int members, int trees, uint16_t jid) {
+  wire::CtxFile c;
+  for (int t = 0; t < trees; ++t) {
+    wire::CtxEntry e;
+    e.jid = jid;
+    e.tid = static_cast<uint8_t>(t);
+    for (int p = 0; p < members; ++p) e.members.push_back(p);
+    e.multicast = true;
+    e.group_mac = {0x01, 0x00, 0x5e, 0x01, 0x01, static_cast<uint8_t>(1 + t)};
+    e.group_ip = 0xEF010101;
+    c.contexts.push_back(e);
+  }
+  return c;
+}
+
+wire::Bytes eth(const wire::Mac& dst, const wire::Mac& src) {
+  wire::Bytes f(60, 0);
+  std::copy(dst.begin(), dst.end(), f.begin());
+  std::copy(src.begin(), src.end(), f.begin() + 6);
+  f[12] = 0x08;
+  f[13] = 0x06;  // ARP: bypass
+  return f;
+}
+
+std::vector<int> drain(SwitchChip& chip, int ports) {
+  std::vector<int> n(static_cast<size_t>(ports), 0);
+  wire::Bytes f;
+  for (int p = 0; p < ports; ++p)
+    while (chip.pop_due(p, Clock::now(), f)) ++n[static_cast<size_t>(p)];
+  return n;
+}
+
+TEST(HostSwitchChip, LearnsFloodsAndForwardsGroups) {
+  SwitchChip chip(4, one_ctx(3, 1, 5), ChipParams{});
+  const wire::Mac a{0x02, 0, 0, 0, 0, 0xa}, b{0x02, 0, 0, 0, 0, 0xb}, bc{0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+  chip.from_engine(EngineOut{0, -1, eth(b, a)}, Clock::now());  // unknown b: flood except 0
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{0, 1, 1, 1}));
+  chip.from_engine(EngineOut{2, -1, eth(a, b)}, Clock::now());  // a learned on 0
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{1, 0, 0, 0}));
+  chip.from_engine(EngineOut{0, -1, eth(b, a)}, Clock::now());  // b learned on 2
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{0, 0, 1, 0}));
+  chip.from_engine(EngineOut{2, -1, eth(b, a)}, Clock::now());  // to its own port: filtered
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{0, 0, 0, 0}));
+  chip.from_engine(EngineOut{1, -1, eth(bc, a)}, Clock::now());
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{1, 0, 1, 1}));
+  // A built frame of context 0 goes to its members 0..2, not to port 3.
+  chip.from_engine(EngineOut{-1, 0, eth({0x01, 0x00, 0x5e, 1, 1, 1}, a)}, Clock::now());
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{1, 1, 1, 0}));
+  EXPECT_EQ(chip.counters()[2].filtered, 1u);
+}
+
+TEST(HostSwitchChip, MarksEctAboveThresholdAndDrainsAtRate) {
+  ChipParams cp;
+  cp.ecn_threshold = 2;
+  cp.queue_limit = 6;
+  cp.rate_mbps = 1;  // 1 Mbit/s: a 1000-byte frame takes 8.2 ms
+  SwitchChip chip(2, one_ctx(2, 1, 5), cp);
+  wire::FrameSpec s;
+  s.payload.assign(936, 0);  // 1000-byte frames, ECT(0)
+  const wire::Bytes f = wire::build_frame(s);
+  for (int i = 0; i < 8; ++i) chip.from_engine(EngineOut{-1, 0, f}, Clock::now());
+  EXPECT_EQ(chip.counters()[0].queue_drops, 2u);
+  EXPECT_EQ(chip.counters()[0].ce_marked, 3u);  // frames 4..6 found more than 2 ahead
+  wire::Bytes g;
+  const auto now = Clock::now();
+  std::vector<uint8_t> ecns;
+  ASSERT_TRUE(chip.pop_due(0, now, g));
+  ecns.push_back(wire::ecn(g));
+  EXPECT_FALSE(chip.pop_due(0, now, g));  // the link is busy for 8 ms
+  EXPECT_TRUE(chip.pop_due(0, now + std::chrono::milliseconds(9), g));
+  EXPECT_TRUE(wire::ipv4_checksum_ok(g));
+  auto t = now + std::chrono::milliseconds(20);
+  while (chip.pop_due(0, t, g)) {
+    ecns.push_back(wire::ecn(g));
+    EXPECT_TRUE(wire::ipv4_checksum_ok(g));
+    t += std::chrono::milliseconds(9);
+  }
+  EXPECT_EQ(ecns.size(), 5u);
+  EXPECT_EQ(ecns[0], 2);
+  EXPECT_EQ(ecns.back(), 3);
+}
+
+TEST(HostSwitchChip, ReplicatedSumsAreMarkedAlike) {
+  ChipParams cp;
+  cp.ecn_threshold = 1;
+  cp.rate_mbps = 1;
+  SwitchChip chip(3, one_ctx(3, 1, 5), cp);
+  const wire::Mac a{0x02, 0, 0, 0, 0, 0xa};
+  // Port 2's queue is long (unicast frames to a learned MAC), ports 0 and 1 are empty.
+  chip.from_engine(EngineOut{2, -1, eth(a, {0x02, 0, 0, 0, 0, 0xc})}, Clock::now());  // learn c on 2
+  chip.from_engine(EngineOut{0, -1, eth({0x02, 0, 0, 0, 0, 0xc}, a)}, Clock::now());  // a on 0, to 2
+  for (int i = 0; i < 3; ++i) chip.from_engine(EngineOut{0, -1, eth({0x02, 0, 0, 0, 0, 0xc}, a)}, Clock::now());
+  wire::FrameSpec s;
+  s.payload.assign(40, 0);
+  chip.from_engine(EngineOut{-1, 0, wire::build_frame(s)}, Clock::now());
+  EXPECT_EQ(chip.counters()[0].ce_marked, 1u);  // marked although port 0's own queue is short
+  EXPECT_EQ(chip.counters()[1].ce_marked, 1u);
+  EXPECT_EQ(chip.counters()[2].ce_marked, 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// All-reduce through the in-process stand-in on the SystemC live model
+
+Config design(int ports, Format fmt = Format::fp32) {
+  Inputs in;
+  in.ports = ports;
+  in.gbps = 10;
+  in.mhz = 200;
+  in.format = fmt;
+  return Config::derive(in);
+}
+
+struct Bed {
+  LoopbackFabric fab;
+  std::atomic<bool> stop{false};
+  std::thread sw;
+  nlohmann::ordered_json counters;
+  std::string error;
+  Bed(const Config& cfg, const wire::CtxFile& ctx, ChipParams cp) : fab(cfg.in.ports) {
+    sw = std::thread([this, cfg, ctx, cp] {
+      try {
+        auto eng = make_model_engine(cfg, ctx);  // created and used on this thread only
+        SwitchChip chip(cfg.in.ports, ctx, cp);
+        StandInParams sp;
+        sp.chip = cp;
+        counters = run_standin(fab, *eng, chip, sp, stop);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+  }
+  // Stops the stand-in; returns its counters (engine + switch chip) for diagnostics.
+  std::string finish() {
+    if (sw.joinable()) {
+      stop = true;
+      sw.join();
+    }
+    return counters.dump();
+  }
+  ~Bed() { finish(); }
+};
+
+struct Outcome {
+  std::vector<std::vector<uint32_t>> out;
+  std::vector<std::string> err;
+  std::vector<Stats> stats;
+  std::vector<double> cwnd, alpha;
+};
+
+// Workers rank r on port port_of[r]; each runs `calls` all-reduces of its tensor (fresh copy).
+Outcome run_workers(Bed& bed, const std::vector<std::vector<uint32_t>>& in, const std::vector<int>& port_of,
+                    JobParams base, int calls) {
+  const int w = static_cast<int>(in.size());
+  Outcome o;
+  o.out.resize(static_cast<size_t>(w));
+  o.err.resize(static_cast<size_t>(w));
+  o.stats.resize(static_cast<size_t>(w));
+  o.cwnd.resize(static_cast<size_t>(w));
+  o.alpha.resize(static_cast<size_t>(w));
+  std::vector<std::thread> th;
+  for (int r = 0; r < w; ++r)
+    th.emplace_back([&, r] {
+      LoopbackTransport tr(bed.fab, port_of[static_cast<size_t>(r)]);
+      JobParams p = base;
+      p.rank = r;
+      p.world = w;
+      std::unique_ptr<AllReduce> arp;
+      try {
+        arp.reset(new AllReduce(tr, p));
+        AllReduce& ar = *arp;
+        for (int c = 0; c < calls; ++c) {
+          auto buf = in[static_cast<size_t>(r)];
+          if (p.elem_bytes == 4) {
+            std::vector<float> f(buf.size());
+            std::memcpy(f.data(), buf.data(), 4 * buf.size());
+            ar.reduce_f32(f.data(), f.size());
+            std::memcpy(buf.data(), f.data(), 4 * buf.size());
+          } else {
+            std::vector<uint16_t> h(buf.begin(), buf.end());
+            ar.reduce_u16(h.data(), h.size());
+            buf.assign(h.begin(), h.end());
+          }
+          o.out[static_cast<size_t>(r)] = buf;
+        }
+        o.stats[static_cast<size_t>(r)] = ar.stats();
+        o.cwnd[static_cast<size_t>(r)] = ar.window(0).cwnd();
+        o.alpha[static_cast<size_t>(r)] = ar.window(0).alpha();
+      } catch (const std::exception& e) {
+        o.err[static_cast<size_t>(r)] = e.what();
+        if (arp) o.stats[static_cast<size_t>(r)] = arp->stats();
+      }
+    });
+  for (auto& t : th) t.join();
+  return o;
+}
+
+uint32_t special(std::mt19937_64& rng, ref::Fmt fmt) {
+  const bool f32 = fmt == ref::Fmt::fp32;
+  switch (rng() % 40) {
+    case 0: return f32 ? 0x7F800000u : (fmt == ref::Fmt::bf16 ? 0x7F80u : 0x7C00u);  // +inf
+    case 1: return f32 ? 0x80000000u : 0x8000u;                                       // -0
+    case 2: return f32 ? 0x00000001u : 0x0001u;                                       // subnormal
+    case 3: return f32 ? 0x7F7FFFFFu : (fmt == ref::Fmt::bf16 ? 0x7F7Fu : 0x7BFFu);  // max finite
+    default: break;
+  }
+  if (f32) {
+    std::uniform_real_distribution<float> d(-1000, 1000);
+    return ref::float_to_bits(d(rng) * std::ldexp(1.0f, static_cast<int>(rng() % 20) - 10));
+  }
+  // A random finite 16-bit pattern.
+  for (;;) {
+    const uint32_t h = static_cast<uint32_t>(rng() & 0xFFFF);
+    const auto fb = ref::fmt_bits(fmt);
+    if (((h >> fb.frac_bits) & ((1u << fb.exp_bits) - 1)) != (1u << fb.exp_bits) - 1) return h;
+  }
+}
+
+std::vector<std::vector<uint32_t>> tensors(int w, size_t n, uint64_t seed, ref::Fmt fmt) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::vector<uint32_t>> v(static_cast<size_t>(w), std::vector<uint32_t>(n));
+  for (auto& t : v)
+    for (auto& x : t) x = special(rng, fmt);
+  return v;
+}
+
+// The expected sum: ref::tree_sum over the accelerator's ports (rank r sits on port_of[r]).
+std::vector<uint32_t> expected(const std::vector<std::vector<uint32_t>>& in, const std::vector<int>& port_of,
+                               int ports, ref::Fmt fmt) {
+  std::vector<uint32_t> e(in[0].size());
+  for (size_t i = 0; i < e.size(); ++i) {
+    std::vector<uint32_t> vals(static_cast<size_t>(ports), 0);
+    std::vector<bool> mem(static_cast<size_t>(ports), false);
+    for (size_t r = 0; r < in.size(); ++r) {
+      vals[static_cast<size_t>(port_of[r])] = in[r][i];
+      mem[static_cast<size_t>(port_of[r])] = true;
+    }
+    e[i] = ref::tree_sum(fmt, false, vals, mem);
+  }
+  return e;
+}
+
+wire::CtxFile ctx_for(const std::vector<int>& ports, int trees, uint16_t jid) {
+  wire::CtxFile c = one_ctx(0, trees, jid);
+  for (auto& e : c.contexts) {
+    e.members = ports;
+    std::sort(e.members.begin(), e.members.end());
+  }
+  return c;
+}
+
+TEST(HostAllReduce, ThreeWorkersTwoTreesBitIdenticalTreeOrder) {
+  const Config cfg = design(4);
+  const std::vector<int> port_of{3, 0, 2};  // ranks on ports out of order: the sum follows ports
+  Bed bed(cfg, ctx_for(port_of, 2, 7), ChipParams{});
+  JobParams p;
+  p.jid = 7;
+  p.trees = 2;
+  p.window.max = 6;  // T * max = 12 frames fit the default contribution pool
+  p.count = JobParams::count_for(1500, cfg.max_elems, 4);
+  p.timeout_ms = 3000;
+  const auto in = tensors(3, 16384 + 77, 11, ref::Fmt::fp32);  // 64 KiB + a partial vector
+  const Outcome o = run_workers(bed, in, port_of, p, 3);        // three calls: VIDs run on
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r << " " << bed.finish();
+    EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+    // Per call: K vectors of C - 1 data elements (repair is on) + one status per tree.
+    EXPECT_EQ(o.stats[static_cast<size_t>(r)].results, 3u * ((16384 + 77 + 360) / 361 + 2));
+    EXPECT_EQ(o.stats[static_cast<size_t>(r)].ignored, 0u);
+  }
+  EXPECT_EQ(bed.error, "");
+}
+
+TEST(HostAllReduce, Bf16RawElements) {
+  const Config cfg = design(4, Format::bf16);
+  const std::vector<int> port_of{0, 1, 2, 3};
+  Bed bed(cfg, ctx_for(port_of, 1, 3), ChipParams{});
+  JobParams p;
+  p.jid = 3;
+  p.elem_bytes = 2;
+  p.format = ref::Fmt::bf16;
+  p.count = JobParams::count_for(1500, cfg.max_elems, 2);
+  const auto in = tensors(4, 5000, 5, ref::Fmt::bf16);
+  const Outcome o = run_workers(bed, in, port_of, p, 2);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::bf16);
+  for (int r = 0; r < 4; ++r) {
+    ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+  }
+}
+
+TEST(HostAllReduce, EcnMarksShrinkTheSameWindowEverywhere) {
+  const Config cfg = design(4);
+  const std::vector<int> port_of{0, 1, 2};
+  ChipParams cp;
+  cp.rate_mbps = 200;  // a slow egress: queues build up behind the window
+  cp.ecn_threshold = 1;
+  Bed bed(cfg, ctx_for(port_of, 1, 1), cp);
+  JobParams p;
+  p.jid = 1;
+  p.count = 362;
+  p.window.init = 12;  // 12 frames of 1512 bytes fit the default contribution pool
+  p.window.max = 12;
+  p.timeout_ms = 5000;
+  const auto in = tensors(3, 362 * 120, 3, ref::Fmt::fp32);
+  const Outcome o = run_workers(bed, in, port_of, p, 1);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r;
+    EXPECT_EQ(o.out[static_cast<size_t>(r)], exp);
+    EXPECT_GT(o.stats[static_cast<size_t>(r)].results_ce, 0u);
+    // Same results -> the same window and alpha, bit for bit.
+    EXPECT_EQ(o.cwnd[static_cast<size_t>(r)], o.cwnd[0]);
+    EXPECT_EQ(o.alpha[static_cast<size_t>(r)], o.alpha[0]);
+    EXPECT_EQ(o.stats[static_cast<size_t>(r)].results_ce, o.stats[0].results_ce);
+  }
+  EXPECT_LT(o.cwnd[0], 12);
+  EXPECT_GT(o.alpha[0], 0);
+}
+
+TEST(HostAllReduce, LostResultsGiveAClearErrorNeverAWrongResult) {
+  const Config cfg = design(4);
+  const std::vector<int> port_of{0, 1, 2};
+  Bed bed(cfg, ctx_for(port_of, 1, 2), ChipParams{});
+  bed.fab.set_loss(1, 0.05, 42);  // results to rank 1 get lost
+  JobParams p;
+  p.jid = 2;
+  p.count = 362;
+  p.repair_rounds = 0;  // repair off: a loss must end in the clear error
+  p.timeout_ms = 300;
+  const auto in = tensors(3, 362 * 60, 8, ref::Fmt::fp32);
+  const auto t0 = Clock::now();
+  const Outcome o = run_workers(bed, in, port_of, p, 1);
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  EXPECT_GT(bed.fab.dropped(), 0u);
+  EXPECT_NE(o.err[1], "");
+  EXPECT_TRUE(o.err[1].find("lost vector") != std::string::npos || o.err[1].find("timeout") != std::string::npos)
+      << o.err[1];
+  for (int r = 0; r < 3; ++r) {
+    if (o.err[static_cast<size_t>(r)].empty()) {
+      EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+    }
+  }
+}
+
+TEST(HostAllReduce, SilentPeerEndsInBoundedTime) {
+  const Config cfg = design(4);
+  Bed bed(cfg, ctx_for({0, 1, 2}, 1, 4), ChipParams{});  // port 2's worker never shows up
+  JobParams p;
+  p.jid = 4;
+  p.count = 362;
+  p.timeout_ms = 250;
+  const auto in = tensors(2, 2000, 1, ref::Fmt::fp32);
+  const auto t0 = Clock::now();
+  JobParams q = p;
+  const Outcome o = run_workers(bed, in, {0, 1}, q, 1);
+  const auto el = Clock::now() - t0;
+  EXPECT_LT(el, std::chrono::seconds(3));
+  for (int r = 0; r < 2; ++r) EXPECT_NE(o.err[static_cast<size_t>(r)].find("timeout"), std::string::npos);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// panama-host: every bad input is one clear line and a non-zero exit, nothing written.
+
+namespace {
+
+struct Run {
+  int rc;
+  std::string err;
+};
+
+// A private directory per test process (ctest runs tests in parallel).
+std::string scratch() {
+  const std::string d = testing::TempDir() + "/host_cli_" + std::to_string(getpid());
+  (void)std::system(("mkdir -p " + d).c_str());
+  return d;
+}
+
+Run cli(const std::string& args) {
+  const std::string tmp = scratch() + "/stderr.txt";
+  const std::string cmd = std::string(PANAMA_HOST) + " " + args + " >/dev/null 2>" + tmp;
+  const int st = std::system(cmd.c_str());
+  std::ifstream in(tmp);
+  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : 128, s};
+}
+
+void expect_error(const std::string& args, const std::string& needle) {
+  const Run r = cli(args);
+  EXPECT_NE(r.rc, 0) << args;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << args << "\n" << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << "\n" << r.err;
+}
+
+}  // namespace
+
+TEST(HostCli, WorkerBadInput) {
+  const std::string d = scratch();
+  {
+    std::ofstream(d + "/odd.bin") << "12345";
+    std::ofstream g(d + "/g.bin", std::ios::binary);
+    const float x[4] = {1, 2, 3, 4};
+    g.write(reinterpret_cast<const char*>(x), sizeof x);
+  }
+  const std::string base = "worker --iface lo --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 ";
+  const std::string out = " --out " + d + "/never.bin";
+  expect_error(base + "--in " + d + "/missing.bin" + out, "cannot open");
+  expect_error(base + "--in " + d + "/odd.bin" + out, "not a multiple of 4");
+  expect_error(base + "--in " + d + "/g.bin --backend tins" + out, "backend 'tins' is not available");
+  expect_error(base + "--in " + d + "/g.bin --format fp64" + out, "--format");
+  expect_error(base + "--in " + d + "/g.bin --trees 2 --first-vid 1,2,3" + out, "--first-vid");
+  expect_error(base + "--in " + d + "/g.bin --first-vid x" + out, "not a VID");
+  expect_error(base + "--in " + d + "/g.bin --window-max 4 --window-init 8" + out, "window");
+  expect_error("worker --iface nosuchif0 --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " +
+                   d + "/g.bin" + out,
+               "nosuchif0");
+  expect_error("worker --iface lo --job 1 --rank 2 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " + d +
+                   "/g.bin" + out,
+               "rank");
+  expect_error("worker --iface lo --job 70000 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " + d +
+                   "/g.bin" + out,
+               "--job");
+  expect_error("worker --iface lo --job 1 --rank 0 --world 2 --agg-ip 10.1 --group-ip 239.9.9.9 --in " + d +
+                   "/g.bin --mtu 1500" + out,
+               "10.1");
+  expect_error("worker --iface lo --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 10.9.9.9 --in " + d +
+                   "/g.bin --mtu 1500" + out,
+               "not multicast");
+  EXPECT_FALSE(std::ifstream(d + "/never.bin").good());
+  EXPECT_NE(cli("").rc, 0);
+  EXPECT_NE(cli("worker --iface lo").rc, 0);  // missing required options
+  (void)std::system(("rm -rf " + d).c_str());
+}
+
+TEST(HostCli, SwitchBadInput) {
+  const std::string d = scratch();
+  const std::string rtl = std::string(PANAMA_SOURCE_DIR) + "/rtl_out/p4_10g_200mhz";
+  std::ofstream(d + "/ctx.json")
+      << R"({"contexts":[{"jid":1,"tid":0,"members":[0,1,2],"mode":"multicast","group_mac":"01:00:5e:01:01:01","group_ip":"239.1.1.1"}]})";
+  std::ofstream(d + "/bad.json") << R"({"contexts":[{"jid":1,"tid":0,"members":[],"mode":"multicast"}]})";
+  expect_error("switch --rtl " + d + "/nodir --contexts " + d + "/ctx.json --ifaces lo", "config.json");
+  expect_error("switch --rtl " + rtl + " --contexts " + d + "/bad.json --ifaces lo", "context 0");
+  expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces lo,lo,lo,lo,lo", "5 interfaces");
+  expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces lo,lo", "member port 2");
+  expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces a0x,b0x,c0x", "no interface 'a0x'");
+  (void)std::system(("rm -rf " + d).c_str());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loss repair through the stand-in: lost results and lost contributions, several calls.
+
+void repair_run(int trees, double down_loss, double up_loss, uint64_t seed) {
+  if (const char* e = std::getenv("PANAMA_HOST_SEED")) seed = std::stoull(e);  // stress runs
+  if (const char* e = std::getenv("PANAMA_HOST_LOSS")) down_loss = up_loss = std::stod(e);
+  const Config cfg = design(4);
+  const std::vector<int> port_of{2, 0, 1};
+  Bed bed(cfg, ctx_for(port_of, trees, 6), ChipParams{});
+  bed.fab.set_loss(0, down_loss, seed);  // results to the worker on port 0
+  bed.fab.set_up_loss(1, up_loss);        // contributions of the worker on port 1
+  JobParams p;
+  p.jid = 6;
+  p.trees = trees;
+  p.window.max = 12 / trees;
+  p.count = 362;
+  p.timeout_ms = 3000;
+  p.status_wait_ms = 40;
+  p.repair_rounds = 8;
+  const auto in = tensors(3, 362 * 40 + 5, seed, ref::Fmt::fp32);
+  const Outcome o = run_workers(bed, in, port_of, p, 3);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  uint64_t lost = 0, repaired = 0;
+  for (int r = 0; r < 3; ++r) {
+    std::string diag;
+    for (const auto& e : o.err) diag += " {" + e + "}";
+    for (const auto& st : o.stats)
+      diag += " [sent " + std::to_string(st.vectors_sent) + " results " + std::to_string(st.results) + " lost " +
+              std::to_string(st.lost) + " repaired " + std::to_string(st.repaired) + " rounds " +
+              std::to_string(st.repair_rounds) + " ignored " + std::to_string(st.ignored) + " dup " +
+              std::to_string(st.duplicates) + "]";
+    ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r << diag << " " << bed.finish();
+    EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+    lost += o.stats[static_cast<size_t>(r)].lost;
+    repaired += o.stats[static_cast<size_t>(r)].repaired;
+  }
+  EXPECT_GT(bed.fab.dropped(), 0u);
+  EXPECT_GT(lost, 0u);
+  EXPECT_GT(repaired, 0u);
+}
+
+TEST(HostRepair, LostResultsOnOneLink) { repair_run(1, 0.03, 0, 5); }
+TEST(HostRepair, LostContributionsTwoTrees) { repair_run(2, 0, 0.03, 6); }
+TEST(HostRepair, BothDirections) { repair_run(2, 0.02, 0.02, 7); }
