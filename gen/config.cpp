@@ -108,7 +108,7 @@ Config Config::derive(const Inputs& in) {
   c.addtree_latency = c.tree_levels * c.adder.latency;
   // Contracts for the full datapath (accelerator.md, performance): fixed cycle counts from the
   // last beat in to the first beat out on an idle transmit port. See docs/architecture.md.
-  c.bypass_latency = 3;
+  c.bypass_latency = 4;
   c.agg_latency = c.addtree_latency + 4;
   c.resources = estimate_resources(c);
   return c;

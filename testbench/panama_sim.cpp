@@ -28,6 +28,7 @@
 #include "model.h"
 #include "pcap_io.h"
 #include "rtl_engine.h"
+#include "traffic.h"
 
 namespace fs = std::filesystem;
 using namespace panama;
@@ -343,6 +344,15 @@ int main(int argc, char** argv) {
   add_common(rep, true);
   CLI::App* cmp = app.add_subcommand("compare", "run both engines and compare");
   add_common(cmp, false);
+  std::string tg_rtl, tg_scenario, tg_out;
+  uint64_t tg_seed = 1;
+  int tg_vectors = 20;
+  CLI::App* tg = app.add_subcommand("gen-traffic", "write a regression scenario's pcaps and CTX.json");
+  tg->add_option("--rtl", tg_rtl, "generator output directory")->required();
+  tg->add_option("--scenario", tg_scenario, "line-rate, mixed, faults or timeout")->required();
+  tg->add_option("--seed", tg_seed, "random seed");
+  tg->add_option("--vectors", tg_vectors, "vectors per job")->check(CLI::Range(1, 100000));
+  tg->add_option("--out-dir", tg_out, "writes OUT/ctx.json and OUT/in/portNN.pcap")->required();
   std::string bench_rtl;
   int bench_vectors = 2000, bench_elems = 0;
   CLI::App* bn = app.add_subcommand("bench", "measure the model's speed on synthetic full-rate traffic");
@@ -366,6 +376,10 @@ int main(int argc, char** argv) {
   }
   try {
     if (bn->parsed()) return bench(bench_rtl, bench_vectors, bench_elems);
+    if (tg->parsed()) {
+      traffic::generate(load_config(tg_rtl), tg_scenario, tg_seed, tg_vectors, tg_out);
+      return 0;
+    }
     if (cmp->parsed()) return compare(a);
     return replay(a);
   } catch (const std::exception& e) {

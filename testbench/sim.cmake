@@ -1,7 +1,8 @@
 # panama-sim: packet-level replay of pcaps through the SystemC model or the Verilated RTL.
 # Included from testbench/CMakeLists.txt; paths relative to this file.
 if(TARGET panama_model)
-  add_executable(panama-sim ${CMAKE_CURRENT_LIST_DIR}/panama_sim.cpp ${CMAKE_CURRENT_LIST_DIR}/rtl_engine.cpp)
+  add_executable(panama-sim ${CMAKE_CURRENT_LIST_DIR}/panama_sim.cpp ${CMAKE_CURRENT_LIST_DIR}/rtl_engine.cpp
+                            ${CMAKE_CURRENT_LIST_DIR}/traffic.cpp)
   target_link_libraries(panama-sim PRIVATE panama_model panama_wire panama_config CLI11::CLI11)
   set_target_properties(panama-sim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   # The RTL engine verilates a design on first use, linking the harness with these libraries.

@@ -1,0 +1,252 @@
+// Scenario traffic for the regression (panama-sim gen-traffic): per-port pcaps and a CTX.json
+// for one generator output, reproducible from a seed. The expected outputs are never written
+// here: the regression compares the RTL with the model (panama-sim compare), and the model is
+// checked against hand-built expectations in tests/test_model*.cpp.
+#include "traffic.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <stdexcept>
+
+#include "pcap_io.h"
+#include "wire.h"
+
+namespace fs = std::filesystem;
+
+namespace panama::traffic {
+namespace {
+
+using wire::Bytes;
+
+struct Job {
+  int jid, tid;
+  std::vector<int> members;
+  bool multicast;
+  int upstream = -1;
+  uint32_t timeout = 0;
+};
+
+class Gen {
+ public:
+  Gen(const Config& c, uint64_t seed) : cfg_(c), rng_(seed), in_(c.in.ports) {}
+
+  uint32_t rnd(uint32_t n) { return static_cast<uint32_t>(rng_() % n); }
+  bool chance(int pct) { return static_cast<int>(rnd(100)) < pct; }
+
+  uint32_t element() {
+    const int es = cfg_.fmt.elem_bytes;
+    const uint32_t mask = es == 4 ? 0xFFFFFFFFu : 0xFFFFu;
+    if (chance(3)) return static_cast<uint32_t>(rng_()) & mask;  // any bits: NaN, inf, subnormal
+    // Mostly modest finite values of either sign.
+    if (es == 4) return (rnd(2) << 31) | ((100 + rnd(50)) << 23) | rnd(1u << 23);
+    if (cfg_.fmt.exp_bits == 8) return (rnd(2) << 15) | ((100 + rnd(50)) << 7) | rnd(1u << 7);
+    return (rnd(2) << 15) | ((5 + rnd(20)) << 10) | rnd(1u << 10);
+  }
+
+  Bytes contribution(const Job& j, int port, uint32_t vid, int count, bool fin, bool ce) {
+    wire::FrameSpec s;
+    s.eth_src = {0x02, 0, 0, 0, static_cast<uint8_t>(port >> 8), static_cast<uint8_t>(port)};
+    s.eth_dst = {0x02, 0xaa, 0, 0, static_cast<uint8_t>(j.jid >> 8), static_cast<uint8_t>(j.jid)};
+    s.ip_src = 0x0A010000u | static_cast<uint32_t>(port);
+    s.ip_dst = 0x0A0000FEu;
+    s.ecn = ce ? 0b11 : 0b10;
+    s.ip_id = static_cast<uint16_t>(rng_());
+    s.agg_port = kAggPort;
+    s.hdr.jid = static_cast<uint16_t>(j.jid);
+    s.hdr.tid = static_cast<uint8_t>(j.tid);
+    s.hdr.vid = vid;
+    s.hdr.rank = static_cast<uint16_t>(port);
+    s.hdr.flags = fin ? wire::kFlagFin : 0;
+    s.hdr.cookie = rng_();
+    std::vector<uint32_t> e(count);
+    for (auto& x : e) x = element();
+    s.payload = wire::payload_from_elems(e, cfg_.fmt.elem_bytes);
+    s.elem_bytes = cfg_.fmt.elem_bytes;
+    return wire::build_frame(s);
+  }
+
+  Bytes bypass_frame() {
+    const int len = 14 + static_cast<int>(rnd(static_cast<uint32_t>(std::min<long>(1500, cfg_.bypass_bytes / 2))));
+    Bytes f(len);
+    for (auto& b : f) b = static_cast<uint8_t>(rng_());
+    f[12] = 0x08, f[13] = rnd(2) ? 0x00 : 0x06;  // IPv4 or ARP, never an aggregation frame
+    if (len > 23) f[14] = 0x45, f[15] = static_cast<uint8_t>(rnd(2) ? 0 : 56 << 2), f[23] = 6;  // TCP
+    return f;
+  }
+
+  // A frame that classifies as aggregation but is malformed (COUNT disagrees with the length).
+  Bytes malformed(const Job& j, int port) {
+    Bytes f = contribution(j, port, 0, 2, false, false);
+    f[wire::off::count + 1] ^= 0x01;
+    return f;
+  }
+
+  void push(int port, Bytes f) { in_[port].push_back(std::move(f)); }
+
+  // Vectors of one job: each member sends each VID, with the faults the scenario asks for.
+  void job_vectors(const Job& j, int vectors, int fixed_count, int loss, int dup, int skip, int ce_pct) {
+    uint32_t vid = 0;
+    for (int v = 0; v < vectors; ++v) {
+      if (chance(skip)) vid += 1 + rnd(2);  // a VID nobody sends: the accelerator skips ahead
+      const int count = fixed_count ? fixed_count : 1 + static_cast<int>(rnd(cfg_.max_elems));
+      const bool fin = v == vectors - 1 || chance(10);
+      for (int p : j.members) {
+        if (chance(loss)) continue;
+        const int c = chance(1) ? std::max(1, count - 1) : count;  // rare COUNT mismatch
+        Bytes f = contribution(j, p, vid, c, fin, chance(ce_pct));
+        if (chance(dup)) later_[p].push_back(f);  // a late duplicate: stale when it arrives
+        push(p, std::move(f));
+      }
+      ++vid;
+      // Late duplicates trickle in among later traffic.
+      for (int p : j.members)
+        if (!later_[p].empty() && chance(30)) {
+          push(p, later_[p].front());
+          later_[p].erase(later_[p].begin());
+        }
+    }
+    for (int p : j.members)
+      for (auto& f : later_[p]) push(p, f);
+    later_.clear();
+  }
+
+  std::vector<Job> jobs(int n, bool upstream_ok, uint32_t timeout) {
+    std::vector<Job> v;
+    const int N = cfg_.in.ports;
+    for (int i = 0; i < n && i < cfg_.in.contexts; ++i) {
+      Job j;
+      j.jid = 100 + i;
+      j.tid = static_cast<int>(rnd(3));
+      j.multicast = !(upstream_ok && N > 2 && chance(40));
+      if (!j.multicast) j.upstream = static_cast<int>(rnd(N));
+      for (int p = 0; p < N; ++p)
+        if (p != j.upstream && chance(70)) j.members.push_back(p);
+      if (j.members.empty()) j.members.push_back(j.upstream == 0 ? 1 : 0);
+      j.timeout = timeout;
+      v.push_back(j);
+    }
+    return v;
+  }
+
+  // Interleaves each port's frames of several jobs, round robin with an occasional random
+  // extra turn (each port keeps every job's own order). Ports stay roughly in step, as workers
+  // of one job do, so queues stay short and overflow stays rare.
+  void merge(std::vector<std::vector<std::vector<Bytes>>>& parts) {
+    for (int p = 0; p < cfg_.in.ports; ++p) {
+      std::vector<size_t> at(parts.size(), 0);
+      for (bool any = true; any;) {
+        any = false;
+        for (size_t k = 0; k < parts.size(); ++k) {
+          const int turns = chance(20) ? 2 : 1;
+          for (int t = 0; t < turns && at[k] < parts[k][p].size(); ++t) {
+            in_[p].push_back(std::move(parts[k][p][at[k]++]));
+            any = true;
+          }
+        }
+      }
+    }
+  }
+
+  void write(const std::string& dir, const std::vector<Job>& js) {
+    fs::create_directories(fs::path(dir) / "in");
+    nlohmann::json ctx;
+    ctx["agg_port"] = kAggPort;
+    ctx["contexts"] = nlohmann::json::array();
+    for (const auto& j : js) {
+      nlohmann::json e = {{"jid", j.jid}, {"tid", j.tid}, {"members", j.members}, {"timeout_cycles", j.timeout}};
+      if (j.multicast) {
+        e["mode"] = "multicast";
+        e["group_mac"] = "01:00:5e:01:00:" + hex2(j.jid & 0xFF);
+        e["group_ip"] = "239.1.0." + std::to_string(j.jid & 0xFF);
+      } else {
+        e["mode"] = "upstream";
+        e["upstream_port"] = j.upstream;
+        e["src_mac"] = "02:aa:00:00:00:" + hex2(j.jid & 0xFF);
+        e["src_ip"] = "10.0.0." + std::to_string(j.jid & 0xFF);
+      }
+      ctx["contexts"].push_back(e);
+    }
+    std::ofstream(fs::path(dir) / "ctx.json") << ctx.dump(1) << "\n";
+    for (int p = 0; p < cfg_.in.ports; ++p) {
+      std::vector<wire::PcapRecord> r;
+      for (auto& f : in_[p]) r.push_back({f, 0});
+      char n[32];
+      std::snprintf(n, sizeof n, "in/port%02d.pcap", p);
+      wire::write_pcap((fs::path(dir) / n).string(), r);
+    }
+  }
+
+  static std::string hex2(int v) {
+    char b[8];
+    std::snprintf(b, sizeof b, "%02x", v);
+    return b;
+  }
+
+  static constexpr uint16_t kAggPort = 9056;
+  const Config& cfg_;
+  std::mt19937_64 rng_;
+  std::vector<std::vector<Bytes>> in_;
+  std::map<int, std::vector<Bytes>> later_;
+};
+
+}  // namespace
+
+const std::vector<std::string>& scenarios() {
+  static const std::vector<std::string> s = {"line-rate", "mixed", "faults", "timeout"};
+  return s;
+}
+
+void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int vectors, const std::string& dir) {
+  Gen g(cfg, seed);
+  std::vector<Job> js;
+  if (scenario == "line-rate") {
+    // One job over every port, full-size vectors back to back.
+    Job j{7, 0, {}, true};
+    for (int p = 0; p < cfg.in.ports; ++p) j.members.push_back(p);
+    js.push_back(j);
+    g.job_vectors(j, vectors, cfg.max_elems, 0, 0, 0, 0);
+  } else if (scenario == "mixed" || scenario == "faults" || scenario == "timeout") {
+    const bool faults = scenario != "mixed";
+    js = g.jobs(std::min(cfg.in.contexts, 4), true, scenario == "timeout" ? 3000 : 0);
+    std::vector<std::vector<std::vector<Bytes>>> parts;
+    for (const auto& j : js) {
+      Gen sub(cfg, g.rng_());
+      sub.job_vectors(j, vectors, 0, faults ? 5 : 0, faults ? 5 : 0, faults ? 5 : 0, 10);
+      parts.push_back(sub.in_);
+    }
+    // Bypass traffic, plus (with faults) malformed, foreign-port and unknown-context frames.
+    std::vector<std::vector<Bytes>> extra(cfg.in.ports);
+    for (int p = 0; p < cfg.in.ports; ++p)
+      for (int k = 0; k < vectors / 2 + 1; ++k) {
+        extra[p].push_back(g.bypass_frame());
+        if (faults && g.chance(20)) extra[p].push_back(g.malformed(js[0], p));
+        if (faults && g.chance(10)) {
+          Job stranger{999, 9, {p}, true};
+          extra[p].push_back(g.contribution(stranger, p, 0, 3, false, false));
+        }
+        if (faults && g.chance(10)) extra[p].push_back(Bytes(g.rnd(14)));  // runt
+        for (const auto& j : js) {
+          const bool member = std::find(j.members.begin(), j.members.end(), p) != j.members.end();
+          // A contribution from a port outside the job: counted not_member, never summed.
+          if (faults && !member && p != j.upstream && g.chance(15)) extra[p].push_back(g.contribution(j, p, 0, 2, false, false));
+          // A final sum coming down from the parent passes through the upstream port.
+          if (p == j.upstream && g.chance(30)) {
+            Bytes f = g.contribution(j, p, static_cast<uint32_t>(k), 4, false, false);
+            f[wire::off::flags] |= wire::kFlagResult;
+            extra[p].push_back(f);
+          }
+        }
+      }
+    parts.push_back(extra);
+    g.merge(parts);
+  } else {
+    throw std::runtime_error("unknown scenario '" + scenario + "'");
+  }
+  g.write(dir, js);
+}
+
+}  // namespace panama::traffic
