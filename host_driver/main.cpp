@@ -12,6 +12,8 @@
 #include "afpacket.h"
 #include "allreduce.h"
 #include "switch.h"
+#include "rtl_engine.h"
+#include "config.h"
 #include "udp_transport.h"
 
 using namespace panama;
@@ -168,7 +170,8 @@ int run_worker(const WorkerOpts& o) {
 }
 
 struct SwitchOpts {
-  std::string rtl, contexts, ifaces, counters, loss_ports;
+  std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl";
+  bool prepare = false;
   double duration = 0;
   double export_interval = 1;
   StandInParams sp;
@@ -176,6 +179,13 @@ struct SwitchOpts {
 };
 
 int run_switch(const SwitchOpts& o) {
+  if (o.prepare) {
+    // Verilate the design's harness now (cached), so that a later start is immediate.
+    std::ifstream in(o.rtl + "/config.json");
+    if (!in) throw std::runtime_error("cannot open " + o.rtl + "/config.json");
+    std::printf("%s\n", rtl::harness_executable(o.rtl, Config::from_json(nlohmann::json::parse(in))).c_str());
+    return 0;
+  }
   const auto names = split(o.ifaces);
   if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
   int ports = 0;
@@ -206,15 +216,16 @@ int run_switch(const SwitchOpts& o) {
   for (const auto& c : ctx.contexts) timeouts |= c.timeout_cycles != 0;
   sp.idle_cycles_per_ms = o.idle_cycles >= 0 ? static_cast<uint64_t>(o.idle_cycles) : (timeouts ? 200 : 0);
   AfPacketFabric fab(names);
-  auto eng = make_model_engine(o.rtl, ctx);
+  auto eng = o.engine == "model" ? make_model_engine(o.rtl, ctx)
+                                 : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
   SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
 
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
-  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: SystemC model\n", names.size(),
-               ctx.contexts.size());
+  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(),
+               ctx.contexts.size(), o.engine == "model" ? "SystemC model" : "Verilated RTL");
   // The loop runs in slices so that counters can be exported and --duration honoured.
   const auto start = Clock::now();
   nlohmann::ordered_json j;
@@ -299,6 +310,9 @@ int main(int argc, char** argv) {
   sw->add_option("--rtl", s.rtl, "generator output directory (config.json)")->required();
   sw->add_option("--contexts", s.contexts, "CTX.json")->required();
   sw->add_option("--ifaces", s.ifaces, "IF0,IF1,...: the interface of each port")->required();
+  sw->add_option("--engine", s.engine, "rtl (the Verilated design, default) or model (the SystemC model)")
+      ->check(CLI::IsMember({"rtl", "model"}));
+  sw->add_flag("--prepare", s.prepare, "only verilate the design for the rtl engine (cached), then exit");
   sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
       ->default_val(0);
   sw->add_option("--ecn-threshold", s.sp.chip.ecn_threshold, "mark CE above this queue length, packets")

@@ -50,6 +50,9 @@ class Engine {
 // RTL_DIR/config.json for the design parameters.
 std::unique_ptr<Engine> make_model_engine(const std::string& rtl_dir, const wire::CtxFile& ctx);
 std::unique_ptr<Engine> make_model_engine(const Config& cfg, const wire::CtxFile& ctx);
+// The Verilated RTL of RTL_DIR as the engine: its harness, verilated on first use, runs as a child
+// process (host_driver/rtl_engine_client.cpp).
+std::unique_ptr<Engine> make_rtl_engine(const std::string& rtl_dir, const std::string& ctx_path, int ports);
 // Reads RTL_DIR/config.json and CTX.json (validated against the design); throws std::runtime_error.
 wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports);
 

@@ -84,6 +84,10 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg) {
 
 }  // namespace
 
+std::string harness_executable(const std::string& rtl_dir, const Config& cfg) {
+  return build_harness(rtl_dir, cfg).string();
+}
+
 model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path,
                   const std::string& in_dir, const model::Options& opt) {
   const fs::path exe = build_harness(rtl_dir, cfg);

@@ -16,4 +16,8 @@ struct EngineError : std::runtime_error {
 model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path,
                   const std::string& in_dir, const model::Options& opt);
 
+// The harness executable for a design, verilated on first use (also run with --live by the
+// switch stand-in). Throws EngineError.
+std::string harness_executable(const std::string& rtl_dir, const Config& cfg);
+
 }  // namespace panama::rtl

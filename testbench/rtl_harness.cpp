@@ -7,6 +7,9 @@
 // (testbench/rtl_engine.cpp) and generates ports.h, which lists the design's port numbers:
 //   #define PANAMA_PORT_LIST(X) X(00) X(01) ...
 #include <cstdio>
+#include <deque>
+#include <iostream>
+#include <sstream>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
@@ -62,6 +65,7 @@ struct Args {
   std::string config, contexts, in_dir, result;
   uint64_t seed = 1;
   int idle = 0, backpressure = 0;
+  bool live = false;
 };
 
 class Harness {
@@ -186,19 +190,21 @@ class Harness {
     return (h << 32) | l;
   }
 
-  model::Result run(const wire::CtxFile& f, const std::vector<std::vector<wire::Bytes>>& in) {
+  // Resets the design, programs the contexts and opens the output lists.
+  void begin(const wire::CtxFile& f) {
+    ctx_file_ = f;
     reset();
     program(f);
+    res_.ports.assign(cfg_.in.ports, {});
+    off_.assign(cfg_.in.ports, 0);
+  }
+
+  // Drives the queued frames (consumed from the front) until every one is in and nothing has
+  // moved for quiet_needed cycles, or for at most max_cycles cycles (0: no limit).
+  void drive(std::vector<std::deque<wire::Bytes>>& in, uint64_t quiet_needed, uint64_t max_cycles = 0) {
     const int N = cfg_.in.ports, BB = cfg_.bus_bytes;
-    std::vector<size_t> frame(N, 0), off(N, 0);
-    res_.ports.assign(N, {});
-    uint64_t max_timeout = 0;
-    for (const auto& e : f.contexts) max_timeout = std::max<uint64_t>(max_timeout, e.timeout_cycles);
-    // Runs until every frame is in and nothing has moved for long enough that no decision is
-    // pending: twice the longest frame plus the pipeline, or past the longest timeout.
-    const uint64_t quiet_needed = 4ull * (cfg_.max_frame_bytes / BB + 1) + 4ull * cfg_.addtree_latency + 512 +
-                                  (max_timeout ? max_timeout + 64 : 0);
     uint64_t last_activity = cycle_;
+    const uint64_t start = cycle_;
     // PANAMA_HARNESS_DEBUG: the cycle of the first traffic beat, for latency measurements.
     if (std::getenv("PANAMA_HARNESS_DEBUG")) std::fprintf(stderr, "traffic starts at cycle %llu\n",
                                                           static_cast<unsigned long long>(cycle_));
@@ -207,24 +213,24 @@ class Harness {
       bool inputs_left = false;
       for (int p = 0; p < N; ++p) {
         auto& s = ports_[p];
-        const bool have = frame[p] < in[p].size();
+        const bool have = !in[p].empty();
         inputs_left |= have;
         const bool send = have && !(args_.idle > 0 && pct(rng_) < args_.idle);
         *s.s_tvalid = send;
         if (!send) continue;
-        const wire::Bytes& fr = in[p][frame[p]];
-        const size_t n = std::min<size_t>(BB, fr.size() - off[p]);
+        const wire::Bytes& fr = in[p].front();
+        const size_t n = std::min<size_t>(BB, fr.size() - off_[p]);
         for (int b = 0; b < BB; ++b)
-          tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off[p] + b] : 0);
+          tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off_[p] + b] : 0);
         for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tkeep, b, 1, b < static_cast<int>(n) ? 1 : 0);
-        const bool last = off[p] + n >= fr.size();
+        const bool last = off_[p] + n >= fr.size();
         *s.s_tlast = last;
         *s.s_tuser = 0;
         if (last) {
-          ++frame[p];
-          off[p] = 0;
+          in[p].pop_front();
+          off_[p] = 0;
         } else {
-          off[p] += n;
+          off_[p] += n;
         }
       }
       for (auto& s : ports_) *s.m_tready = !(args_.backpressure > 0 && pct(rng_) < args_.backpressure);
@@ -232,15 +238,27 @@ class Harness {
       activity_ = false;
       tick();
       if (inputs_left || activity_) last_activity = cycle_;
-      if (!inputs_left && cycle_ - last_activity > quiet_needed) break;
+      if (max_cycles && cycle_ - start >= max_cycles) break;
+      if (!max_cycles && !inputs_left && cycle_ - last_activity > quiet_needed) break;
       if (cycle_ > 4000000000ull) throw std::runtime_error("the design never went idle");
     }
     for (auto& s : ports_) *s.s_tvalid = 0;
+  }
+
+  // Cycles without activity after which no decision can be pending, timeouts aside.
+  uint64_t settle_cycles() const {
+    return 4ull * (cfg_.max_frame_bytes / cfg_.bus_bytes + 1) + 4ull * cfg_.addtree_latency + 512;
+  }
+
+  // Counters over AXI4-Lite, and which context built each m_agg frame (from its JID and TID).
+  void read_counters() {
+    const auto& f = ctx_file_;
+    const int N = cfg_.in.ports;
     res_.cycles = cycle_;
-    // Counters over AXI4-Lite.
     res_.port_counters.assign(N, {});
     for (int p = 0; p < N; ++p)
       for (int k = 0; k < kNumPortCounters; ++k) res_.port_counters[p][k] = read64(map_.port_counter_lo(p, k));
+    res_.contexts.clear();
     for (size_t i = 0; i < f.contexts.size(); ++i) {
       const int c = static_cast<int>(i);
       model::ContextCounters cc;
@@ -252,15 +270,85 @@ class Harness {
       res_.contexts.push_back(cc);
     }
     res_.agg_tx_frames = read64(RegMap::kAggTxFramesLo);
-    // Which context built each m_agg frame, from its JID and TID.
-    for (auto& fr : res_.agg) {
-      if (fr.data.size() < 64) continue;
-      const uint16_t jid = static_cast<uint16_t>(fr.data[44] << 8 | fr.data[45]);
-      for (size_t i = 0; i < f.contexts.size(); ++i)
-        if (f.contexts[i].jid == jid && f.contexts[i].tid == fr.data[46]) fr.context = static_cast<int>(i);
-    }
+  }
+
+  int context_of(const wire::Bytes& fr) const {
+    if (fr.size() < 64) return -1;
+    const uint16_t jid = static_cast<uint16_t>(fr[44] << 8 | fr[45]);
+    for (size_t i = 0; i < ctx_file_.contexts.size(); ++i)
+      if (ctx_file_.contexts[i].jid == jid && ctx_file_.contexts[i].tid == fr[46]) return static_cast<int>(i);
+    return -1;
+  }
+
+  model::Result run(const wire::CtxFile& f, const std::vector<std::vector<wire::Bytes>>& in) {
+    begin(f);
+    std::vector<std::deque<wire::Bytes>> q;
+    for (const auto& v : in) q.emplace_back(v.begin(), v.end());
+    uint64_t max_timeout = 0;
+    for (const auto& e : f.contexts) max_timeout = std::max<uint64_t>(max_timeout, e.timeout_cycles);
+    drive(q, settle_cycles() + (max_timeout ? max_timeout + 64 : 0));
+    read_counters();
+    for (auto& fr : res_.agg) fr.context = context_of(fr.data);
     top_->final();
     return res_;
+  }
+
+  // --live: a line protocol on stdin/stdout for the switch stand-in (host_driver):
+  //   inject P HEX | run | advance N | outputs | counters | cycles | quit
+  // run, advance: "ok"; outputs: "out PORT CONTEXT HEX" lines (PORT -1: m_agg), then "end";
+  // counters: one line of counters.json; cycles: a number.
+  void live() {
+    std::vector<std::deque<wire::Bytes>> q(cfg_.in.ports);
+    std::string line;
+    auto hexbytes = [](const std::string& h) {
+      wire::Bytes b(h.size() / 2);
+      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(std::stoi(h.substr(2 * i, 2), nullptr, 16));
+      return b;
+    };
+    while (std::getline(std::cin, line)) {
+      std::istringstream is(line);
+      std::string cmd;
+      is >> cmd;
+      if (cmd == "inject") {
+        int p = -1;
+        std::string h;
+        is >> p >> h;
+        if (p < 0 || p >= cfg_.in.ports) throw std::runtime_error("inject: no port " + std::to_string(p));
+        q[p].push_back(hexbytes(h));
+      } else if (cmd == "run") {
+        drive(q, settle_cycles());
+        std::printf("ok\n");
+      } else if (cmd == "advance") {
+        uint64_t n = 0;
+        is >> n;
+        if (n) drive(q, 0, n);
+        std::printf("ok\n");
+      } else if (cmd == "outputs") {
+        auto put = [](int port, int ctx, const wire::Bytes& d) {
+          std::printf("out %d %d ", port, ctx);
+          for (uint8_t b : d) std::printf("%02x", b);
+          std::printf("\n");
+        };
+        for (int p = 0; p < cfg_.in.ports; ++p) {
+          for (const auto& f : res_.ports[p]) put(p, -1, f.data);
+          res_.ports[p].clear();
+        }
+        for (const auto& f : res_.agg) put(-1, context_of(f.data), f.data);
+        res_.agg.clear();
+        std::printf("end\n");
+      } else if (cmd == "counters") {
+        read_counters();
+        std::printf("%s\n", model::counters_json(res_).dump().c_str());
+      } else if (cmd == "cycles") {
+        std::printf("%llu\n", static_cast<unsigned long long>(cycle_));
+      } else if (cmd == "quit") {
+        break;
+      } else if (!cmd.empty()) {
+        throw std::runtime_error("unknown command '" + cmd + "'");
+      }
+      std::fflush(stdout);
+    }
+    top_->final();
   }
 
  private:
@@ -277,7 +365,45 @@ class Harness {
     wire::Bytes data;
     uint64_t first = 0;
     bool busy = false;
+    // The stream rules of accelerator.md, checked every cycle: valid held until accepted with
+    // everything stable meanwhile, no gap inside a frame, tkeep all ones but on a last beat and
+    // contiguous from bit 0 there.
+    bool prev_valid = false, prev_ready = false;
+    std::vector<uint8_t> prev_beat;
   };
+
+  template <typename D, typename K>
+  void check_stream(Collect& c, const char* name, size_t index, bool valid, bool ready, const D& data, const K& keep,
+                    bool last, bool user) {
+    std::vector<uint8_t> beat;
+    if (valid) {
+      for (int b = 0; b < cfg_.bus_bytes; ++b) beat.push_back(static_cast<uint8_t>(tb::get_bits(data, 8 * b, 8)));
+      for (int b = 0; b < cfg_.bus_bytes; ++b) beat.push_back(static_cast<uint8_t>(tb::get_bits(keep, b, 1)));
+      beat.push_back(last);
+      beat.push_back(user);
+    }
+    auto fail = [&](const std::string& what) {
+      throw std::runtime_error(std::string("stream rule broken on ") + name + (index < 1000 ? std::to_string(index) : "") +
+                               " at cycle " + std::to_string(cycle_) + ": " + what);
+    };
+    if (c.prev_valid && !c.prev_ready) {
+      if (!valid) fail("tvalid dropped before the beat was accepted");
+      if (beat != c.prev_beat) fail("the beat changed while stalled");
+    }
+    if (c.busy && !valid) fail("gap inside a frame (underrun)");
+    if (valid) {
+      bool seen_zero = false;
+      for (int b = 0; b < cfg_.bus_bytes; ++b) {
+        const bool k = tb::get_bits(keep, b, 1) != 0;
+        if (k && seen_zero) fail("tkeep not contiguous from bit 0");
+        if (!k) seen_zero = true;
+        if (!k && !last) fail("tkeep not all ones on a beat that is not last");
+      }
+    }
+    c.prev_valid = valid;
+    c.prev_ready = ready;
+    c.prev_beat = std::move(beat);
+  }
 
   template <typename D, typename K>
   void take_beat(Collect& c, const D& data, const K& keep, bool last, std::vector<model::OutFrame>& out, bool user) {
@@ -303,9 +429,12 @@ class Harness {
     coll_.resize(ports_.size() + 1);
     for (size_t p = 0; p < ports_.size(); ++p) {
       auto& s = ports_[p];
+      check_stream(coll_[p], "m", p, *s.m_tvalid, *s.m_tready, *s.m_tdata, *s.m_tkeep, *s.m_tlast, *s.m_tuser);
       if (*s.m_tvalid && *s.m_tready)
         take_beat(coll_[p], *s.m_tdata, *s.m_tkeep, *s.m_tlast, res_.ports[p], *s.m_tuser);
     }
+    check_stream(coll_.back(), "m_agg", 1000, top_->m_agg_axis_tvalid, top_->m_agg_axis_tready,
+                 top_->m_agg_axis_tdata, top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, false);
     if (top_->m_agg_axis_tvalid && top_->m_agg_axis_tready)
       take_beat(coll_.back(), top_->m_agg_axis_tdata, top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, res_.agg, false);
     for (auto& s : ports_) activity_ |= *s.m_tvalid != 0;
@@ -321,6 +450,8 @@ class Harness {
   std::vector<PortSignals> ports_;
   std::vector<Collect> coll_;
   model::Result res_;
+  wire::CtxFile ctx_file_;
+  std::vector<size_t> off_;
   uint64_t cycle_ = 0;
   bool activity_ = false;
 };
@@ -329,8 +460,14 @@ class Harness {
 
 int main(int argc, char** argv) {
   Args a;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--live") a.live = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
+    if (k == "--live") {
+      --i;
+      continue;
+    }
     if (k == "--config") a.config = v;
     else if (k == "--contexts") a.contexts = v;
     else if (k == "--in-dir") a.in_dir = v;
@@ -344,7 +481,7 @@ int main(int argc, char** argv) {
     const Config cfg = Config::from_json(nlohmann::json::parse(cf));
     const wire::CtxFile ctx = wire::load_ctx(a.contexts, cfg.in.ports, cfg.in.contexts);
     std::vector<std::vector<wire::Bytes>> in(cfg.in.ports);
-    for (int p = 0; p < cfg.in.ports; ++p) {
+    for (int p = 0; p < cfg.in.ports && !a.live; ++p) {
       char name[32];
       std::snprintf(name, sizeof name, "/port%02d.pcap", p);
       std::ifstream probe(a.in_dir + name);
@@ -352,6 +489,11 @@ int main(int argc, char** argv) {
       for (auto& r : wire::read_pcap(a.in_dir + name)) in[p].push_back(std::move(r.data));
     }
     Harness h(cfg, a);
+    if (a.live) {
+      h.begin(ctx);
+      h.live();
+      return 0;
+    }
     const model::Result r = h.run(ctx, in);
     std::ofstream out(a.result);
     out << model::result_to_json(r).dump();

@@ -229,6 +229,12 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
           extra[p].push_back(g.contribution(stranger, p, 0, 3, false, false));
         }
         if (faults && g.chance(10)) extra[p].push_back(Bytes(g.rnd(14)));  // runt
+        // A bypass frame longer than the whole bypass half: always dropped (bypass_overflow).
+        if (faults && k == 0 && p == 0 && cfg.bypass_bytes + 64 <= 65535) {
+          Bytes big(static_cast<size_t>(cfg.bypass_bytes + 64), 0x5a);
+          big[12] = 0x08, big[13] = 0x06;
+          extra[p].push_back(big);
+        }
         for (const auto& j : js) {
           const bool member = std::find(j.members.begin(), j.members.end(), p) != j.members.end();
           // A contribution from a port outside the job: counted not_member, never summed.

@@ -75,6 +75,9 @@ cat > "$TMP/ctx.json" <<JSON
       "group_mac": "01:00:5e:01:01:01", "group_ip": "239.1.1.1" } ] }
 JSON
 
+# The switch runs the Verilated RTL: verilate it first (cached after the first run).
+timeout 900 "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces none --prepare >/dev/null ||
+  { echo "FAIL: could not verilate $RTL"; exit 1; }
 timeout 120 ip netns exec "$NS_SW" "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces "$IFACES" \
   --counters "$TMP/counters.json" --export-interval 0.2 --duration 100 >"$TMP/switch.out" 2>"$TMP/switch.err" &
 SW_PID=$!
