@@ -88,7 +88,8 @@ class Gen {
   void push(int port, Bytes f) { in_[port].push_back(std::move(f)); }
 
   // Vectors of one job: each member sends each VID, with the faults the scenario asks for.
-  void job_vectors(const Job& j, int vectors, int fixed_count, int loss, int dup, int skip, int ce_pct) {
+  void job_vectors(const Job& j, int vectors, int fixed_count, int loss, int dup, int skip, int ce_pct,
+                   int mismatch) {
     uint32_t vid = 0;
     for (int v = 0; v < vectors; ++v) {
       if (chance(skip)) vid += 1 + rnd(2);  // a VID nobody sends: the accelerator skips ahead
@@ -96,7 +97,7 @@ class Gen {
       const bool fin = v == vectors - 1 || chance(10);
       for (int p : j.members) {
         if (chance(loss)) continue;
-        const int c = chance(1) ? std::max(1, count - 1) : count;  // rare COUNT mismatch
+        const int c = chance(mismatch) ? std::max(1, count - 1) : count;  // a COUNT mismatch
         Bytes f = contribution(j, p, vid, c, fin, chance(ce_pct));
         if (chance(dup)) later_[p].push_back(f);  // a late duplicate: stale when it arrives
         push(p, std::move(f));
@@ -208,14 +209,14 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
     Job j{7, 0, {}, true};
     for (int p = 0; p < cfg.in.ports; ++p) j.members.push_back(p);
     js.push_back(j);
-    g.job_vectors(j, vectors, cfg.max_elems, 0, 0, 0, 0);
+    g.job_vectors(j, vectors, cfg.max_elems, 0, 0, 0, 0, 0);
   } else if (scenario == "mixed" || scenario == "faults" || scenario == "timeout") {
     const bool faults = scenario != "mixed";
     js = g.jobs(std::min(cfg.in.contexts, 4), true, scenario == "timeout" ? 3000 : 0);
     std::vector<std::vector<std::vector<Bytes>>> parts;
     for (const auto& j : js) {
       Gen sub(cfg, g.rng_());
-      sub.job_vectors(j, vectors, 0, faults ? 5 : 0, faults ? 5 : 0, faults ? 5 : 0, 10);
+      sub.job_vectors(j, vectors, 0, faults ? 5 : 0, faults ? 5 : 0, faults ? 5 : 0, 10, 1);
       parts.push_back(sub.in_);
     }
     // Bypass traffic, plus (with faults) malformed, foreign-port and unknown-context frames.
