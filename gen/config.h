@@ -95,6 +95,13 @@ struct Config {
   std::string command_line() const;
 };
 
+// Smallest b with 2^b >= v (0 for v <= 1): the width of an index into v things.
+inline int clog2(long v) {
+  int b = 0;
+  while ((1L << b) < v) ++b;
+  return b;
+}
+
 // Generator version written into banners and config.json.
 extern const char* const kGeneratorVersion;
 

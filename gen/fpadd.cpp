@@ -26,12 +26,6 @@
 namespace panama {
 namespace {
 
-int clog2(long v) {
-  int r = 0;
-  while ((1L << r) < v) ++r;
-  return r;
-}
-
 struct Sig {
   std::string name;
   int width;

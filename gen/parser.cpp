@@ -28,12 +28,6 @@ const std::vector<HdrByte> kHdrBytes = {
     {38, 8}, {39, 8}, {42, 8}, {43, 8}, {44, 8}, {45, 8}, {46, 8}, {48, 8}, {49, 8}, {50, 8}, {51, 8},
     {52, 8}, {53, 8}, {54, 8}, {55, 8}};
 
-int clog2(long v) {
-  int b = 0;
-  while ((1L << b) < v) ++b;
-  return b;
-}
-
 std::string dec(int width, long long v) { return std::to_string(width) + "'d" + std::to_string(v); }
 
 }  // namespace

@@ -19,12 +19,6 @@ namespace panama {
 
 namespace {
 
-int clog2(long v) {
-  int b = 0;
-  while ((1L << b) < v) ++b;
-  return b;
-}
-
 std::string hx(int width, uint64_t v) {
   std::ostringstream o;
   o << width << "'h" << std::hex << v;

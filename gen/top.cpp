@@ -20,11 +20,6 @@
 namespace panama {
 namespace {
 
-int clog2(long v) {
-  int r = 0;
-  while ((1L << r) < v) ++r;
-  return r;
-}
 int bits_for(long max_value) { return std::max(1, clog2(max_value + 1)); }  // holds 0..max_value
 int index_bits(long n) { return std::max(1, clog2(n)); }                     // holds 0..n-1
 
