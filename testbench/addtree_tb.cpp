@@ -36,30 +36,11 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "addtree_tb: %s needs a value\n", k.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (k == "--config") a.config = val();
-    else if (k == "--beats") a.beats = std::stol(val());
-    else if (k == "--seed") a.seed = std::stoull(val());
-    else if (k == "--idle") a.idle = std::stoi(val());
-    else if (k == "--show") a.show = std::stoi(val());
-    else if (k.rfind("+verilator", 0) == 0) continue;
-    else {
-      std::fprintf(stderr, "addtree_tb: unknown argument %s\n", k.c_str());
-      std::exit(2);
-    }
-  }
-  if (a.config.empty()) {
-    std::fprintf(stderr, "addtree_tb: --config DIR/config.json is required\n");
-    std::exit(2);
-  }
+  a.config = tb::parse_flags(argc, argv, "addtree_tb", {
+      {"--beats", [&](const std::string& v) { a.beats = tb::to_long(v); }},
+      {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }},
+      {"--idle", [&](const std::string& v) { a.idle = static_cast<int>(tb::to_long(v)); }},
+      {"--show", [&](const std::string& v) { a.show = static_cast<int>(tb::to_long(v)); }}});
   return a;
 }
 

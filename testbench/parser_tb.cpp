@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Vparser.h"
+#include "tb_util.h"
 #include "verilated.h"
 #include "wire.h"
 
@@ -38,30 +39,11 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "parser_tb: %s needs a value\n", k.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (k == "--config") a.config = val();
-    else if (k == "--frames") a.frames = std::stol(val());
-    else if (k == "--seed") a.seed = std::stoull(val());
-    else if (k == "--idle") a.idle = std::stoi(val());
-    else if (k == "--long-frames") a.long_frames = std::stoi(val());
-    else if (k.rfind("+verilator", 0) == 0) continue;
-    else {
-      std::fprintf(stderr, "parser_tb: unknown argument %s\n", k.c_str());
-      std::exit(2);
-    }
-  }
-  if (a.config.empty()) {
-    std::fprintf(stderr, "parser_tb: --config DIR/config.json is required\n");
-    std::exit(2);
-  }
+  a.config = tb::parse_flags(argc, argv, "parser_tb", {
+      {"--frames", [&](const std::string& v) { a.frames = tb::to_long(v); }},
+      {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }},
+      {"--idle", [&](const std::string& v) { a.idle = static_cast<int>(tb::to_long(v)); }},
+      {"--long-frames", [&](const std::string& v) { a.long_frames = static_cast<int>(tb::to_long(v)); }}});
   return a;
 }
 

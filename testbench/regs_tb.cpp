@@ -51,28 +51,9 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    std::string k = argv[i];
-    auto val = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        std::fprintf(stderr, "regs_tb: %s needs a value\n", k.c_str());
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    if (k == "--config") a.config = val();
-    else if (k == "--cycles") a.cycles = std::stol(val());
-    else if (k == "--seed") a.seed = std::stoull(val());
-    else if (k.rfind("+verilator", 0) == 0) continue;
-    else {
-      std::fprintf(stderr, "regs_tb: unknown argument %s\n", k.c_str());
-      std::exit(2);
-    }
-  }
-  if (a.config.empty()) {
-    std::fprintf(stderr, "usage: regs_tb --config config.json [--cycles K] [--seed S]\n");
-    std::exit(2);
-  }
+  a.config = tb::parse_flags(argc, argv, "regs_tb", {
+      {"--cycles", [&](const std::string& v) { a.cycles = tb::to_long(v); }},
+      {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }}});
   return a;
 }
 

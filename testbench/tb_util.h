@@ -2,11 +2,70 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "verilated.h"
 
 namespace tb {
+
+// Command line of a testbench: every flag takes one value; "+verilator..." arguments are left to
+// Verilator; --config is required. Any mistake (unknown flag, missing or non-numeric value) ends
+// the run with one line on stderr and exit code 2.
+using FlagSetters = std::map<std::string, std::function<void(const std::string&)>>;
+
+inline std::string parse_flags(int argc, char** argv, const char* prog, const FlagSetters& flags) {
+  std::string config;
+  for (int i = 1; i < argc; ++i) {
+    const std::string k = argv[i];
+    if (k.rfind("+verilator", 0) == 0) continue;
+    const auto it = flags.find(k);
+    if (k != "--config" && it == flags.end()) {
+      std::fprintf(stderr, "%s: unknown argument %s\n", prog, k.c_str());
+      std::exit(2);
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "%s: %s needs a value\n", prog, k.c_str());
+      std::exit(2);
+    }
+    const std::string v = argv[++i];
+    if (k == "--config") {
+      config = v;
+      continue;
+    }
+    try {
+      it->second(v);
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "%s: %s: bad value '%s'\n", prog, k.c_str(), v.c_str());
+      std::exit(2);
+    }
+  }
+  if (config.empty()) {
+    std::fprintf(stderr, "%s: --config DIR/config.json is required\n", prog);
+    std::exit(2);
+  }
+  return config;
+}
+
+// Whole-string numeric conversions for flag values (std::stol accepts "12abc").
+inline long to_long(const std::string& v) {
+  size_t n = 0;
+  const long x = std::stol(v, &n);
+  if (n != v.size()) throw std::invalid_argument(v);
+  return x;
+}
+inline uint64_t to_u64(const std::string& v) {
+  size_t n = 0;
+  if (!v.empty() && v[0] == '-') throw std::invalid_argument(v);
+  const unsigned long long x = std::stoull(v, &n);
+  if (n != v.size()) throw std::invalid_argument(v);
+  return x;
+}
 
 // Ports up to 64 bits are plain integers in Verilator; wider ones are VlWide<words>.
 template <typename T>
