@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "blocks.h"
+#include "ctx_program.h"
 
 namespace panama::model {
 
@@ -183,42 +184,10 @@ class LiveTop : public sc_core::sc_module {
   std::unique_ptr<Scheduler> sched;
 };
 
-std::string hex32(uint32_t v) {
-  char b[16];
-  std::snprintf(b, sizeof b, "%x", v);
-  return b;
-}
-
 // Programs CTX.json through the register interface, as model.cpp's configure() does.
 void program(RegFile& regs, const wire::CtxFile& ctx) {
-  const RegMap& m = regs.map();
-  regs.write(RegMap::kAggPort, ctx.agg_port);
-  for (size_t i = 0; i < ctx.contexts.size(); ++i) {
-    const auto& e = ctx.contexts[i];
-    const int c = static_cast<int>(i);
-    regs.write(m.ctx(c, RegMap::kCtxJid), e.jid);
-    regs.write(m.ctx(c, RegMap::kCtxTid), e.tid);
-    regs.write(m.ctx(c, RegMap::kCtxMode), e.multicast ? 0u : 1u);
-    std::vector<uint32_t> words(static_cast<size_t>(m.member_words), 0);
-    for (int p : e.members) words[static_cast<size_t>(p / 32)] |= 1u << (p % 32);
-    for (int k = 0; k < m.member_words; ++k) regs.write(m.ctx_members(c, k), words[static_cast<size_t>(k)]);
-    if (e.multicast) {
-      regs.write(m.ctx(c, RegMap::kCtxGroupMacHi), (uint32_t{e.group_mac[0]} << 8) | e.group_mac[1]);
-      regs.write(m.ctx(c, RegMap::kCtxGroupMacLo), wire::get32(e.group_mac.data() + 2));
-      regs.write(m.ctx(c, RegMap::kCtxGroupIp), e.group_ip);
-    } else {
-      regs.write(m.ctx(c, RegMap::kCtxUpstreamPort), static_cast<uint32_t>(e.upstream_port));
-      regs.write(m.ctx(c, RegMap::kCtxOwnMacHi), (uint32_t{e.src_mac[0]} << 8) | e.src_mac[1]);
-      regs.write(m.ctx(c, RegMap::kCtxOwnMacLo), wire::get32(e.src_mac.data() + 2));
-      regs.write(m.ctx(c, RegMap::kCtxOwnIp), e.src_ip);
-    }
-    regs.write(m.ctx(c, RegMap::kCtxTimeout), e.timeout_cycles);
-    regs.write(m.ctx(c, RegMap::kCtxCtrl), 1);
-    const uint32_t st = regs.read(m.ctx(c, RegMap::kCtxStatus));
-    if (!(st & RegMap::kStEnabled))
-      throw std::runtime_error("context " + std::to_string(c) + ": the register file refused to enable it (status 0x" +
-                               hex32(st) + ")");
-  }
+  program_ctx_file(
+      regs.map(), ctx, [&](uint32_t a, uint32_t v) { regs.write(a, v); }, [&](uint32_t a) { return regs.read(a); });
 }
 
 uint64_t read64(RegFile& regs, uint32_t lo) {

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "blocks.h"
+#include "ctx_program.h"
 
 namespace panama::model {
 
@@ -85,39 +86,8 @@ class Top : public sc_core::sc_module {
 
 // Programs the contexts of CTX.json through the register interface, as a driver would.
 void configure(RegFile& regs, const Config& cfg, const wire::CtxFile& ctx) {
-  const RegMap& m = regs.map();
-  regs.write(RegMap::kAggPort, ctx.agg_port);
-  for (size_t i = 0; i < ctx.contexts.size(); ++i) {
-    const auto& e = ctx.contexts[i];
-    const int c = static_cast<int>(i);
-    regs.write(m.ctx(c, RegMap::kCtxJid), e.jid);
-    regs.write(m.ctx(c, RegMap::kCtxTid), e.tid);
-    regs.write(m.ctx(c, RegMap::kCtxMode), e.multicast ? 0u : 1u);
-    std::vector<uint32_t> words(m.member_words, 0);
-    for (int p : e.members) words[p / 32] |= 1u << (p % 32);
-    for (int k = 0; k < m.member_words; ++k) regs.write(m.ctx_members(c, k), words[k]);
-    if (e.multicast) {
-      regs.write(m.ctx(c, RegMap::kCtxGroupMacHi), (uint32_t{e.group_mac[0]} << 8) | e.group_mac[1]);
-      regs.write(m.ctx(c, RegMap::kCtxGroupMacLo), wire::get32(e.group_mac.data() + 2));
-      regs.write(m.ctx(c, RegMap::kCtxGroupIp), e.group_ip);
-    } else {
-      regs.write(m.ctx(c, RegMap::kCtxUpstreamPort), static_cast<uint32_t>(e.upstream_port));
-      regs.write(m.ctx(c, RegMap::kCtxOwnMacHi), (uint32_t{e.src_mac[0]} << 8) | e.src_mac[1]);
-      regs.write(m.ctx(c, RegMap::kCtxOwnMacLo), wire::get32(e.src_mac.data() + 2));
-      regs.write(m.ctx(c, RegMap::kCtxOwnIp), e.src_ip);
-    }
-    regs.write(m.ctx(c, RegMap::kCtxTimeout), e.timeout_cycles);
-    regs.write(m.ctx(c, RegMap::kCtxCtrl), 1);
-    const uint32_t st = regs.read(m.ctx(c, RegMap::kCtxStatus));
-    if (!(st & RegMap::kStEnabled))
-      throw std::runtime_error("context " + std::to_string(c) + ": the register file refused to enable it (status 0x" +
-                               [&] {
-                                 char b[16];
-                                 std::snprintf(b, sizeof b, "%x", st);
-                                 return std::string(b);
-                               }() +
-                               ")");
-  }
+  program_ctx_file(
+      regs.map(), ctx, [&](uint32_t a, uint32_t v) { regs.write(a, v); }, [&](uint32_t a) { return regs.read(a); });
   (void)cfg;
 }
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctx.h"
+#include "ctx_program.h"
 #include "regmap.h"
 
 namespace tb::axil {
@@ -90,34 +91,12 @@ uint64_t read64(M& m, const std::function<void()>& tick, uint32_t lo_addr) {
   return hi << 32 | lo;
 }
 
-inline uint32_t mac_hi(const panama::wire::Mac& a) { return (uint32_t{a[0]} << 8) | a[1]; }
-inline uint32_t mac_lo(const panama::wire::Mac& a) {
-  return (uint32_t{a[2]} << 24) | (uint32_t{a[3]} << 16) | (uint32_t{a[4]} << 8) | a[5];
-}
-
-// Writes context ci's fields (it must be disabled): JID, TID, MODE, member words, upstream port,
-// MACs, IPs, timeout. Does not enable it.
+// Writes context ci's fields (it must be disabled): panama::context_field_writes. Does not
+// enable it.
 template <typename M>
 void program_context_fields(M& m, const std::function<void()>& tick, const panama::RegMap& map, int ci,
                             const panama::wire::CtxEntry& e) {
-  using panama::RegMap;
-  write(m, tick, map.ctx(ci, RegMap::kCtxJid), e.jid);
-  write(m, tick, map.ctx(ci, RegMap::kCtxTid), e.tid);
-  write(m, tick, map.ctx(ci, RegMap::kCtxMode), e.multicast ? 0u : 1u);
-  for (int k = 0; k < map.member_words; ++k) {
-    uint32_t w = 0;
-    for (int p : e.members)
-      if (p / 32 == k) w |= 1u << (p % 32);
-    write(m, tick, map.ctx_members(ci, k), w);
-  }
-  write(m, tick, map.ctx(ci, RegMap::kCtxUpstreamPort), e.upstream_port < 0 ? 0u : static_cast<uint32_t>(e.upstream_port));
-  write(m, tick, map.ctx(ci, RegMap::kCtxGroupMacHi), mac_hi(e.group_mac));
-  write(m, tick, map.ctx(ci, RegMap::kCtxGroupMacLo), mac_lo(e.group_mac));
-  write(m, tick, map.ctx(ci, RegMap::kCtxGroupIp), e.group_ip);
-  write(m, tick, map.ctx(ci, RegMap::kCtxOwnMacHi), mac_hi(e.src_mac));
-  write(m, tick, map.ctx(ci, RegMap::kCtxOwnMacLo), mac_lo(e.src_mac));
-  write(m, tick, map.ctx(ci, RegMap::kCtxOwnIp), e.src_ip);
-  write(m, tick, map.ctx(ci, RegMap::kCtxTimeout), e.timeout_cycles);
+  for (const panama::RegWrite& w : panama::context_field_writes(map, ci, e)) write(m, tick, w.addr, w.value);
 }
 
 // Enables context ci; throws std::runtime_error naming the CTX_STATUS bits if refused.

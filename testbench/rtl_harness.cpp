@@ -25,6 +25,7 @@
 #include "Vtop.h"
 #include "config.h"
 #include "ctx.h"
+#include "ctx_program.h"
 #include "model.h"
 #include "pcap_io.h"
 #include "ports.h"
@@ -155,33 +156,8 @@ class Harness {
   }
 
   void program(const wire::CtxFile& f) {
-    axil_write(RegMap::kAggPort, f.agg_port);
-    for (size_t i = 0; i < f.contexts.size(); ++i) {
-      const auto& e = f.contexts[i];
-      const int c = static_cast<int>(i);
-      axil_write(map_.ctx(c, RegMap::kCtxJid), e.jid);
-      axil_write(map_.ctx(c, RegMap::kCtxTid), e.tid);
-      axil_write(map_.ctx(c, RegMap::kCtxMode), e.multicast ? 0 : 1);
-      std::vector<uint32_t> words(map_.member_words, 0);
-      for (int p : e.members) words[p / 32] |= 1u << (p % 32);
-      for (int k = 0; k < map_.member_words; ++k) axil_write(map_.ctx_members(c, k), words[k]);
-      if (!e.multicast) {
-        axil_write(map_.ctx(c, RegMap::kCtxUpstreamPort), static_cast<uint32_t>(e.upstream_port));
-        axil_write(map_.ctx(c, RegMap::kCtxOwnMacHi), (uint32_t{e.src_mac[0]} << 8) | e.src_mac[1]);
-        axil_write(map_.ctx(c, RegMap::kCtxOwnMacLo), mac_lo(e.src_mac));
-        axil_write(map_.ctx(c, RegMap::kCtxOwnIp), e.src_ip);
-      } else {
-        axil_write(map_.ctx(c, RegMap::kCtxGroupMacHi), (uint32_t{e.group_mac[0]} << 8) | e.group_mac[1]);
-        axil_write(map_.ctx(c, RegMap::kCtxGroupMacLo), mac_lo(e.group_mac));
-        axil_write(map_.ctx(c, RegMap::kCtxGroupIp), e.group_ip);
-      }
-      axil_write(map_.ctx(c, RegMap::kCtxTimeout), e.timeout_cycles);
-      axil_write(map_.ctx(c, RegMap::kCtxCtrl), 1);
-      const uint32_t st = axil_read(map_.ctx(c, RegMap::kCtxStatus));
-      if (!(st & RegMap::kStEnabled))
-        throw std::runtime_error("the register file refused to enable context " + std::to_string(c) +
-                                 " (CTX_STATUS 0x" + hex(st) + ")");
-    }
+    program_ctx_file(
+        map_, f, [&](uint32_t a, uint32_t v) { axil_write(a, v); }, [&](uint32_t a) { return axil_read(a); });
   }
 
   uint64_t read64(uint32_t lo) {
@@ -356,9 +332,6 @@ class Harness {
     char b[16];
     std::snprintf(b, sizeof b, "%x", v);
     return b;
-  }
-  static uint32_t mac_lo(const wire::Mac& m) {
-    return (uint32_t{m[2]} << 24) | (uint32_t{m[3]} << 16) | (uint32_t{m[4]} << 8) | m[5];
   }
 
   struct Collect {
