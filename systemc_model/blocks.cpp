@@ -260,74 +260,74 @@ void RxPort::tick(uint64_t now) {
   if (idle_pct_ > 0 && static_cast<int>(rng_() % 100) < idle_pct_) return;  // link idle this cycle
   const InFrame& f = frames_[next_];
   if (++beats_done_ < beats_of(f.data.size(), cfg_.bus_bytes)) return;
-  admit(f, now);  // store-and-forward: decided on the last beat
+  admit_frame(cfg_, regs_, buf_, port_, f, now);  // store-and-forward: decided on the last beat
   ++next_;
   beats_done_ = 0;
 }
 
-void RxPort::admit(const InFrame& f, uint64_t now) {
-  regs_.count(port_, kRxFrames);
-  const wire::Class cls = wire::classify(f.data, regs_.agg_port());
+void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, uint64_t now) {
+  regs.count(port, kRxFrames);
+  const wire::Class cls = wire::classify(f.data, regs.agg_port());
   if (cls == wire::Class::runt) {
-    regs_.count(port_, kRunt);
+    regs.count(port, kRunt);
     return;
   }
   Held h;
   h.data = f.data;
   h.tuser = f.tuser;
-  h.bytes = buf_.occupancy(f.data.size());
+  h.bytes = buf.occupancy(f.data.size());
   h.admitted = now;
-  h.ready_at = now + static_cast<uint64_t>(cfg_.bypass_latency);
+  h.ready_at = now + static_cast<uint64_t>(cfg.bypass_latency);
   if (cls == wire::Class::bypass) {
     // Rule 1/9: untouched, tuser included; a frame longer than bypass_bytes never fits.
-    if (!buf_.bypass_fits(h.bytes)) {
-      regs_.count(port_, kBypassOverflow);
+    if (!buf.bypass_fits(h.bytes)) {
+      regs.count(port, kBypassOverflow);
       return;
     }
-    buf_.push_bypass(std::move(h));
-    regs_.count(port_, kBypassFrames);
+    buf.push_bypass(std::move(h));
+    regs.count(port, kBypassFrames);
     return;
   }
   // Rule 2, in order; each failure is exactly one counter.
   if (f.tuser) {
-    regs_.count(port_, kRxError);
+    regs.count(port, kRxError);
     return;
   }
-  if (wire::check_wellformed(f.data, cfg_.fmt.elem_bytes, cfg_.max_elems) != wire::Validity::ok) {
-    regs_.count(port_, kMalformed);
+  if (wire::check_wellformed(f.data, cfg.fmt.elem_bytes, cfg.max_elems) != wire::Validity::ok) {
+    regs.count(port, kMalformed);
     return;
   }
   h.hdr = wire::parse_header(f.data);
-  const int c = regs_.find_context(h.hdr.jid, h.hdr.tid);
+  const int c = regs.find_context(h.hdr.jid, h.hdr.tid);
   if (c < 0) {
-    regs_.count(port_, kNoContext);
+    regs.count(port, kNoContext);
     return;
   }
-  const RegFile::Ctx& ctx = regs_.ctx(c);
+  const RegFile::Ctx& ctx = regs.ctx(c);
   if (h.hdr.result()) {
     // Rule 3: a final sum coming down through our upstream port passes like bypass traffic.
-    if (!(ctx.upstream && ctx.upstream_port == port_)) {
-      regs_.count(port_, kNotMember);
+    if (!(ctx.upstream && ctx.upstream_port == port)) {
+      regs.count(port, kNotMember);
       return;
     }
-    if (!buf_.bypass_fits(h.bytes)) {
-      regs_.count(port_, kOverflow);
+    if (!buf.bypass_fits(h.bytes)) {
+      regs.count(port, kOverflow);
       return;
     }
-    buf_.push_bypass(std::move(h));
-    regs_.count(port_, kResultPassed);
+    buf.push_bypass(std::move(h));
+    regs.count(port, kResultPassed);
     return;
   }
-  if (!ctx.is_member(port_)) {
-    regs_.count(port_, kNotMember);
+  if (!ctx.is_member(port)) {
+    regs.count(port, kNotMember);
     return;
   }
-  if (!buf_.contrib_fits(c, h.bytes)) {
-    regs_.count(port_, kOverflow);
+  if (!buf.contrib_fits(c, h.bytes)) {
+    regs.count(port, kOverflow);
     return;
   }
-  buf_.push_contrib(c, std::move(h), now);
-  regs_.count(port_, kAggAdmitted);
+  buf.push_contrib(c, std::move(h), now);
+  regs.count(port, kAggAdmitted);
 }
 
 // =============================================================================================

@@ -124,6 +124,13 @@ class PortBuffer : public sc_core::sc_module {
 };
 
 // ---------------------------------------------------------------------------------------------
+// Rule 2 of accelerator.md for one received frame on `port`, decided at its last beat (cycle
+// `now`): classification, the drop checks in order (each failure exactly one counter), then the
+// bypass half, the final-sum pass-through or the context's queue. Shared by RxPort and the live
+// model of the switch stand-in.
+void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, uint64_t now);
+
+// ---------------------------------------------------------------------------------------------
 // Receive side of one port: the link delivers beats of W bits (with random idle cycles when
 // asked); the parser sees a frame when its last beat arrives (store-and-forward) and applies
 // rule 2's admission checks in order.
@@ -135,7 +142,6 @@ class RxPort : public sc_core::sc_module {
   bool done() const { return next_ >= frames_.size(); }
 
  private:
-  void admit(const InFrame& f, uint64_t now);
   const Config& cfg_;
   int port_;
   RegFile& regs_;

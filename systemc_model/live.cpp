@@ -18,8 +18,7 @@ uint32_t beats(size_t len, int bus_bytes) {
 }
 
 // The receive side of one port with frames arriving while the simulation runs. Admission is
-// rule 2 of accelerator.md in the order RxPort::admit applies it (blocks.cpp), so the live
-// model counts and queues exactly as the one-shot model does.
+// admit_frame (blocks.cpp), so the live model counts and queues exactly as the one-shot model.
 class LiveRx {
  public:
   LiveRx(const Config& cfg, int port, RegFile& regs, PortBuffer& buf) : cfg_(cfg), port_(port), regs_(regs), buf_(buf) {}
@@ -28,74 +27,12 @@ class LiveRx {
   void tick(uint64_t now) {
     if (q_.empty()) return;
     if (++beats_done_ < beats(q_.front().data.size(), cfg_.bus_bytes)) return;
-    admit(q_.front(), now);
+    admit_frame(cfg_, regs_, buf_, port_, q_.front(), now);
     q_.pop_front();
     beats_done_ = 0;
   }
 
  private:
-  void admit(const InFrame& f, uint64_t now) {
-    regs_.count(port_, kRxFrames);
-    const wire::Class cls = wire::classify(f.data, regs_.agg_port());
-    if (cls == wire::Class::runt) {
-      regs_.count(port_, kRunt);
-      return;
-    }
-    Held h;
-    h.data = f.data;
-    h.tuser = f.tuser;
-    h.bytes = buf_.occupancy(f.data.size());
-    h.admitted = now;
-    h.ready_at = now + static_cast<uint64_t>(cfg_.bypass_latency);
-    if (cls == wire::Class::bypass) {
-      if (!buf_.bypass_fits(h.bytes)) {
-        regs_.count(port_, kBypassOverflow);
-        return;
-      }
-      buf_.push_bypass(std::move(h));
-      regs_.count(port_, kBypassFrames);
-      return;
-    }
-    if (f.tuser) {
-      regs_.count(port_, kRxError);
-      return;
-    }
-    if (wire::check_wellformed(f.data, cfg_.fmt.elem_bytes, cfg_.max_elems) != wire::Validity::ok) {
-      regs_.count(port_, kMalformed);
-      return;
-    }
-    h.hdr = wire::parse_header(f.data);
-    const int c = regs_.find_context(h.hdr.jid, h.hdr.tid);
-    if (c < 0) {
-      regs_.count(port_, kNoContext);
-      return;
-    }
-    const RegFile::Ctx& ctx = regs_.ctx(c);
-    if (h.hdr.result()) {
-      if (!(ctx.upstream && ctx.upstream_port == port_)) {
-        regs_.count(port_, kNotMember);
-        return;
-      }
-      if (!buf_.bypass_fits(h.bytes)) {
-        regs_.count(port_, kOverflow);
-        return;
-      }
-      buf_.push_bypass(std::move(h));
-      regs_.count(port_, kResultPassed);
-      return;
-    }
-    if (!ctx.is_member(port_)) {
-      regs_.count(port_, kNotMember);
-      return;
-    }
-    if (!buf_.contrib_fits(c, h.bytes)) {
-      regs_.count(port_, kOverflow);
-      return;
-    }
-    buf_.push_contrib(c, std::move(h), now);
-    regs_.count(port_, kAggAdmitted);
-  }
-
   const Config& cfg_;
   int port_;
   RegFile& regs_;
