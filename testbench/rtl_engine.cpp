@@ -3,12 +3,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -32,8 +34,21 @@ std::string cache_key(const std::string& rtl_dir) {
   std::istringstream fl(slurp(fs::path(rtl_dir) / "filelist.f"));
   for (std::string line; std::getline(fl, line);)
     if (!line.empty()) mix(line), mix(slurp(fs::path(rtl_dir) / line));
-  for (const char* f : {"testbench/rtl_harness.cpp", "testbench/tb_util.h"})
-    mix(slurp(fs::path(PANAMA_SOURCE_DIR) / f));
+  // The harness and every header it can include (gen/ctx_program.h, config.h, the wire and
+  // model headers, ...), then the static libraries it links, by content: a change to any of them
+  // makes a new harness, never a stale one.
+  const fs::path src = PANAMA_SOURCE_DIR;
+  mix(slurp(src / "testbench/rtl_harness.cpp"));
+  for (const char* dir : {"gen", "wire", "systemc_model", "testbench", "numerics"}) {
+    std::vector<fs::path> headers;
+    for (const auto& e : fs::directory_iterator(src / dir))
+      if (e.path().extension() == ".h") headers.push_back(e.path());
+    std::sort(headers.begin(), headers.end());
+    for (const auto& h : headers) mix(h.filename().string()), mix(slurp(h));
+  }
+  std::istringstream flags(PANAMA_HARNESS_FLAGS);
+  for (std::string w; flags >> w;)
+    if (w.size() > 2 && w.compare(w.size() - 2, 2, ".a") == 0 && fs::exists(w)) mix(slurp(w));
   mix(PANAMA_HARNESS_FLAGS);
   char b[32];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
