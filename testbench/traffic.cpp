@@ -197,7 +197,7 @@ class Gen {
 }  // namespace
 
 const std::vector<std::string>& scenarios() {
-  static const std::vector<std::string> s = {"line-rate", "mixed", "faults", "timeout"};
+  static const std::vector<std::string> s = {"line-rate", "mixed", "faults", "timeout", "fill"};
   return s;
 }
 
@@ -250,6 +250,19 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
       }
     parts.push_back(extra);
     g.merge(parts);
+  } else if (scenario == "fill") {
+    // Buffer accounting (rule 9): port 0 alone sends `vectors` one-element contributions of
+    // context 0, then `vectors` larger ones of context 1; the other member of each context stays
+    // silent, so nothing is ever consumed and port 0's contribution half fills up.
+    const int other = cfg.in.ports > 2 ? 2 : 1;
+    Job a{7, 0, {0, 1}, true};
+    Job b{8, 0, {0, other}, true};
+    js = {a};
+    if (cfg.in.contexts > 1) js.push_back(b);
+    const int big = std::max(1, cfg.max_elems / 4);
+    for (int v = 0; v < vectors; ++v) g.push(0, g.contribution(a, 0, static_cast<uint32_t>(v), 1, false, false));
+    if (cfg.in.contexts > 1)
+      for (int v = 0; v < vectors; ++v) g.push(0, g.contribution(b, 0, static_cast<uint32_t>(v), big, false, false));
   } else {
     throw std::runtime_error("unknown scenario '" + scenario + "'");
   }

@@ -183,13 +183,13 @@ module panama_top (
   wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop;
   wire [N*C*32-1:0] q_vid, q_since;
   wire [N*C*16-1:0] q_count;
-  wire [N*C*5-1:0] q_slot;
+  wire [N*C*13-1:0] q_ptr;
   wire [3-1:0] meta_sel;
   wire [N*48-1:0] meta_eth_dst;
   wire [N*8-1:0] meta_tos, meta_flags;
   wire [N*32-1:0] meta_ip_dst;
   wire [N*16-1:0] meta_csum_part;
-  wire [N*12-1:0] rd_addr;
+  wire [N*13-1:0] rd_addr, rd_link;
   wire [N*W-1:0] rd_data;
   wire [N*4-1:0] drop_inc;
   wire [N*12-1:0] port_inc;
@@ -210,12 +210,12 @@ module panama_top (
         .m_axis_tdata(m_tdata[p*W +: W]), .m_axis_tkeep(m_tkeep[p*BB +: BB]), .m_axis_tvalid(m_tvalid[p]),
         .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
         .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
-        .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_slot(q_slot[p*C*5 +: C*5]),
+        .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_ptr(q_ptr[p*C*13 +: C*13]),
         .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
         .meta_flags(meta_flags[p*8 +: 8]),
-        .rd_addr(rd_addr[p*12 +: 12]), .rd_data(rd_data[p*W +: W]),
+        .rd_addr(rd_addr[p*13 +: 13]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*13 +: 13]),
         .count_inc(port_inc[p*12 +: 12]));
       assign port_count_inc[p*16 +: 16] = {drop_inc[p*4 +: 4], port_inc[p*12 +: 12]};
     end
@@ -227,11 +227,11 @@ module panama_top (
     .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
     .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid),
-    .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_slot(q_slot),
+    .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_ptr(q_ptr),
     .q_since(q_since), .q_pop(q_pop),
     .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
     .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
-    .rd_addr(rd_addr), .rd_data(rd_data), .drop_inc(drop_inc),
+    .rd_addr(rd_addr), .rd_data(rd_data), .rd_link(rd_link), .drop_inc(drop_inc),
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc),
     .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
     .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),

@@ -39,10 +39,11 @@ module panama_port (
   output wire [8*16-1:0] q_count,
   output wire [8-1:0] q_fin,
   output wire [8-1:0] q_ce,
-  output wire [8*5-1:0] q_slot,
+  // First beat of each head frame.
+  output wire [8*10-1:0] q_ptr,
   // Cycle at which each head became head.
   output wire [8*32-1:0] q_since,
-  // Remove the head of context c (its slot returns to the free pool).
+  // Remove the head of context c (its beats and descriptor become free).
   input  wire [8-1:0] q_pop,
   // Header fields of the head of context meta_sel, for the result builder.
   input  wire [3-1:0] meta_sel,
@@ -51,9 +52,11 @@ module panama_port (
   output wire [31:0] meta_ip_dst,
   output wire [15:0] meta_csum_part,
   output wire [7:0] meta_flags,
-  // Slot memory read port (address slot * SB + beat), one cycle of latency.
-  input  wire [9-1:0] rd_addr,
+  // Contribution memory read port, one cycle of latency: the beat at rd_addr and the address
+  // of its frame's next beat.
+  input  wire [10-1:0] rd_addr,
   output reg  [512-1:0] rd_data,
+  output reg  [10-1:0] rd_link,
   // Counter pulses, PortCounter order 0..11.
   output wire [11:0] count_inc
 );
@@ -67,15 +70,33 @@ module panama_port (
   localparam BYP = 512;
   localparam BPW = 9;
   localparam BCW = 10;
-  // Contribution slots: number, index and count widths, beats per slot and its counter width.
-  localparam SLOTS = 21;
-  localparam SW = 5;
-  localparam SCW = 5;
+  // Contribution memory: beats (the contribution half plus one largest frame of slack, so that
+  // a frame being received always finds free beats), pointer width, beat counter width.
+  localparam T = 536;
+  localparam BW = 10;
+  localparam RW = 10;
+  // Beats of the largest frame S (each context's reservation R) and their counter width.
   localparam SB = 24;
   localparam SBW = 5;
-  // Constants sized to the slot count and index (no zero-width replication for one slot).
-  localparam [SCW-1:0] SLOT_ONE = 1;
-  localparam [SLOTS-1:0] SLOT_BIT0 = 1;
+  // Beats of the contribution half, and the C reservations together.
+  localparam [31:0] CAPB = 512;
+  localparam [31:0] RESERVED = 192;
+  // Width of a context's beats-in-use counter.
+  localparam UW = 10;
+  // Frame descriptors: number (the most contributions the half can hold), index and count widths.
+  localparam D = 512;
+  localparam DW = 9;
+  localparam DCW = 10;
+  // A descriptor's head fields {CE, FLAGS, COUNT, VID, beats, last, first} (VID at IB) and the
+  // header fields the result builder copies.
+  localparam IB = 2*BW + SBW;
+  localparam HIW = IB + 57;
+  localparam HDW = 104;
+  // Constants sized to their registers.
+  localparam [RW-1:0] REM_ONE = 1;
+  localparam [BW-1:0] T_LAST = 535;
+  localparam [DW-1:0] D_LAST = 511;
+  localparam [DCW-1:0] OCC_ONE = 1;
   // Parser descriptor classes.
   localparam [1:0] CLASS_RUNT = 2'd0;
   localparam [1:0] CLASS_BYPASS = 2'd1;
@@ -139,51 +160,60 @@ module panama_port (
     if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_keep_q, rx_data_q};
   end
 
-  // ---------------------------------------------------------------- contribution slots
-  // Every frame is also written into the lowest free slot (chosen at its first beat); the
-  // admission at its last beat links the slot into its context's queue or leaves it free.
-  reg [W-1:0] slot_mem [0:SLOTS*SB-1];
-  reg [SLOTS-1:0] slot_free_q;
-  reg [SCW-1:0] free_count_q;
+  // ---------------------------------------------------------------- contribution memory
+  // Beats of W bits, each stored with the address of the next beat of its frame (the link):
+  // one write port (receive) and one synchronous read port (the scheduler), block RAM.
+  reg [BW+W-1:0] beat_mem [0:T-1];
+  // The same links, read asynchronously by the allocator walking a free segment.
+  reg [BW-1:0] link_mem [0:T-1];
+  // The free beats are a chain of segments (freed frames, whose own links chain their beats),
+  // preceded after reset by the fresh segment 0..T-1 whose links are implicit (beat + 1).
+  // seg_mem[last beat of a free segment] = {first beat, beat count} of the segment after it.
+  reg [BW+SBW-1:0] seg_mem [0:T-1];
+  // Committed allocation point: the next free beat, the beats left in its segment, and whether
+  // that segment is the fresh one.
+  reg [BW-1:0] fl_ptr_q;
+  reg [RW-1:0] fl_rem_q;
+  reg fl_fresh_q;
+  // Last beat of the last free segment (where a freed frame is appended).
+  reg [BW-1:0] fl_tail_q;
+  // The frame being received takes beats speculatively from the allocation point; admission
+  // commits the walk, any other outcome forgets it (its beats stay free, in the same order).
   reg in_frame_q;
-  reg [SW-1:0] cur_slot_q;
-  reg cur_ok_q;
-  reg [SBW-1:0] cur_beat_q;
-  reg [SW-1:0] lowest_free;
-  reg any_free;
-  integer i;
-  always @* begin
-    lowest_free = {SW{1'b0}};
-    any_free = 1'b0;
-    for (i = SLOTS - 1; i >= 0; i = i - 1)
-      if (slot_free_q[i]) begin
-        lowest_free = i[SW-1:0];
-        any_free = 1'b1;
-      end
-  end
-  wire [SW-1:0] cur_slot = in_frame_q ? cur_slot_q : lowest_free;
-  wire cur_ok = in_frame_q ? cur_ok_q : any_free;
-  wire slot_write = rx_beat & cur_ok & (cur_beat_q != SB[SBW-1:0]);
-  /* verilator lint_off UNUSEDSIGNAL */
-  wire [31:0] slot_waddr = cur_slot * SB + {{(32-SBW){1'b0}}, cur_beat_q};
-  /* verilator lint_on UNUSEDSIGNAL */
+  reg [BW-1:0] a_ptr_q;
+  reg [RW-1:0] a_rem_q;
+  reg a_fresh_q;
+  reg [SBW-1:0] cur_beat_q;  // beats written so far, saturating at SB
+  reg [BW-1:0] first_q;      // the frame's first beat
+  wire [BW-1:0] cur_ptr = in_frame_q ? a_ptr_q : fl_ptr_q;
+  wire [RW-1:0] cur_rem = in_frame_q ? a_rem_q : fl_rem_q;
+  wire cur_fresh = in_frame_q ? a_fresh_q : fl_fresh_q;
+  wire [BW+SBW-1:0] seg_next = seg_mem[cur_ptr];
+  wire seg_end = cur_rem == REM_ONE;
+  // The beat after cur_ptr in the free chain: where this frame's next beat goes.
+  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_ptr + 1'b1 : link_mem[cur_ptr];
+  wire [RW-1:0] nxt_rem = seg_end ? {{(RW-SBW){1'b0}}, seg_next[SBW-1:0]} : cur_rem - 1'b1;
+  wire nxt_fresh = cur_fresh & ~seg_end;
+  // A contribution is at most SB beats: longer frames (never admitted here) stop being written.
+  wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]);
   always @(posedge clk) begin
-    if (slot_write) slot_mem[slot_waddr[9-1:0]] <= rx_data_q;
+    if (beat_write) beat_mem[cur_ptr] <= {nxt_ptr, rx_data_q};
   end
-  // The scheduler's read port: one word per cycle, one cycle of latency.
-  always @(posedge clk) rd_data <= slot_mem[rd_addr];
-
-  // ---------------------------------------------------------------- queues
-  reg [SW-1:0] next_q [0:SLOTS-1];
-  // Per-slot metadata, written at admission.
-  reg [31:0] meta_vid [0:SLOTS-1];
-  reg [15:0] meta_count [0:SLOTS-1];
-  reg [7:0] meta_flag [0:SLOTS-1];
-  reg meta_ce [0:SLOTS-1];
-  reg [47:0] meta_mac [0:SLOTS-1];
-  reg [7:0] meta_tos_r [0:SLOTS-1];
-  reg [31:0] meta_ip [0:SLOTS-1];
-  reg [15:0] meta_csum [0:SLOTS-1];
+  // link_mem is written one cycle late (a distinct write address keeps it a simple dual-port
+  // RAM): the only beat whose write can still be pending when it is read again is one a dropped
+  // frame wrote last, and then it is again fresh or a segment end, where the read is not used.
+  reg link_wr_q;
+  reg [BW-1:0] link_wa_q, link_wd_q;
+  always @(posedge clk) begin
+    link_wr_q <= beat_write & ~rst;
+    link_wa_q <= cur_ptr;
+    link_wd_q <= nxt_ptr;
+    if (link_wr_q) link_mem[link_wa_q] <= link_wd_q;
+  end
+  // The scheduler's read port: one beat and its link per cycle, one cycle of latency.
+  always @(posedge clk) {rd_link, rd_data} <= beat_mem[rd_addr];
+  wire [BW-1:0] frame_first = in_frame_q ? first_q : cur_ptr;
+  wire [SBW-1:0] frame_beats = cur_beat_q + 1'b1;  // on the last beat of a contribution (<= SB)
 
   // ---------------------------------------------------------------- admission (rule 2)
   reg [C-1:0] hit;
@@ -201,15 +231,23 @@ module panama_port (
       end
     end
   end
-  // Every context always keeps room for one frame: a slot may go to context k only if the free
-  // slots outnumber the reservations of the other empty contexts.
-  reg [SCW-1:0] empty_others;
+  // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
+  // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
+  // CAPB - C*R beats shared by all contexts. A frame fits if the growth of its context's use
+  // beyond R fits in what the pool has free (the SystemC model's PortBuffer::contrib_fits).
+  wire [C*UW-1:0] used_flat;
+  reg [31:0] used_c, shared, used_k, before_k, after_k;
   always @* begin
-    empty_others = {SCW{1'b0}};
-    for (c = 0; c < C; c = c + 1)
-      if (!q_valid[c] && c[2:0] != ctx_idx) empty_others = empty_others + 1'b1;
+    shared = 32'd0;
+    for (c = 0; c < C; c = c + 1) begin
+      used_c = {{(32-UW){1'b0}}, used_flat[c*UW +: UW]};
+      if (used_c > SB) shared = shared + used_c - SB;
+    end
+    used_k = {{(32-UW){1'b0}}, used_flat[ctx_idx*UW +: UW]};
+    before_k = (used_k > SB) ? used_k - SB : 32'd0;
+    after_k = (used_k + {{(32-SBW){1'b0}}, frame_beats} > SB) ? used_k + {{(32-SBW){1'b0}}, frame_beats} - SB : 32'd0;
   end
-  wire slot_room = cur_ok & (free_count_q > empty_others);
+  wire contrib_fits = shared - before_k + after_k + RESERVED <= CAPB;
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
   wire is_result = desc_flags[1];
   wire is_bypass = desc_class == CLASS_BYPASS;
@@ -218,20 +256,20 @@ module panama_port (
   wire pass_result = agg_ok & is_result & ctx_uplink[ctx_idx];
   wire contrib = agg_ok & ~is_result & ctx_member[ctx_idx];
   wire commit_byp = rx_end & (is_bypass | pass_result) & byp_fits;
-  wire commit_slot = rx_end & contrib & slot_room;
+  wire commit_contrib = rx_end & contrib & contrib_fits;
 
   // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout).
   assign count_inc[0] = rx_end;                                          // rx_frames
   assign count_inc[1] = m_axis_tvalid & m_axis_tready & m_axis_tlast;    // tx_frames
   assign count_inc[2] = rx_end & is_bypass & byp_fits;                   // bypass_frames
-  assign count_inc[3] = commit_slot;                                     // agg_admitted
+  assign count_inc[3] = commit_contrib;                                     // agg_admitted
   assign count_inc[4] = rx_end & pass_result & byp_fits;                 // result_passed
   assign count_inc[5] = rx_end & (desc_class == CLASS_RUNT);             // runt
   assign count_inc[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
   assign count_inc[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
   assign count_inc[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
   assign count_inc[9] = rx_end & agg_ok & (is_result ? ~ctx_uplink[ctx_idx] : ~ctx_member[ctx_idx]);  // not_member
-  assign count_inc[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~slot_room));  // overflow
+  assign count_inc[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~contrib_fits));  // overflow
   assign count_inc[11] = rx_end & is_bypass & ~byp_fits;                 // bypass_overflow
   wire unused_desc_valid = desc_valid;  // equals rx_end by construction
 
@@ -266,105 +304,164 @@ module panama_port (
     end
   end
 
-  // Frame state for the slots.
+  // ---------------------------------------------------------------- frame descriptors
+  // One descriptor per queued contribution, written at admission: the head fields below, and
+  // the header fields the result builder copies. Free descriptors: first the never-used ones
+  // (d_fresh_q up to D), then a FIFO of released ones.
+  reg [DW-1:0] d_next [0:D-1];     // the next descriptor of the same queue
+  reg [HIW-1:0] d_info [0:D-1];    // {CE, FLAGS, COUNT, VID, beats, last beat, first beat}
+  reg [HDW-1:0] d_hdr [0:D-1];     // {checksum partial sum, ipv4.dst, TOS, eth.dst}
+  reg [DW-1:0] d_free [0:D-1];
+  reg [DCW-1:0] d_fresh_q;
+  reg [DW-1:0] d_free_rd_q, d_free_wr_q;
+  wire d_from_fresh = d_fresh_q != D[DCW-1:0];
+  wire [DW-1:0] d_new = d_from_fresh ? d_fresh_q[DW-1:0] : d_free[d_free_rd_q];
+  wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags, desc_count, desc_vid, frame_beats, cur_ptr, frame_first};
   always @(posedge clk) begin
-    if (rst) begin
-      in_frame_q <= 1'b0;
-      cur_beat_q <= {SBW{1'b0}};
-    end else if (rx_end) begin
-      in_frame_q <= 1'b0;
-      cur_beat_q <= {SBW{1'b0}};
-    end else if (rx_beat) begin
-      in_frame_q <= 1'b1;
-      if (cur_beat_q != SB[SBW-1:0]) cur_beat_q <= cur_beat_q + 1'b1;
-    end
-    if (rx_beat & ~in_frame_q) begin
-      cur_slot_q <= lowest_free;
-      cur_ok_q <= any_free;
+    if (commit_contrib) begin
+      d_info[d_new] <= new_info;
+      d_hdr[d_new] <= {desc_csum_part, desc_ip_dst, desc_tos, desc_eth_dst};
     end
   end
 
-  // Queue updates: at most one push (the frame ending now) and any pops (the scheduler's).
-  always @(posedge clk) begin
-    if (commit_slot) begin
-      meta_vid[cur_slot] <= desc_vid;
-      meta_count[cur_slot] <= desc_count;
-      meta_flag[cur_slot] <= desc_flags;
-      meta_ce[cur_slot] <= desc_ecn == 2'b11;
-      meta_mac[cur_slot] <= desc_eth_dst;
-      meta_tos_r[cur_slot] <= desc_tos;
-      meta_ip[cur_slot] <= desc_ip_dst;
-      meta_csum[cur_slot] <= desc_csum_part;
-    end
-  end
-  reg [SLOTS-1:0] freed;
-  reg [SCW-1:0] freed_count;
+  // The head being removed (at most one per cycle: the scheduler pops one context at a time).
+  wire [C*DW-1:0] head_flat, tail_flat;
+  wire [C*HIW-1:0] info_flat;
+  wire [C-1:0] becomes_head, pops;
+  reg pop_any;
+  reg [DW-1:0] pop_desc;
+  reg [HIW-1:0] pop_info;
   always @* begin
-    freed = {SLOTS{1'b0}};
-    freed_count = {SCW{1'b0}};
+    pop_any = 1'b0;
+    pop_desc = {DW{1'b0}};
+    pop_info = {HIW{1'b0}};
     for (c = 0; c < C; c = c + 1)
-      if (q_pop[c] && q_valid[c]) begin
-        freed[q_slot[c*SW +: SW]] = 1'b1;
-        freed_count = freed_count + 1'b1;
+      if (pops[c]) begin
+        pop_any = 1'b1;
+        pop_desc = head_flat[c*DW +: DW];
+        pop_info = info_flat[c*HIW +: HIW];
       end
   end
+  wire [DW-1:0] after_desc = d_next[pop_desc];
+  wire [HIW-1:0] after_info = d_info[after_desc];
+  wire [BW-1:0] pop_first = pop_info[BW-1:0];
+  wire [BW-1:0] pop_last = pop_info[2*BW-1:BW];
+  wire [SBW-1:0] pop_beats = pop_info[2*BW +: SBW];
+  wire unused_pop_info = ^pop_info[HIW-1:IB];  // the head fields go to the scheduler, not here
+
   always @(posedge clk) begin
     if (rst) begin
-      slot_free_q <= {SLOTS{1'b1}};
-      free_count_q <= SLOTS[SCW-1:0];
+      d_fresh_q <= {DCW{1'b0}};
+      d_free_rd_q <= {DW{1'b0}};
+      d_free_wr_q <= {DW{1'b0}};
     end else begin
-      slot_free_q <= (slot_free_q | freed) & ~(commit_slot ? (SLOT_BIT0 << cur_slot) : {SLOTS{1'b0}});
-      free_count_q <= free_count_q + freed_count - (commit_slot ? SLOT_ONE : {SCW{1'b0}});
+      if (commit_contrib) begin
+        if (d_from_fresh) d_fresh_q <= d_fresh_q + 1'b1;
+        else d_free_rd_q <= (d_free_rd_q == D_LAST) ? {DW{1'b0}} : d_free_rd_q + 1'b1;
+      end
+      if (pop_any) d_free_wr_q <= (d_free_wr_q == D_LAST) ? {DW{1'b0}} : d_free_wr_q + 1'b1;
     end
   end
+  always @(posedge clk) begin
+    if (pop_any) d_free[d_free_wr_q] <= pop_desc;
+  end
 
-  // One linked list per context: head, tail and occupancy; next_q links the slots. A frame
-  // joining a non-empty queue is linked behind its tail (one link write per cycle at most).
-  wire [C*SW-1:0] tail_flat;
-  wire [C-1:0] becomes_head;
+  // Frame state and the free chain: admission commits the walk; a removed frame's beats are
+  // appended to the free chain whole (its links already chain them).
+  always @(posedge clk) begin
+    if (rst) begin
+      in_frame_q <= 1'b0;
+      cur_beat_q <= {SBW{1'b0}};
+      fl_ptr_q <= {BW{1'b0}};
+      fl_rem_q <= T[RW-1:0];
+      fl_fresh_q <= 1'b1;
+      fl_tail_q <= T_LAST;
+    end else begin
+      if (rx_end) begin
+        in_frame_q <= 1'b0;
+        cur_beat_q <= {SBW{1'b0}};
+      end else if (rx_beat) begin
+        in_frame_q <= 1'b1;
+        if (cur_beat_q != SB[SBW-1:0]) cur_beat_q <= cur_beat_q + 1'b1;
+      end
+      if (commit_contrib) begin
+        fl_ptr_q <= nxt_ptr;
+        fl_rem_q <= nxt_rem;
+        fl_fresh_q <= nxt_fresh;
+      end
+      if (pop_any) fl_tail_q <= pop_last;
+    end
+    if (beat_write) begin
+      a_ptr_q <= nxt_ptr;
+      a_rem_q <= nxt_rem;
+      a_fresh_q <= nxt_fresh;
+    end
+    if (rx_beat & ~in_frame_q) first_q <= cur_ptr;
+  end
+  always @(posedge clk) begin
+    if (pop_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
+  end
+
+  // ---------------------------------------------------------------- queues
+  // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
+  // registers (the scheduler reads every context's head at once) and the context's beats in use.
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
-      reg [SW-1:0] head_q, tail_q;
-      reg [SCW-1:0] occ_q;
+      reg [DW-1:0] head_q, tail_q;
+      reg [DCW-1:0] occ_q;
+      reg [HIW-1:0] info_q;
       reg [31:0] since_q;
-      wire push = commit_slot & (ctx_idx == g);
-      wire pop = q_pop[g] & (occ_q != {SCW{1'b0}});
-      assign becomes_head[g] = push & ((occ_q == {SCW{1'b0}}) | (pop & (occ_q == SLOT_ONE)));
-      wire [SW-1:0] after_head = next_q[head_q];
+      reg [UW-1:0] used_q;
+      wire push = commit_contrib & (ctx_idx == g);
+      wire pop = q_pop[g] & (occ_q != {DCW{1'b0}});
+      assign pops[g] = pop;
+      assign becomes_head[g] = push & ((occ_q == {DCW{1'b0}}) | (pop & (occ_q == OCC_ONE)));
       always @(posedge clk) begin
-        if (rst) occ_q <= {SCW{1'b0}};
-        else occ_q <= occ_q + (push ? SLOT_ONE : {SCW{1'b0}}) - (pop ? SLOT_ONE : {SCW{1'b0}});
+        if (rst) begin
+          occ_q <= {DCW{1'b0}};
+          used_q <= {UW{1'b0}};
+        end else begin
+          occ_q <= occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
+          used_q <= used_q + (push ? {{(UW-SBW){1'b0}}, frame_beats} : {UW{1'b0}}) -
+                    (pop ? {{(UW-SBW){1'b0}}, info_q[2*BW +: SBW]} : {UW{1'b0}});
+        end
         if (becomes_head[g]) begin
-          head_q <= cur_slot;
+          head_q <= d_new;
+          info_q <= new_info;
           since_q <= now;
         end else if (pop) begin
-          head_q <= after_head;
+          head_q <= after_desc;
+          info_q <= after_info;
           since_q <= now;
         end
-        if (push) tail_q <= cur_slot;
+        if (push) tail_q <= d_new;
       end
-      assign tail_flat[g*SW +: SW] = tail_q;
-      assign q_valid[g] = occ_q != {SCW{1'b0}};
-      assign q_vid[g*32 +: 32] = meta_vid[head_q];
-      assign q_count[g*16 +: 16] = meta_count[head_q];
-      assign q_fin[g] = meta_flag[head_q][0];
-      assign q_ce[g] = meta_ce[head_q];
-      assign q_slot[g*SW +: SW] = head_q;
+      assign head_flat[g*DW +: DW] = head_q;
+      assign tail_flat[g*DW +: DW] = tail_q;
+      assign info_flat[g*HIW +: HIW] = info_q;
+      assign used_flat[g*UW +: UW] = used_q;
+      assign q_valid[g] = occ_q != {DCW{1'b0}};
+      assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
+      assign q_vid[g*32 +: 32] = info_q[IB +: 32];
+      assign q_count[g*16 +: 16] = info_q[IB+32 +: 16];
+      assign q_fin[g] = info_q[IB+48];
+      assign q_ce[g] = info_q[IB+56];
       assign q_since[g*32 +: 32] = since_q;
     end
   endgenerate
-  wire link_write = commit_slot & ~becomes_head[ctx_idx];
+  wire link_write = commit_contrib & ~becomes_head[ctx_idx];
   always @(posedge clk) begin
-    if (link_write) next_q[tail_flat[ctx_idx*SW +: SW]] <= cur_slot;
+    if (link_write) d_next[tail_flat[ctx_idx*DW +: DW]] <= d_new;
   end
 
-  wire [SW-1:0] sel_slot = q_slot[meta_sel*SW +: SW];
-  assign meta_eth_dst = meta_mac[sel_slot];
-  assign meta_tos = meta_tos_r[sel_slot];
-  assign meta_ip_dst = meta_ip[sel_slot];
-  assign meta_csum_part = meta_csum[sel_slot];
-  assign meta_flags = meta_flag[sel_slot];
+  // Header fields of the head of context meta_sel, for the result builder.
+  wire [HDW-1:0] sel_hdr = d_hdr[head_flat[meta_sel*DW +: DW]];
+  assign meta_eth_dst = sel_hdr[47:0];
+  assign meta_tos = sel_hdr[55:48];
+  assign meta_ip_dst = sel_hdr[87:56];
+  assign meta_csum_part = sel_hdr[103:88];
+  assign meta_flags = info_flat[meta_sel*HIW + IB + 48 +: 8];
 
   // ---------------------------------------------------------------- transmit (mPP)
   // Reads committed beats into a four-entry FIFO; a read is issued only when the FIFO can take

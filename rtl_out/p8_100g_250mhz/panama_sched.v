@@ -28,7 +28,7 @@ module panama_sched (
   input  wire [8*8*16-1:0] q_count,
   input  wire [8*8-1:0] q_fin,
   input  wire [8*8-1:0] q_ce,
-  input  wire [8*8*5-1:0] q_slot,
+  input  wire [8*8*10-1:0] q_ptr,
   input  wire [8*8*32-1:0] q_since,
   output reg  [8*8-1:0] q_pop,
   // Header fields of each port's head of context meta_sel.
@@ -38,9 +38,10 @@ module panama_sched (
   input  wire [8*32-1:0] meta_ip_dst,
   input  wire [8*16-1:0] meta_csum_part,
   input  wire [8*8-1:0] meta_flags,
-  // Slot memory reads, one per port, data one cycle later.
-  output wire [8*9-1:0] rd_addr,
+  // Contribution memory reads, one per port; beat and link one cycle later.
+  output wire [8*10-1:0] rd_addr,
   input  wire [8*512-1:0] rd_data,
+  input  wire [8*10-1:0] rd_link,
   // Drop counter pulses per port: stale, incomplete, count_mismatch, timeout.
   output reg  [8*4-1:0] drop_inc,
   output reg  [8-1:0] ctx_completed_inc,
@@ -61,8 +62,6 @@ module panama_sched (
   localparam BB = 64;
   // Element size in bytes.
   localparam ES = 4;
-  // Beats per contribution slot (slot memory address = slot * SB + beat).
-  localparam SB = 24;
   // m_agg FIFO depth in beats.
   localparam FD = 64;
   // Adder tree latency in cycles.
@@ -165,7 +164,6 @@ module panama_sched (
   reg [3-1:0] b_low_q;
   reg [5-1:0] b_beats_q, b_beat_q;
   reg [6:0] b_rem_q;
-  reg [N*5-1:0] b_slot_q;
   reg b_mcast_q, b_fin_q, b_ce_q;
   reg [47:0] b_gmac_q, b_cmac_q, b_omac_q;
   reg [31:0] b_gip_q, b_cip_q, b_oip_q;
@@ -214,18 +212,14 @@ module panama_sched (
   wire [N-1:0] fin_mask = busy_q ? b_mask_q : sel_mem;
   wire [31:0] fin_ctx32 = {{(32-3){1'b0}}, fin_ctx};
 
-  // Memory reads: each port's head slot of the context being built.
+  // Memory reads: beat 0 of each port's head frame of the context being built in the decision
+  // cycle, then each following beat at the link read with the one before.
   generate
     for (g = 0; g < N; g = g + 1) begin : g_rd
-      wire [5-1:0] slot = busy_q ? b_slot_q[g*5 +: 5] : q_slot[(g*C + sel32)*5 +: 5];
-      /* verilator lint_off UNUSEDSIGNAL */
-      wire [31:0] addr = slot * SB + {{(32-5){1'b0}}, issue_beat};
-      /* verilator lint_on UNUSEDSIGNAL */
-      assign rd_addr[g*9 +: 9] = addr[9-1:0];
+      assign rd_addr[g*10 +: 10] = busy_q ? rd_link[g*10 +: 10] : q_ptr[(g*C + sel32)*10 +: 10];
     end
   endgenerate
 
-  integer r;
   always @(posedge clk) begin
     if (start_build) begin
       b_ctx_q <= sel;
@@ -233,7 +227,6 @@ module panama_sched (
       b_low_q <= low;
       b_beats_q <= sel_beats;
       b_rem_q <= sel_rem;
-      for (r = 0; r < N; r = r + 1) b_slot_q[r*5 +: 5] <= q_slot[(r*C + sel32)*5 +: 5];
       b_mcast_q <= sel_mcast;
       b_fin_q <= fin_or;
       b_ce_q <= ce_or;
