@@ -1,0 +1,242 @@
+#include "dpdk_transport.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <sstream>
+#include <thread>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+namespace panama::host {
+
+bool dpdk_available() { return true; }
+
+namespace {
+constexpr uint16_t kRing = 1024;   // descriptors per queue
+constexpr unsigned kMbufs = 4095;  // mempool size (2^n - 1)
+constexpr uint16_t kBurst = 32;
+bool g_eal_done = false;  // rte_eal_init runs once per process
+
+[[noreturn]] void fail(const std::string& what, int err) {
+  throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
+}
+}  // namespace
+
+std::vector<std::string> DpdkTransport::default_eal_args(const std::string& iface) {
+  // Every CPU this process may run on, for lcore 0 (the only one): the OS schedules it; several
+  // workers can share the cores.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::string cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+  if (cpus.empty()) cpus = "0";
+  return {"--lcores=0@(" + cpus + ")",
+          "--no-huge",
+          "-m",
+          "64",
+          "--no-pci",
+          "--no-shconf",
+          "--no-telemetry",
+          "--file-prefix=panama-" + std::to_string(getpid()),
+          "--log-level=4",
+          "--vdev=net_af_packet0,iface=" + iface};
+}
+
+struct DpdkTransport::Impl {
+  uint16_t port = 0;
+  rte_mempool* pool = nullptr;
+  bool started = false;
+  std::deque<wire::Bytes> pending;  // received results not yet handed out
+  rte_mbuf* rx[kBurst];
+
+  // Polls RX once; results go to `pending`, an ARP answer from `arp_target` to *arp_mac.
+  int poll_once(const RawParams& p, wire::Ipv4 arp_target = 0, wire::Mac* arp_mac = nullptr, bool* arp_ok = nullptr) {
+    const uint16_t n = rte_eth_rx_burst(port, 0, rx, kBurst);
+    for (uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = rx[i];
+      const uint32_t len = rte_pktmbuf_pkt_len(m);
+      wire::Bytes f(len);
+      const void* d = rte_pktmbuf_read(m, 0, len, f.data());
+      if (d && d != f.data()) std::memcpy(f.data(), d, len);
+      rte_pktmbuf_free(m);
+      if (!d) continue;
+      if (is_result_frame(f.data(), f.size(), p.group_ip, p.port))
+        pending.push_back(std::move(f));
+      else if (arp_mac && arp_answer(f.data(), f.size(), arp_target, *arp_mac))
+        *arp_ok = true;
+    }
+    return n;
+  }
+  void send(const uint8_t* f, size_t len, const std::string& iface) {
+    rte_mbuf* m = nullptr;
+    for (int tries = 0; !(m = rte_pktmbuf_alloc(pool)); ++tries) {
+      if (tries > 10000) throw TransportError("dpdk: mempool exhausted");
+      usleep(10);
+    }
+    char* d = rte_pktmbuf_append(m, static_cast<uint16_t>(len));
+    if (!d) {
+      rte_pktmbuf_free(m);
+      throw TransportError("dpdk: frame of " + std::to_string(len) + " bytes does not fit an mbuf");
+    }
+    std::memcpy(d, f, len);
+    const auto until = Clock::now() + std::chrono::seconds(1);
+    while (rte_eth_tx_burst(port, 0, &m, 1) == 0) {
+      if (Clock::now() > until) {
+        rte_pktmbuf_free(m);
+        throw TransportError("dpdk: TX queue of " + iface + " stuck for 1 s");
+      }
+      usleep(10);
+    }
+  }
+};
+
+DpdkTransport::DpdkTransport(const RawParams& p) : p_(p) {
+  if ((p.group_ip >> 28) != 0xE)
+    throw TransportError("dpdk: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
+  if (p.agg_ip == 0) throw TransportError("dpdk: no aggregator address");
+  if (p.iface.empty()) throw TransportError("dpdk: no interface");
+  wire::Ipv4 mask = 0;
+  if (!iface_ipv4(p.iface, local_ip_, mask))
+    throw TransportError("dpdk: interface '" + p.iface + "' has no IPv4 address (the source of contributions)");
+  if (g_eal_done) throw TransportError("dpdk: the EAL is initialised once per process (one transport per process)");
+  // The next hop's MAC from the kernel, before the EAL touches the interface (see below).
+  const wire::Ipv4 hop = next_hop(p.iface, p.agg_ip);
+  bool have_agg_mac = false, had_neighbour = false, neighbour_permanent = false;
+  if (!p.agg_mac.empty()) {
+    agg_mac_ = wire::parse_mac(p.agg_mac);
+    have_agg_mac = true;
+  } else if (kernel_neighbour(p.iface, hop, agg_mac_, &neighbour_permanent)) {
+    have_agg_mac = had_neighbour = true;
+  }
+
+  std::vector<std::string> args{"panama-host"};
+  if (p.eal.empty()) {
+    for (auto& a : default_eal_args(p.iface)) args.push_back(a);
+  } else {
+    std::istringstream ss(p.eal);
+    for (std::string a; ss >> a;) args.push_back(a);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+  g_eal_done = true;
+  if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0) {
+    std::string cmd;
+    for (size_t i = 1; i < args.size(); ++i) cmd += " " + args[i];
+    throw TransportError("dpdk: rte_eal_init failed (" + std::string(rte_strerror(rte_errno)) + ") with EAL arguments:" + cmd);
+  }
+  d_.reset(new Impl);
+  try {
+    if (rte_eth_dev_count_avail() == 0)
+      throw TransportError("dpdk: no ethdev port after EAL init (check --vdev / --eal)");
+    uint16_t port = 0;
+    RTE_ETH_FOREACH_DEV(port) { break; }
+    d_->port = port;
+    const int socket = rte_eth_dev_socket_id(port) < 0 ? 0 : rte_eth_dev_socket_id(port);
+    d_->pool = rte_pktmbuf_pool_create(("panama_" + std::to_string(getpid())).c_str(), kMbufs, 128, 0,
+                                       RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    if (!d_->pool) fail("mempool of " + std::to_string(kMbufs) + " mbufs (raise -m)", rte_errno);
+    rte_eth_conf conf{};
+    int rc = rte_eth_dev_configure(port, 1, 1, &conf);
+    if (rc < 0) fail("configuring port " + std::to_string(port), rc);
+    uint16_t nrx = kRing, ntx = kRing;
+    (void)rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+    if ((rc = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, d_->pool)) < 0)
+      fail("RX queue", rc);
+    if ((rc = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr)) < 0) fail("TX queue", rc);
+    if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port), rc);
+    d_->started = true;
+    // Results are addressed to the group MAC: all multicast (AF_PACKET on a veth sees every
+    // frame anyway; a NIC's filter would not pass the group). Switched off again at the end.
+    (void)rte_eth_allmulticast_enable(port);
+    rte_ether_addr a{};
+    if ((rc = rte_eth_macaddr_get(port, &a)) < 0) fail("MAC address of port " + std::to_string(port), rc);
+    std::memcpy(local_mac_.data(), a.addr_bytes, 6);
+    // The aggregator's MAC when the kernel's table did not have it: ARP through the port itself
+    // (1 s, a request every 200 ms).
+    if (!have_agg_mac) {
+      const wire::Bytes req = arp_request(local_mac_, local_ip_, hop);
+      bool ok = false;
+      const auto until = Clock::now() + std::chrono::seconds(1);
+      auto next_req = Clock::now();
+      while (!ok && Clock::now() < until) {
+        if (Clock::now() >= next_req) {
+          d_->send(req.data(), req.size(), p.iface);
+          next_req += std::chrono::milliseconds(200);
+        }
+        if (d_->poll_once(p, hop, &agg_mac_, &ok) == 0) usleep(1000);
+      }
+      d_->pending.clear();
+      if (!ok)
+        throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
+                             " (no neighbour entry, no ARP reply): give --agg-mac");
+    } else if (had_neighbour) {
+      // The af_packet PMD sets the interface's MAC again when the port starts (ethdev's MAC
+      // restore): the kernel then flushes the interface's neighbour cache, static entries
+      // included. Put back the entry this worker used, so that the kernel (and the next worker
+      // in this namespace) still has it.
+      wire::Mac now{};
+      if (!kernel_neighbour(p.iface, hop, now)) set_kernel_neighbour(p.iface, hop, agg_mac_, neighbour_permanent);
+    }
+
+  } catch (...) {
+    if (d_->started) {
+      (void)rte_eth_dev_stop(d_->port);
+      (void)rte_eth_dev_close(d_->port);
+    }
+    rte_eal_cleanup();
+    throw;
+  }
+}
+
+DpdkTransport::~DpdkTransport() {
+  if (!d_) return;
+  if (d_->started) {
+    (void)rte_eth_allmulticast_disable(d_->port);
+    (void)rte_eth_dev_stop(d_->port);
+    (void)rte_eth_dev_close(d_->port);
+  }
+  rte_eal_cleanup();
+}
+
+void DpdkTransport::send(const wire::Bytes& f) {
+  if (f.size() < wire::kHeaderBytes) throw TransportError("dpdk: frame shorter than the headers");
+  d_->send(f.data(), f.size(), p_.iface);
+}
+
+bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
+  // Poll: spin briefly, then yield, then sleep in short steps (bounded by the deadline), so that
+  // an idle worker leaves the CPU to its peers and the switch on a shared machine.
+  unsigned idle = 0;
+  for (;;) {
+    if (!d_->pending.empty()) {
+      frame = std::move(d_->pending.front());
+      d_->pending.pop_front();
+      return true;
+    }
+    if (d_->poll_once(p_) > 0) {
+      idle = 0;
+      continue;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    ++idle;
+    if (idle < 32)
+      continue;
+    else if (idle < 64)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, std::chrono::microseconds(20)));
+  }
+}
+
+}  // namespace panama::host
