@@ -3,6 +3,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <sstream>
@@ -214,9 +216,15 @@ void DpdkTransport::send(const wire::Bytes& f) {
 }
 
 bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
-  // Poll: spin briefly, then yield, then sleep in short steps (bounded by the deadline), so that
-  // an idle worker leaves the CPU to its peers and the switch on a shared machine.
+  // Poll: spin briefly, then sleep in growing steps (PANAMA_DPDK_MAX_SLEEP_US, default
+  // 100 us; bounded by the deadline), so that an idle worker leaves the CPU to its peers and the
+  // switch on a shared machine. A dedicated core would spin instead (docs/host.md).
+  static const long max_sleep_us = [] {
+    const char* e = std::getenv("PANAMA_DPDK_MAX_SLEEP_US");
+    return e ? std::max(0L, std::atol(e)) : 100L;
+  }();
   unsigned idle = 0;
+  long sleep_us = 1;
   for (;;) {
     if (!d_->pending.empty()) {
       frame = std::move(d_->pending.front());
@@ -225,17 +233,15 @@ bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
     }
     if (d_->poll_once(p_) > 0) {
       idle = 0;
+      sleep_us = 1;
       continue;
     }
     const auto now = Clock::now();
     if (now >= deadline) return false;
     ++idle;
-    if (idle < 32)
-      continue;
-    else if (idle < 64)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, std::chrono::microseconds(20)));
+    if (idle < 64 || max_sleep_us == 0) continue;
+    std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, std::chrono::microseconds(sleep_us)));
+    sleep_us = std::min(sleep_us * 2, max_sleep_us);
   }
 }
 
