@@ -26,6 +26,14 @@ constexpr unsigned kMbufs = 4095;  // mempool size (2^n - 1)
 constexpr uint16_t kBurst = 32;
 bool g_eal_done = false;  // rte_eal_init runs once per process
 
+// rte_eal_cleanup, then the EAL's runtime directory (/var/run/dpdk/PREFIX: empty with --no-shconf,
+// but left behind; one per worker process would pile up).
+void eal_cleanup() {
+  const std::string dir = rte_eal_get_runtime_dir();
+  rte_eal_cleanup();
+  if (!dir.empty()) (void)rmdir(dir.c_str());
+}
+
 [[noreturn]] void fail(const std::string& what, int err) {
   throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
 }
@@ -195,7 +203,7 @@ DpdkTransport::DpdkTransport(const RawParams& p) : p_(p) {
       (void)rte_eth_dev_stop(d_->port);
       (void)rte_eth_dev_close(d_->port);
     }
-    rte_eal_cleanup();
+    eal_cleanup();
     throw;
   }
 }
@@ -207,7 +215,7 @@ DpdkTransport::~DpdkTransport() {
     (void)rte_eth_dev_stop(d_->port);
     (void)rte_eth_dev_close(d_->port);
   }
-  rte_eal_cleanup();
+  eal_cleanup();
 }
 
 void DpdkTransport::send(const wire::Bytes& f) {
