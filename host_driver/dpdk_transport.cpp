@@ -1,6 +1,13 @@
 #include "dpdk_transport.h"
 
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +74,53 @@ struct DpdkTransport::Impl {
   bool started = false;
   std::deque<wire::Bytes> pending;  // received results not yet handed out
   rte_mbuf* rx[kBurst];
+  int wake_fd = -1;  // kernel packet socket that only signals arriving results (see open_wake)
+  ~Impl() {
+    if (wake_fd >= 0) close(wake_fd);
+  }
+
+  // With the af_packet PMD the frames pass the kernel anyway, and the PMD has no RX interrupt.
+  // A second AF_PACKET socket on the interface, whose classic BPF keeps 1 byte of each result
+  // frame (IPv4, UDP, ipv4.dst = group, destination port; no IP options) and drops the rest,
+  // lets an idle worker block in poll() until a result arrives instead of sleeping blindly.
+  // Best effort: without it the worker sleeps in steps.
+  void open_wake(const RawParams& p) {
+    const unsigned idx = if_nametoindex(p.iface.c_str());
+    if (idx == 0) return;
+    const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IP));
+    if (fd < 0) return;
+    sock_filter code[] = {
+        {0x28, 0, 0, 12},                 // ldh [12]        eth.type
+        {0x15, 0, 7, 0x0800},             // jne 0x0800 -> drop
+        {0x30, 0, 0, 14},                 // ldb [14]        version/IHL
+        {0x15, 0, 5, 0x45},               // jne 0x45 -> drop
+        {0x30, 0, 0, 23},                 // ldb [23]        protocol
+        {0x15, 0, 3, 17},                 // jne 17 -> drop
+        {0x20, 0, 0, 30},                 // ld [30]         ipv4.dst
+        {0x15, 0, 1, p.group_ip},         // jne group -> drop
+        {0x06, 0, 0, 1},                  // ret 1: keep one byte (a wake-up, not a copy)
+        {0x06, 0, 0, 0},                  // drop: ret 0
+    };
+    // The port: checked by poll_once; the group alone is selective enough for a wake-up.
+    sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+    sockaddr_ll a{};
+    a.sll_family = AF_PACKET;
+    a.sll_protocol = htons(ETH_P_IP);
+    a.sll_ifindex = static_cast<int>(idx);
+    int buf = 256 << 10;
+    if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0 ||
+        bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      close(fd);
+      return;
+    }
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    wake_fd = fd;
+  }
+  void drain_wake() {
+    char b[64];
+    while (::recv(wake_fd, b, sizeof b, MSG_DONTWAIT | MSG_TRUNC) >= 0) {
+    }
+  }
 
   // Polls RX once; results go to `pending`, an ARP answer from `arp_target` to *arp_mac.
   int poll_once(const RawParams& p, wire::Ipv4 arp_target = 0, wire::Mac* arp_mac = nullptr, bool* arp_ok = nullptr) {
@@ -171,6 +225,8 @@ DpdkTransport::DpdkTransport(const RawParams& p) : p_(p) {
     rte_ether_addr a{};
     if ((rc = rte_eth_macaddr_get(port, &a)) < 0) fail("MAC address of port " + std::to_string(port), rc);
     std::memcpy(local_mac_.data(), a.addr_bytes, 6);
+    const char* wake = std::getenv("PANAMA_DPDK_WAKE");
+    if (p.eal.empty() && !(wake && std::string(wake) == "0")) d_->open_wake(p);
     // The aggregator's MAC when the kernel's table did not have it: ARP through the port itself
     // (1 s, a request every 200 ms).
     if (!have_agg_mac) {
@@ -224,9 +280,11 @@ void DpdkTransport::send(const wire::Bytes& f) {
 }
 
 bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
-  // Poll: spin briefly, then sleep in growing steps (PANAMA_DPDK_MAX_SLEEP_US, default
-  // 100 us; bounded by the deadline), so that an idle worker leaves the CPU to its peers and the
-  // switch on a shared machine. A dedicated core would spin instead (docs/host.md).
+  // Poll: spin briefly, then wait: in poll() on the wake-up socket (af_packet PMD, the default;
+  // at most 1 ms at a time, so a wake-up that overtakes the PMD's ring costs at most that), else
+  // sleep in growing steps (PANAMA_DPDK_MAX_SLEEP_US, default 100 us), never past the deadline,
+  // so that an idle worker leaves the CPU to its peers and the switch on a shared machine.
+  // PANAMA_DPDK_MAX_SLEEP_US=0 busy-polls, for a dedicated core (docs/host.md).
   static const long max_sleep_us = [] {
     const char* e = std::getenv("PANAMA_DPDK_MAX_SLEEP_US");
     return e ? std::max(0L, std::atol(e)) : 100L;
@@ -239,6 +297,7 @@ bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
       d_->pending.pop_front();
       return true;
     }
+    if (d_->wake_fd >= 0 && idle == 0) d_->drain_wake();  // before the RX poll: no lost wake-up
     if (d_->poll_once(p_) > 0) {
       idle = 0;
       sleep_us = 1;
@@ -248,6 +307,13 @@ bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
     if (now >= deadline) return false;
     ++idle;
     if (idle < 64 || max_sleep_us == 0) continue;
+    if (d_->wake_fd >= 0) {
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now).count();
+      pollfd q{d_->wake_fd, POLLIN, 0};
+      (void)poll(&q, 1, static_cast<int>(std::min<long long>((us + 999) / 1000, 1)));
+      idle = 0;  // drain, then poll the ring again
+      continue;
+    }
     std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, std::chrono::microseconds(sleep_us)));
     sleep_us = std::min(sleep_us * 2, max_sleep_us);
   }
