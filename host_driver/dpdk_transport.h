@@ -1,13 +1,14 @@
 // Backend `dpdk`: raw Ethernet frames through DPDK (docs/host.md "Backends"). One ethdev port
 // (the first one the EAL probes), one RX and one TX queue, a packet mempool; send() copies the
 // frame into an mbuf and calls rte_eth_tx_burst until the queue takes it (bounded), recv() polls
-// rte_eth_rx_burst until the deadline, keeps the job's results and backs off with short sleeps
-// when idle, so that several workers share few cores.
+// rte_eth_rx_burst until the deadline, keeps the job's results and, when idle, waits in poll() on
+// a BPF-filtered AF_PACKET wake-up socket (af_packet PMD) or sleeps in short steps, so that
+// several workers share few cores.
 //
 // EAL arguments: RawParams::eal when given (split at blanks, passed as they are), else derived
 // from the interface for a machine without hugepages or a DPDK-bound NIC:
-//   -l 0 --lcores 0@(CPUS) --no-huge -m 64 --no-pci --no-shconf --no-telemetry
-//   --file-prefix panama-PID --log-level 4 --vdev net_af_packet0,iface=IF
+//   --lcores=0@(CPUS) --no-huge -m 64 --no-pci --no-shconf --no-telemetry
+//   --file-prefix=panama-PID --log-level=4 --vdev=net_af_packet0,iface=IF
 // (the af_packet PMD: frames go through the kernel's AF_PACKET socket of IF). The EAL
 // initialises once per process: one DpdkTransport per process.
 #pragma once

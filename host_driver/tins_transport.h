@@ -2,8 +2,8 @@
 // are the wire-format frames the protocol builds (wire::build_frame: DSCP 56, ECT(0), eth.dst =
 // the next hop's MAC towards the aggregator), sent whole with a Tins::PacketSender on the
 // interface; results are captured with a Tins::Sniffer (BPF "udp dst port P and dst host GROUP",
-// immediate mode, non-blocking, polled until the deadline) and handed over byte for byte, so the
-// ECN bits are the IPv4 header's as received.
+// immediate mode, non-blocking, read with pcap_dispatch and poll() until the deadline) and handed
+// over byte for byte, so the ECN bits are the IPv4 header's as received.
 #pragma once
 
 #include <memory>
