@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,8 @@
 #include "switch.h"
 #include "rtl_engine.h"
 #include "config.h"
+#include "dpdk_transport.h"
+#include "tins_transport.h"
 #include "udp_transport.h"
 
 using namespace panama;
@@ -59,7 +62,7 @@ std::vector<std::string> split(const std::string& s) {
 }
 
 struct WorkerOpts {
-  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats;
+  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
   int repair_rounds = 4, repair_slots = 8, status_wait_ms = 200;
@@ -69,8 +72,8 @@ struct WorkerOpts {
 };
 
 int run_worker(const WorkerOpts& o) {
-  if (o.backend != "udp")
-    throw std::runtime_error("backend '" + o.backend + "' is not available (only udp; tins and dpdk are later work)");
+  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk")
+    throw std::runtime_error("--backend must be udp, tins or dpdk (not '" + o.backend + "')");
   if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
   if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
   int es = 0;
@@ -125,15 +128,45 @@ int run_worker(const WorkerOpts& o) {
   if (grad.size() % static_cast<size_t>(es) != 0)
     throw std::runtime_error(o.in + ": size " + std::to_string(grad.size()) + " is not a multiple of " +
                              std::to_string(es) + " bytes");
-  UdpParams up;
-  up.iface = o.iface;
-  up.port = static_cast<uint16_t>(o.port);
-  up.agg_ip = wire::parse_ipv4(o.agg_ip);
-  up.group_ip = wire::parse_ipv4(o.group_ip);
-  UdpTransport tr(up);
-  p.ip_src = tr.local_ip();
-  p.ip_dst = up.agg_ip;
-  AllReduce ar(tr, p);
+  // The backend (docs/host.md "Backends"): udp leaves L2-L4 to the kernel; tins and dpdk send the
+  // frames the protocol builds as they are, addressed to the next hop's MAC from this interface.
+  std::unique_ptr<Transport> tr;
+  const wire::Ipv4 agg_ip = wire::parse_ipv4(o.agg_ip), group_ip = wire::parse_ipv4(o.group_ip);
+  if (o.backend == "udp") {
+    if (!o.agg_mac.empty() || !o.eal.empty()) throw std::runtime_error("--agg-mac and --eal are for --backend tins|dpdk");
+    UdpParams up;
+    up.iface = o.iface;
+    up.port = static_cast<uint16_t>(o.port);
+    up.agg_ip = agg_ip;
+    up.group_ip = group_ip;
+    auto* u = new UdpTransport(up);
+    tr.reset(u);
+    p.ip_src = u->local_ip();
+  } else {
+    if (!o.eal.empty() && o.backend != "dpdk") throw std::runtime_error("--eal is for --backend dpdk");
+    RawParams rp;
+    rp.iface = o.iface;
+    rp.port = static_cast<uint16_t>(o.port);
+    rp.agg_ip = agg_ip;
+    rp.group_ip = group_ip;
+    rp.agg_mac = o.agg_mac;
+    rp.eal = o.eal;
+    if (o.backend == "tins") {
+      auto* t = new TinsTransport(rp);
+      tr.reset(t);
+      p.ip_src = t->local_ip();
+      p.eth_src = t->local_mac();
+      p.eth_dst = t->agg_mac();
+    } else {
+      auto* t = new DpdkTransport(rp);
+      tr.reset(t);
+      p.ip_src = t->local_ip();
+      p.eth_src = t->local_mac();
+      p.eth_dst = t->agg_mac();
+    }
+  }
+  p.ip_dst = agg_ip;
+  AllReduce ar(*tr, p);
   std::vector<uint8_t> buf;
   for (int it = 0; it < o.iterations; ++it) {
     buf = grad;
@@ -143,6 +176,7 @@ int run_worker(const WorkerOpts& o) {
   const Stats& s = ar.stats();
   nlohmann::ordered_json j;
   j["rank"] = o.rank;
+  j["backend"] = o.backend;
   j["elements"] = grad.size() / static_cast<size_t>(es);
   j["count"] = p.count;
   j["iterations"] = o.iterations;
@@ -278,7 +312,15 @@ int main(int argc, char** argv) {
   wk->add_option("--trees", w.trees, "aggregation trees (TIDs 0..T-1)")->default_val(1);
   wk->add_option("--in", w.in, "input: little-endian elements")->required();
   wk->add_option("--out", w.out, "output: the sum, same layout")->required();
-  wk->add_option("--backend", w.backend, "udp (tins, dpdk: later work)")->default_val("udp");
+  wk->add_option("--backend", w.backend,
+                 "udp (kernel sockets), tins (raw frames through libtins) or dpdk (raw frames through DPDK)")
+      ->default_val("udp");
+  wk->add_option("--agg-mac", w.agg_mac,
+                 "tins/dpdk: eth.dst of contributions (default: the kernel's neighbour entry for the aggregator "
+                 "or its gateway, else ARP)");
+  wk->add_option("--eal", w.eal,
+                 "dpdk: EAL arguments as one value (--eal=\"...\"), blank-separated, replacing the default (--no-huge -m 64 --no-pci "
+                 "--no-shconf --vdev=net_af_packet0,iface=IF ...; docs/host.md)");
   wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
   wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
   wk->add_option("--port", w.port, "aggregation UDP port")->default_val(9056)->check(CLI::Range(1, 65535));

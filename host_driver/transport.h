@@ -1,6 +1,6 @@
 // The host driver's link to the accelerator (docs/host.md). A backend sends and receives whole
 // aggregation frames as wire-format.md lays them out (Ethernet/IPv4/UDP + aggregation header +
-// payload), so raw-frame backends (tins, DPDK: later work) pass them through unchanged and the
+// payload), so the raw-frame backends (tins, dpdk: raw_common.h) pass them through unchanged and the
 // kernel-socket backend (udp) strips and re-creates the L2-L4 headers.
 #pragma once
 

@@ -727,7 +727,14 @@ TEST(HostCli, WorkerBadInput) {
   const std::string out = " --out " + d + "/never.bin";
   expect_error(base + "--in " + d + "/missing.bin" + out, "cannot open");
   expect_error(base + "--in " + d + "/odd.bin" + out, "not a multiple of 4");
-  expect_error(base + "--in " + d + "/g.bin --backend tins" + out, "backend 'tins' is not available");
+  expect_error(base + "--in " + d + "/g.bin --backend foo" + out, "--backend must be udp, tins or dpdk");
+  expect_error(base + "--in " + d + "/g.bin --eal=--no-huge" + out, "--eal");
+  expect_error(base + "--in " + d + "/g.bin --backend tins --eal=--no-huge" + out, "--eal");
+  expect_error(base + "--in " + d + "/g.bin --backend tins --agg-mac 02:aa" + out, "malformed MAC");
+  for (const char* b : {"tins", "dpdk"})
+    expect_error("worker --iface nosuchif0 --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " +
+                     d + "/g.bin --backend " + b + out,
+                 "nosuchif0");
   expect_error(base + "--in " + d + "/g.bin --format fp64" + out, "--format");
   expect_error(base + "--in " + d + "/g.bin --trees 2 --first-vid 1,2,3" + out, "--first-vid");
   expect_error(base + "--in " + d + "/g.bin --first-vid x" + out, "not a VID");

@@ -1,0 +1,322 @@
+#include "dpdk_transport.h"
+
+#include <arpa/inet.h>
+#include <linux/filter.h>
+#include <linux/if_ether.h>
+#include <linux/if_packet.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <sstream>
+#include <thread>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+namespace panama::host {
+
+bool dpdk_available() { return true; }
+
+namespace {
+constexpr uint16_t kRing = 1024;   // descriptors per queue
+constexpr unsigned kMbufs = 4095;  // mempool size (2^n - 1)
+constexpr uint16_t kBurst = 32;
+bool g_eal_done = false;  // rte_eal_init runs once per process
+
+// rte_eal_cleanup, then the EAL's runtime directory (/var/run/dpdk/PREFIX: empty with --no-shconf,
+// but left behind; one per worker process would pile up).
+void eal_cleanup() {
+  const std::string dir = rte_eal_get_runtime_dir();
+  rte_eal_cleanup();
+  if (!dir.empty()) (void)rmdir(dir.c_str());
+}
+
+[[noreturn]] void fail(const std::string& what, int err) {
+  throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
+}
+}  // namespace
+
+std::vector<std::string> DpdkTransport::default_eal_args(const std::string& iface) {
+  // Every CPU this process may run on, for lcore 0 (the only one): the OS schedules it; several
+  // workers can share the cores.
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::string cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus += (cpus.empty() ? "" : ",") + std::to_string(c);
+  if (cpus.empty()) cpus = "0";
+  return {"--lcores=0@(" + cpus + ")",
+          "--no-huge",
+          "-m",
+          "64",
+          "--no-pci",
+          "--no-shconf",
+          "--no-telemetry",
+          "--file-prefix=panama-" + std::to_string(getpid()),
+          "--log-level=4",
+          "--vdev=net_af_packet0,iface=" + iface};
+}
+
+struct DpdkTransport::Impl {
+  uint16_t port = 0;
+  rte_mempool* pool = nullptr;
+  bool started = false;
+  std::deque<wire::Bytes> pending;  // received results not yet handed out
+  rte_mbuf* rx[kBurst];
+  int wake_fd = -1;  // kernel packet socket that only signals arriving results (see open_wake)
+  ~Impl() {
+    if (wake_fd >= 0) close(wake_fd);
+  }
+
+  // With the af_packet PMD the frames pass the kernel anyway, and the PMD has no RX interrupt.
+  // A second AF_PACKET socket on the interface, whose classic BPF keeps 1 byte of each result
+  // frame (IPv4, UDP, ipv4.dst = group, destination port; no IP options) and drops the rest,
+  // lets an idle worker block in poll() until a result arrives instead of sleeping blindly.
+  // Best effort: without it the worker sleeps in steps.
+  void open_wake(const RawParams& p) {
+    const unsigned idx = if_nametoindex(p.iface.c_str());
+    if (idx == 0) return;
+    const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IP));
+    if (fd < 0) return;
+    sock_filter code[] = {
+        {0x28, 0, 0, 12},                 // ldh [12]        eth.type
+        {0x15, 0, 7, 0x0800},             // jne 0x0800 -> drop
+        {0x30, 0, 0, 14},                 // ldb [14]        version/IHL
+        {0x15, 0, 5, 0x45},               // jne 0x45 -> drop
+        {0x30, 0, 0, 23},                 // ldb [23]        protocol
+        {0x15, 0, 3, 17},                 // jne 17 -> drop
+        {0x20, 0, 0, 30},                 // ld [30]         ipv4.dst
+        {0x15, 0, 1, p.group_ip},         // jne group -> drop
+        {0x06, 0, 0, 1},                  // ret 1: keep one byte (a wake-up, not a copy)
+        {0x06, 0, 0, 0},                  // drop: ret 0
+    };
+    // The port: checked by poll_once; the group alone is selective enough for a wake-up.
+    sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};
+    sockaddr_ll a{};
+    a.sll_family = AF_PACKET;
+    a.sll_protocol = htons(ETH_P_IP);
+    a.sll_ifindex = static_cast<int>(idx);
+    int buf = 256 << 10;
+    if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0 ||
+        bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      close(fd);
+      return;
+    }
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    wake_fd = fd;
+  }
+  void drain_wake() {
+    char b[64];
+    while (::recv(wake_fd, b, sizeof b, MSG_DONTWAIT | MSG_TRUNC) >= 0) {
+    }
+  }
+
+  // Polls RX once; results go to `pending`, an ARP answer from `arp_target` to *arp_mac.
+  int poll_once(const RawParams& p, wire::Ipv4 arp_target = 0, wire::Mac* arp_mac = nullptr, bool* arp_ok = nullptr) {
+    const uint16_t n = rte_eth_rx_burst(port, 0, rx, kBurst);
+    for (uint16_t i = 0; i < n; ++i) {
+      rte_mbuf* m = rx[i];
+      const uint32_t len = rte_pktmbuf_pkt_len(m);
+      wire::Bytes f(len);
+      const void* d = rte_pktmbuf_read(m, 0, len, f.data());
+      if (d && d != f.data()) std::memcpy(f.data(), d, len);
+      rte_pktmbuf_free(m);
+      if (!d) continue;
+      if (is_result_frame(f.data(), f.size(), p.group_ip, p.port))
+        pending.push_back(std::move(f));
+      else if (arp_mac && arp_answer(f.data(), f.size(), arp_target, *arp_mac))
+        *arp_ok = true;
+    }
+    return n;
+  }
+  void send(const uint8_t* f, size_t len, const std::string& iface) {
+    rte_mbuf* m = nullptr;
+    for (int tries = 0; !(m = rte_pktmbuf_alloc(pool)); ++tries) {
+      if (tries > 10000) throw TransportError("dpdk: mempool exhausted");
+      usleep(10);
+    }
+    char* d = rte_pktmbuf_append(m, static_cast<uint16_t>(len));
+    if (!d) {
+      rte_pktmbuf_free(m);
+      throw TransportError("dpdk: frame of " + std::to_string(len) + " bytes does not fit an mbuf");
+    }
+    std::memcpy(d, f, len);
+    const auto until = Clock::now() + std::chrono::seconds(1);
+    while (rte_eth_tx_burst(port, 0, &m, 1) == 0) {
+      if (Clock::now() > until) {
+        rte_pktmbuf_free(m);
+        throw TransportError("dpdk: TX queue of " + iface + " stuck for 1 s");
+      }
+      usleep(10);
+    }
+  }
+};
+
+DpdkTransport::DpdkTransport(const RawParams& p) : p_(p) {
+  if ((p.group_ip >> 28) != 0xE)
+    throw TransportError("dpdk: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
+  if (p.agg_ip == 0) throw TransportError("dpdk: no aggregator address");
+  if (p.iface.empty()) throw TransportError("dpdk: no interface");
+  wire::Ipv4 mask = 0;
+  if (!iface_ipv4(p.iface, local_ip_, mask))
+    throw TransportError("dpdk: interface '" + p.iface + "' has no IPv4 address (the source of contributions)");
+  if (g_eal_done) throw TransportError("dpdk: the EAL is initialised once per process (one transport per process)");
+  // The next hop's MAC from the kernel, before the EAL touches the interface (see below).
+  const wire::Ipv4 hop = next_hop(p.iface, p.agg_ip);
+  bool have_agg_mac = false, had_neighbour = false, neighbour_permanent = false;
+  if (!p.agg_mac.empty()) {
+    agg_mac_ = wire::parse_mac(p.agg_mac);
+    have_agg_mac = true;
+  } else if (kernel_neighbour(p.iface, hop, agg_mac_, &neighbour_permanent)) {
+    have_agg_mac = had_neighbour = true;
+  }
+
+  std::vector<std::string> args{"panama-host"};
+  if (p.eal.empty()) {
+    for (auto& a : default_eal_args(p.iface)) args.push_back(a);
+  } else {
+    std::istringstream ss(p.eal);
+    for (std::string a; ss >> a;) args.push_back(a);
+  }
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(&a[0]);
+  argv.push_back(nullptr);
+  g_eal_done = true;
+  if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0) {
+    std::string cmd;
+    for (size_t i = 1; i < args.size(); ++i) cmd += " " + args[i];
+    throw TransportError("dpdk: rte_eal_init failed (" + std::string(rte_strerror(rte_errno)) + ") with EAL arguments:" + cmd);
+  }
+  d_.reset(new Impl);
+  try {
+    if (rte_eth_dev_count_avail() == 0)
+      throw TransportError("dpdk: no ethdev port after EAL init (check --vdev / --eal)");
+    uint16_t port = 0;
+    RTE_ETH_FOREACH_DEV(port) { break; }
+    d_->port = port;
+    const int socket = rte_eth_dev_socket_id(port) < 0 ? 0 : rte_eth_dev_socket_id(port);
+    d_->pool = rte_pktmbuf_pool_create(("panama_" + std::to_string(getpid())).c_str(), kMbufs, 128, 0,
+                                       RTE_MBUF_DEFAULT_BUF_SIZE, socket);
+    if (!d_->pool) fail("mempool of " + std::to_string(kMbufs) + " mbufs (raise -m)", rte_errno);
+    rte_eth_conf conf{};
+    int rc = rte_eth_dev_configure(port, 1, 1, &conf);
+    if (rc < 0) fail("configuring port " + std::to_string(port), rc);
+    uint16_t nrx = kRing, ntx = kRing;
+    (void)rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+    if ((rc = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, d_->pool)) < 0)
+      fail("RX queue", rc);
+    if ((rc = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr)) < 0) fail("TX queue", rc);
+    if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port), rc);
+    d_->started = true;
+    // Results are addressed to the group MAC: all multicast (AF_PACKET on a veth sees every
+    // frame anyway; a NIC's filter would not pass the group). Switched off again at the end.
+    (void)rte_eth_allmulticast_enable(port);
+    rte_ether_addr a{};
+    if ((rc = rte_eth_macaddr_get(port, &a)) < 0) fail("MAC address of port " + std::to_string(port), rc);
+    std::memcpy(local_mac_.data(), a.addr_bytes, 6);
+    const char* wake = std::getenv("PANAMA_DPDK_WAKE");
+    if (p.eal.empty() && !(wake && std::string(wake) == "0")) d_->open_wake(p);
+    // The aggregator's MAC when the kernel's table did not have it: ARP through the port itself
+    // (1 s, a request every 200 ms).
+    if (!have_agg_mac) {
+      const wire::Bytes req = arp_request(local_mac_, local_ip_, hop);
+      bool ok = false;
+      const auto until = Clock::now() + std::chrono::seconds(1);
+      auto next_req = Clock::now();
+      while (!ok && Clock::now() < until) {
+        if (Clock::now() >= next_req) {
+          d_->send(req.data(), req.size(), p.iface);
+          next_req += std::chrono::milliseconds(200);
+        }
+        if (d_->poll_once(p, hop, &agg_mac_, &ok) == 0) usleep(1000);
+      }
+      d_->pending.clear();
+      if (!ok)
+        throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
+                             " (no neighbour entry, no ARP reply): give --agg-mac");
+    } else if (had_neighbour) {
+      // The af_packet PMD sets the interface's MAC again when the port starts (ethdev's MAC
+      // restore): the kernel then flushes the interface's neighbour cache, static entries
+      // included. Put back the entry this worker used, so that the kernel (and the next worker
+      // in this namespace) still has it.
+      wire::Mac now{};
+      if (!kernel_neighbour(p.iface, hop, now)) set_kernel_neighbour(p.iface, hop, agg_mac_, neighbour_permanent);
+    }
+
+  } catch (...) {
+    if (d_->started) {
+      (void)rte_eth_dev_stop(d_->port);
+      (void)rte_eth_dev_close(d_->port);
+    }
+    eal_cleanup();
+    throw;
+  }
+}
+
+DpdkTransport::~DpdkTransport() {
+  if (!d_) return;
+  if (d_->started) {
+    (void)rte_eth_allmulticast_disable(d_->port);
+    (void)rte_eth_dev_stop(d_->port);
+    (void)rte_eth_dev_close(d_->port);
+  }
+  eal_cleanup();
+}
+
+void DpdkTransport::send(const wire::Bytes& f) {
+  if (f.size() < wire::kHeaderBytes) throw TransportError("dpdk: frame shorter than the headers");
+  d_->send(f.data(), f.size(), p_.iface);
+}
+
+bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
+  // Poll: spin briefly, then wait: in poll() on the wake-up socket (af_packet PMD, the default;
+  // at most 1 ms at a time, so a wake-up that overtakes the PMD's ring costs at most that), else
+  // sleep in growing steps (PANAMA_DPDK_MAX_SLEEP_US, default 100 us), never past the deadline,
+  // so that an idle worker leaves the CPU to its peers and the switch on a shared machine.
+  // PANAMA_DPDK_MAX_SLEEP_US=0 busy-polls, for a dedicated core (docs/host.md).
+  static const long max_sleep_us = [] {
+    const char* e = std::getenv("PANAMA_DPDK_MAX_SLEEP_US");
+    return e ? std::max(0L, std::atol(e)) : 100L;
+  }();
+  unsigned idle = 0;
+  long sleep_us = 1;
+  for (;;) {
+    if (!d_->pending.empty()) {
+      frame = std::move(d_->pending.front());
+      d_->pending.pop_front();
+      return true;
+    }
+    if (d_->wake_fd >= 0 && idle == 0) d_->drain_wake();  // before the RX poll: no lost wake-up
+    if (d_->poll_once(p_) > 0) {
+      idle = 0;
+      sleep_us = 1;
+      continue;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    ++idle;
+    if (idle < 64 || max_sleep_us == 0) continue;
+    if (d_->wake_fd >= 0) {
+      const auto us = std::chrono::duration_cast<std::chrono::microseconds>(deadline - now).count();
+      pollfd q{d_->wake_fd, POLLIN, 0};
+      (void)poll(&q, 1, static_cast<int>(std::min<long long>((us + 999) / 1000, 1)));
+      idle = 0;  // drain, then poll the ring again
+      continue;
+    }
+    std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, std::chrono::microseconds(sleep_us)));
+    sleep_us = std::min(sleep_us * 2, max_sleep_us);
+  }
+}
+
+}  // namespace panama::host

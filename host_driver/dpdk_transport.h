@@ -1,0 +1,45 @@
+// Backend `dpdk`: raw Ethernet frames through DPDK (docs/host.md "Backends"). One ethdev port
+// (the first one the EAL probes), one RX and one TX queue, a packet mempool; send() copies the
+// frame into an mbuf and calls rte_eth_tx_burst until the queue takes it (bounded), recv() polls
+// rte_eth_rx_burst until the deadline, keeps the job's results and, when idle, waits in poll() on
+// a BPF-filtered AF_PACKET wake-up socket (af_packet PMD) or sleeps in short steps, so that
+// several workers share few cores.
+//
+// EAL arguments: RawParams::eal when given (split at blanks, passed as they are), else derived
+// from the interface for a machine without hugepages or a DPDK-bound NIC:
+//   --lcores=0@(CPUS) --no-huge -m 64 --no-pci --no-shconf --no-telemetry
+//   --file-prefix=panama-PID --log-level=4 --vdev=net_af_packet0,iface=IF
+// (the af_packet PMD: frames go through the kernel's AF_PACKET socket of IF). The EAL
+// initialises once per process: one DpdkTransport per process.
+#pragma once
+
+#include <memory>
+
+#include "raw_common.h"
+
+namespace panama::host {
+
+// Whether this build has the backend (libdpdk found at configure time).
+bool dpdk_available();
+
+class DpdkTransport : public Transport {
+ public:
+  explicit DpdkTransport(const RawParams& p);  // throws TransportError with one line
+  ~DpdkTransport() override;
+  void send(const wire::Bytes& frame) override;
+  bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
+  wire::Ipv4 local_ip() const { return local_ip_; }
+  const wire::Mac& local_mac() const { return local_mac_; }
+  const wire::Mac& agg_mac() const { return agg_mac_; }
+  // The EAL arguments derived from an interface (without argv[0]).
+  static std::vector<std::string> default_eal_args(const std::string& iface);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> d_;
+  RawParams p_;
+  wire::Ipv4 local_ip_ = 0;
+  wire::Mac local_mac_{}, agg_mac_{};
+};
+
+}  // namespace panama::host
