@@ -54,6 +54,15 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# The switch runs the Verilated RTL: verilate it first (cached after the first run), before any
+# namespace exists, so that a slow first build that runs out of time leaves nothing behind.
+cat > "$TMP/prepare.json" <<JSON
+{ "contexts": [ { "jid": 1, "tid": 0, "members": [0, 1], "mode": "multicast",
+                  "group_mac": "01:00:5e:01:01:01", "group_ip": "239.1.1.1" } ] }
+JSON
+timeout 900 "$PH" switch --rtl "$RTL" --contexts "$TMP/prepare.json" --ifaces none --prepare >/dev/null ||
+  { echo "FAIL: could not verilate $RTL"; exit 1; }
+
 if ! ip netns add "$NS_SW" 2>/dev/null; then
   echo "SKIP: ip netns is not permitted here"
   exit 0
@@ -92,9 +101,6 @@ cat > "$TMP/ctx.json" <<JSON
       "group_mac": "01:00:5e:01:01:01", "group_ip": "239.1.1.1" } ] }
 JSON
 
-# The switch runs the Verilated RTL: verilate it first (cached after the first run).
-timeout 900 "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces none --prepare >/dev/null ||
-  { echo "FAIL: could not verilate $RTL"; exit 1; }
 timeout 120 ip netns exec "$NS_SW" "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces "$IFACES" \
   --counters "$TMP/counters.json" --export-interval 0.2 --duration 100 >"$TMP/switch.out" 2>"$TMP/switch.err" &
 SW_PID=$!
