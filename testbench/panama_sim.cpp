@@ -2,6 +2,7 @@
 //
 //   panama-sim replay --rtl DIR --engine rtl|model --contexts CTX.json --in-dir IN --out-dir OUT
 //                     [--seed S] [--idle PCT] [--backpressure PCT]
+//                     [--trace FILE.fst | --coverage FILE.dat] [--stats]    (rtl engine only)
 //
 // Errors (bad arguments, an unreadable/corrupt pcap or config, a bad CTX.json) print one line on
 // stderr, exit 1 and leave OUT untouched: outputs are written into a temporary directory beside
@@ -43,6 +44,7 @@ struct ReplayArgs {
   std::string rtl, engine, contexts, in_dir, out_dir;
   uint64_t seed = 1;
   int idle = 0, backpressure = 0;
+  rtl::Extras rtl_extras;
 };
 
 Config load_config(const std::string& dir) {
@@ -158,7 +160,7 @@ model::Result run_engine(const std::string& engine, const ReplayArgs& a, const C
   opt.backpressure_pct = a.backpressure;
   if (engine == "rtl") {
     try {
-      return rtl::run(a.rtl, cfg, a.contexts, a.in_dir, opt);
+      return rtl::run(a.rtl, cfg, a.contexts, a.in_dir, opt, a.rtl_extras);
     } catch (const rtl::EngineError& e) {
       throw Fatal(e.what());
     }
@@ -175,6 +177,8 @@ wire::CtxFile load_contexts(const ReplayArgs& a, const Config& cfg) {
 }
 
 int replay(const ReplayArgs& a) {
+  if (a.engine != "rtl" && (!a.rtl_extras.trace.empty() || !a.rtl_extras.coverage.empty() || a.rtl_extras.stats))
+    throw Fatal("--trace, --coverage and --stats need --engine rtl");
   const Config cfg = load_config(a.rtl);
   const wire::CtxFile ctx = load_contexts(a, cfg);
   const auto in = load_inputs(a.in_dir, cfg.in.ports);
@@ -339,6 +343,13 @@ int main(int argc, char** argv) {
     s->add_option("--idle", a.idle, "percent of random idle receive cycles (0-99)")->check(CLI::Range(0, 99));
     s->add_option("--backpressure", a.backpressure, "percent of random transmit stalls (0-99)")
         ->check(CLI::Range(0, 99));
+    auto* tr = s->add_option("--trace", a.rtl_extras.trace,
+                             "rtl engine: write an FST waveform of the run (a separate --trace-fst build)");
+    s->add_option("--coverage", a.rtl_extras.coverage,
+                  "rtl engine: write verilator coverage points (a separate --coverage build)")
+        ->excludes(tr);
+    s->add_flag("--stats", a.rtl_extras.stats,
+                "rtl engine: print the measured receive and m_agg beats per cycle and the drops");
   };
   CLI::App* rep = app.add_subcommand("replay", "replay per-port pcaps through one engine");
   add_common(rep, true);

@@ -26,7 +26,7 @@ std::string slurp(const fs::path& p) {
 }
 
 // FNV-1a over every input of the build: the design's sources, the harness and its helpers.
-std::string cache_key(const std::string& rtl_dir) {
+std::string cache_key(const std::string& rtl_dir, const std::string& variant) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](const std::string& s) {
     for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
@@ -52,7 +52,7 @@ std::string cache_key(const std::string& rtl_dir) {
   mix(PANAMA_HARNESS_FLAGS);
   char b[32];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
-  return b;
+  return variant.empty() ? std::string(b) : std::string(b) + "-" + variant;
 }
 
 int run_command(const std::string& cmd) {
@@ -60,9 +60,9 @@ int run_command(const std::string& cmd) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
-fs::path build_harness(const std::string& rtl_dir, const Config& cfg) {
+fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std::string& variant) {
   const char* env = std::getenv("PANAMA_SIM_CACHE");
-  const fs::path cache = fs::path(env ? env : PANAMA_BUILD_DIR "/rtl_cache") / cache_key(rtl_dir);
+  const fs::path cache = fs::path(env ? env : PANAMA_BUILD_DIR "/rtl_cache") / cache_key(rtl_dir, variant);
   const fs::path exe = cache / "harness";
   if (fs::exists(exe)) return exe;
   fs::create_directories(cache.parent_path());
@@ -80,12 +80,18 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg) {
     ph << "\n";
   }
   const std::string src = PANAMA_SOURCE_DIR;
+  // The trace and coverage variants: verilator instruments the model, the harness is told.
+  std::string vflags, vdefs;
+  if (variant == "trace") vflags = " --trace-fst", vdefs = " -DPANAMA_TRACE";
+  else if (variant == "coverage") vflags = " --coverage", vdefs = " -DPANAMA_COVERAGE";
+  else if (!variant.empty()) throw EngineError("unknown harness variant '" + variant + "'");
   std::ostringstream cmd;
   cmd << "verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wno-fatal -Wno-lint -Wno-style"
+      << vflags
       << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module " << cfg.top_name()
       << " -o " << (tmp / "harness").string()
       << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I" << src << "/wire -I" << src
-      << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << "\""
+      << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << vdefs << "\""
       << " -LDFLAGS \"" << PANAMA_HARNESS_FLAGS << "\""
       << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src << "/testbench/rtl_harness.cpp"
       << " >" << (tmp / "build.log").string() << " 2>&1";
@@ -99,13 +105,14 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg) {
 
 }  // namespace
 
-std::string harness_executable(const std::string& rtl_dir, const Config& cfg) {
-  return build_harness(rtl_dir, cfg).string();
+std::string harness_executable(const std::string& rtl_dir, const Config& cfg, const std::string& variant) {
+  return build_harness(rtl_dir, cfg, variant).string();
 }
 
 model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path,
-                  const std::string& in_dir, const model::Options& opt) {
-  const fs::path exe = build_harness(rtl_dir, cfg);
+                  const std::string& in_dir, const model::Options& opt, const Extras& x) {
+  if (!x.trace.empty() && !x.coverage.empty()) throw EngineError("--trace and --coverage are separate builds: use one");
+  const fs::path exe = build_harness(rtl_dir, cfg, !x.trace.empty() ? "trace" : !x.coverage.empty() ? "coverage" : "");
   std::string tmpl = (fs::temp_directory_path() / "panama-rtl-XXXXXX").string();
   const int fd = mkstemp(tmpl.data());
   if (fd < 0) throw EngineError("cannot create a temporary file");
@@ -114,6 +121,9 @@ model::Result run(const std::string& rtl_dir, const Config& cfg, const std::stri
   cmd << exe.string() << " --config '" << (fs::path(rtl_dir) / "config.json").string() << "' --contexts '" << ctx_path
       << "' --in-dir '" << in_dir << "' --result '" << tmpl << "' --seed " << opt.seed << " --idle " << opt.idle_pct
       << " --backpressure " << opt.backpressure_pct;
+  if (!x.trace.empty()) cmd << " --trace '" << fs::absolute(x.trace).string() << "'";
+  if (!x.coverage.empty()) cmd << " --coverage '" << fs::absolute(x.coverage).string() << "'";
+  if (x.stats) cmd << " --stats";
   const int rc = run_command(cmd.str());
   std::error_code ec;
   if (rc != 0) {

@@ -6,6 +6,9 @@
 // panama-sim verilates this file together with the design on first use of a design
 // (testbench/rtl_engine.cpp) and generates ports.h, which lists the design's port numbers:
 //   #define PANAMA_PORT_LIST(X) X(00) X(01) ...
+// Build variants (separate cache entries): -DPANAMA_TRACE with verilator --trace-fst (--trace
+// FILE writes an FST of the whole run), -DPANAMA_COVERAGE with verilator --coverage
+// (--coverage FILE writes the run's coverage points for verilator_coverage).
 #include <cstdio>
 #include <deque>
 #include <iostream>
@@ -32,6 +35,12 @@
 #include "regmap.h"
 #include "tb_util.h"
 #include "verilated.h"
+#ifdef PANAMA_TRACE
+#include "verilated_fst_c.h"
+#endif
+#ifdef PANAMA_COVERAGE
+#include "verilated_cov.h"
+#endif
 #include "wire.h"
 
 using namespace panama;
@@ -45,7 +54,7 @@ using TKeep = std::remove_reference_t<decltype(std::declval<Vtop>().s00_axis_tke
 struct PortSignals {
   TData* s_tdata;
   TKeep* s_tkeep;
-  CData *s_tvalid, *s_tlast, *s_tuser;
+  CData *s_tvalid, *s_tlast, *s_tuser, *s_tready;
   TData* m_tdata;
   TKeep* m_tkeep;
   CData *m_tvalid, *m_tlast, *m_tuser, *m_tready;
@@ -55,7 +64,7 @@ std::vector<PortSignals> port_signals(Vtop* t) {
   std::vector<PortSignals> v;
 #define PANAMA_PORT(NN)                                                                                      \
   v.push_back({&t->s##NN##_axis_tdata, &t->s##NN##_axis_tkeep, &t->s##NN##_axis_tvalid, &t->s##NN##_axis_tlast, \
-               &t->s##NN##_axis_tuser, &t->m##NN##_axis_tdata, &t->m##NN##_axis_tkeep, &t->m##NN##_axis_tvalid,  \
+               &t->s##NN##_axis_tuser, &t->s##NN##_axis_tready, &t->m##NN##_axis_tdata, &t->m##NN##_axis_tkeep, &t->m##NN##_axis_tvalid,  \
                &t->m##NN##_axis_tlast, &t->m##NN##_axis_tuser, &t->m##NN##_axis_tready});
   PANAMA_PORT_LIST(PANAMA_PORT)
 #undef PANAMA_PORT
@@ -63,10 +72,10 @@ std::vector<PortSignals> port_signals(Vtop* t) {
 }
 
 struct Args {
-  std::string config, contexts, in_dir, result;
+  std::string config, contexts, in_dir, result, trace, coverage;
   uint64_t seed = 1;
   int idle = 0, backpressure = 0;
-  bool live = false;
+  bool live = false, stats = false;
 };
 
 class Harness {
@@ -76,15 +85,55 @@ class Harness {
     top_ = std::make_unique<Vtop>(ctx_.get());
     ports_ = port_signals(top_.get());
     if (static_cast<int>(ports_.size()) != cfg.in.ports) throw std::runtime_error("ports.h does not match the design");
+    const size_t N = ports_.size();
+    beat_n_.assign(N, 0);
+    sent_.assign(N, false);
+    held_.assign(N, false);
+    rx_ready_.assign(N, false);
+    rx_first_.assign(N, kNever);
+    rx_last_.assign(N, 0);
+    rx_port_acc_.assign(N, 0);
+    if (!a.trace.empty()) {
+#ifdef PANAMA_TRACE
+      ctx_->traceEverOn(true);
+      fst_ = std::make_unique<VerilatedFstC>();
+      top_->trace(fst_.get(), 99);
+      fst_->open(a.trace.c_str());
+      if (!fst_->isOpen()) throw std::runtime_error(a.trace + ": cannot open the trace");
+#else
+      throw std::runtime_error("--trace needs the harness built with PANAMA_TRACE");
+#endif
+    }
+#ifndef PANAMA_COVERAGE
+    if (!a.coverage.empty()) throw std::runtime_error("--coverage needs the harness built with PANAMA_COVERAGE");
+#endif
+  }
+
+  // Closes the trace and writes the coverage points: the end of every run.
+  void finish() {
+    top_->final();
+#ifdef PANAMA_TRACE
+    if (fst_) fst_->close();
+#endif
+#ifdef PANAMA_COVERAGE
+    if (!args_.coverage.empty()) ctx_->coveragep()->write(args_.coverage.c_str());
+#endif
+  }
+
+  // One clock edge: clk set, evaluated, dumped into the trace when there is one.
+  void edge(int clk) {
+    top_->clk = clk;
+    top_->eval();
+#ifdef PANAMA_TRACE
+    if (fst_) fst_->dump(2 * cycle_ + static_cast<uint64_t>(clk));
+#endif
   }
 
   // One clock cycle: inputs were set by the caller; outputs are sampled before the edge.
   void tick() {
-    top_->clk = 0;
-    top_->eval();
+    edge(0);
     sample_outputs();
-    top_->clk = 1;
-    top_->eval();
+    edge(1);
     ++cycle_;
   }
 
@@ -107,22 +156,18 @@ class Harness {
     top_->s_axil_bready = 1;
     bool aw = false, w = false;
     for (int i = 0; i < 100 && !(aw && w); ++i) {
-      top_->clk = 0;
-      top_->eval();
+      edge(0);
       const bool awr = top_->s_axil_awvalid && top_->s_axil_awready;
       const bool wr = top_->s_axil_wvalid && top_->s_axil_wready;
-      top_->clk = 1;
-      top_->eval();
+      edge(1);
       ++cycle_;
       if (awr) aw = true, top_->s_axil_awvalid = 0;
       if (wr) w = true, top_->s_axil_wvalid = 0;
     }
     for (int i = 0; i < 100; ++i) {
-      top_->clk = 0;
-      top_->eval();
+      edge(0);
       const bool b = top_->s_axil_bvalid;
-      top_->clk = 1;
-      top_->eval();
+      edge(1);
       ++cycle_;
       if (b) {
         top_->s_axil_bready = 0;
@@ -138,13 +183,11 @@ class Harness {
     top_->s_axil_arvalid = 1;
     top_->s_axil_rready = 1;
     for (int i = 0; i < 200; ++i) {
-      top_->clk = 0;
-      top_->eval();
+      edge(0);
       const bool ar = top_->s_axil_arvalid && top_->s_axil_arready;
       const bool r = top_->s_axil_rvalid;
       const uint32_t d = top_->s_axil_rdata;
-      top_->clk = 1;
-      top_->eval();
+      edge(1);
       ++cycle_;
       if (ar) top_->s_axil_arvalid = 0;
       if (r) {
@@ -191,34 +234,48 @@ class Harness {
         auto& s = ports_[p];
         const bool have = !in[p].empty();
         inputs_left |= have;
-        const bool send = have && !(args_.idle > 0 && pct(rng_) < args_.idle);
+        // A beat offered and not accepted stays offered, unchanged (no idle cycle inserted).
+        const bool send = have && (held_[p] || !(args_.idle > 0 && pct(rng_) < args_.idle));
         *s.s_tvalid = send;
+        sent_[p] = send;
         if (!send) continue;
         const wire::Bytes& fr = in[p].front();
         const size_t n = std::min<size_t>(BB, fr.size() - off_[p]);
         for (int b = 0; b < BB; ++b)
           tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off_[p] + b] : 0);
         for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tkeep, b, 1, b < static_cast<int>(n) ? 1 : 0);
-        const bool last = off_[p] + n >= fr.size();
-        *s.s_tlast = last;
+        *s.s_tlast = off_[p] + n >= fr.size();
         *s.s_tuser = 0;
-        if (last) {
-          in[p].pop_front();
-          off_[p] = 0;
-        } else {
-          off_[p] += n;
-        }
+        beat_n_[p] = n;
       }
       for (auto& s : ports_) *s.m_tready = !(args_.backpressure > 0 && pct(rng_) < args_.backpressure);
       top_->m_agg_axis_tready = !(args_.backpressure > 0 && pct(rng_) < args_.backpressure);
       activity_ = false;
       tick();
+      // Receive beats: offered (tvalid) and accepted (tvalid and tready before the edge).
+      for (int p = 0; p < N; ++p) {
+        if (!sent_[p]) continue;
+        ++rx_offered_;
+        if (rx_first_[p] == kNever) rx_first_[p] = cycle_ - 1;
+        rx_last_[p] = cycle_ - 1;
+        held_[p] = !rx_ready_[p];
+        if (held_[p]) continue;
+        ++rx_accepted_;
+        const wire::Bytes& fr = in[p].front();
+        if (off_[p] + beat_n_[p] >= fr.size()) {
+          in[p].pop_front();
+          off_[p] = 0;
+        } else {
+          off_[p] += beat_n_[p];
+        }
+      }
       if (inputs_left || activity_) last_activity = cycle_;
       if (max_cycles && cycle_ - start >= max_cycles) break;
       if (!max_cycles && !inputs_left && cycle_ - last_activity > quiet_needed) break;
       if (cycle_ > 4000000000ull) throw std::runtime_error("the design never went idle");
     }
     for (auto& s : ports_) *s.s_tvalid = 0;
+    sent_.assign(N, false);
   }
 
   // Cycles without activity after which no decision can be pending, timeouts aside.
@@ -265,7 +322,8 @@ class Harness {
     drive(q, settle_cycles() + (max_timeout ? max_timeout + 64 : 0));
     read_counters();
     for (auto& fr : res_.agg) fr.context = context_of(fr.data);
-    top_->final();
+    if (args_.stats) print_stats();
+    finish();
     return res_;
   }
 
@@ -324,7 +382,33 @@ class Harness {
       }
       std::fflush(stdout);
     }
-    top_->final();
+    finish();
+  }
+
+  // --stats: the performance contract measured (accelerator.md): receive beats offered and
+  // accepted, each port's accepted beats per cycle from its first to its last receive beat,
+  // m_agg beats per cycle from the first to the last built beat, and every drop counted.
+  void print_stats() const {
+    const int N = cfg_.in.ports;
+    double worst = 1e9;
+    for (int p = 0; p < N; ++p) {
+      if (rx_first_[p] == kNever) continue;
+      const uint64_t beats = rx_port_acc_[p];
+      worst = std::min(worst, static_cast<double>(beats) / static_cast<double>(rx_last_[p] - rx_first_[p] + 1));
+    }
+    uint64_t drops = 0;
+    for (const auto& c : res_.port_counters)
+      for (int k = kRunt; k < kNumPortCounters; ++k) drops += c[k];
+    uint64_t vec_dropped = 0;
+    for (const auto& c : res_.contexts) vec_dropped += c.vectors_dropped;
+    const uint64_t span = agg_beats_ ? agg_last_ - agg_first_ + 1 : 0;
+    std::printf("rate: rx beats offered %llu accepted %llu; rx accepted beats/cycle per port (min) %.4f; "
+                "m_agg beats %llu in %llu cycles, %.4f beats/cycle; drops %llu, vectors dropped %llu\n",
+                static_cast<unsigned long long>(rx_offered_), static_cast<unsigned long long>(rx_accepted_),
+                worst == 1e9 ? 0.0 : worst, static_cast<unsigned long long>(agg_beats_),
+                static_cast<unsigned long long>(span), span ? static_cast<double>(agg_beats_) / span : 0.0,
+                static_cast<unsigned long long>(drops), static_cast<unsigned long long>(vec_dropped));
+    std::fflush(stdout);
   }
 
  private:
@@ -408,6 +492,15 @@ class Harness {
     }
     check_stream(coll_.back(), "m_agg", 1000, top_->m_agg_axis_tvalid, top_->m_agg_axis_tready,
                  top_->m_agg_axis_tdata, top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, false);
+    for (size_t p = 0; p < ports_.size(); ++p) {
+      rx_ready_[p] = *ports_[p].s_tready != 0;
+      if (sent_[p] && rx_ready_[p]) ++rx_port_acc_[p];
+    }
+    if (top_->m_agg_axis_tvalid && top_->m_agg_axis_tready) {
+      if (!agg_beats_) agg_first_ = cycle_;
+      agg_last_ = cycle_;
+      ++agg_beats_;
+    }
     if (top_->m_agg_axis_tvalid && top_->m_agg_axis_tready)
       take_beat(coll_.back(), top_->m_agg_axis_tdata, top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, res_.agg, false);
     for (auto& s : ports_) activity_ |= *s.m_tvalid != 0;
@@ -427,6 +520,17 @@ class Harness {
   std::vector<size_t> off_;
   uint64_t cycle_ = 0;
   bool activity_ = false;
+#ifdef PANAMA_TRACE
+  std::unique_ptr<VerilatedFstC> fst_;
+#endif
+  // Receive-side bookkeeping: the beat on each port this cycle, whether it was offered, is held
+  // (offered and refused), tready before the edge; the rate measurement of --stats.
+  static constexpr uint64_t kNever = ~uint64_t{0};
+  std::vector<size_t> beat_n_;
+  std::vector<bool> sent_, held_, rx_ready_;
+  std::vector<uint64_t> rx_first_, rx_last_;
+  std::vector<uint64_t> rx_port_acc_;
+  uint64_t rx_offered_ = 0, rx_accepted_ = 0, agg_beats_ = 0, agg_first_ = 0, agg_last_ = 0;
 };
 
 }  // namespace
@@ -435,9 +539,10 @@ int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i)
     if (std::string(argv[i]) == "--live") a.live = true;
+    else if (std::string(argv[i]) == "--stats") a.stats = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--live") {
+    if (k == "--live" || k == "--stats") {
       --i;
       continue;
     }
@@ -448,6 +553,8 @@ int main(int argc, char** argv) {
     else if (k == "--seed") a.seed = std::stoull(v);
     else if (k == "--idle") a.idle = std::stoi(v);
     else if (k == "--backpressure") a.backpressure = std::stoi(v);
+    else if (k == "--trace") a.trace = v;
+    else if (k == "--coverage") a.coverage = v;
   }
   try {
     std::ifstream cf(a.config);
