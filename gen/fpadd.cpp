@@ -13,6 +13,7 @@
 //   fraction}, so a carry into the exponent, the subnormal-to-normal step and overflow to
 //   infinity all fall out of one increment.
 #include "fpadd.h"
+#include "top.h"
 
 #include "emit.h"
 
@@ -388,6 +389,11 @@ std::string emit_fpadd(const Config& c) {
   return v.str();
 }
 
+// The generator's own resource estimate, UltraScale+ LUTs/FFs/BRAM36/DSPs after Yosys 0.23
+// synth_xilinx. Block by block, each term fitted to syntheses of that block alone at 4 x 10G @ 200
+// (W 64) and 8 x 100G @ 250 (W 512), both with 8 contexts and 64 KiB per port (docs/rtl.md,
+// "Synthesis"): the adders scale with the tree, everything else with ports, contexts and
+// descriptors. LUTs are logic LUTs; distributed RAM is not counted.
 Resources estimate_resources(const Config& c) {
   Resources r;
   // Adders: the tree nodes that need one (not constants, not pass-throughs), per lane.
@@ -395,20 +401,31 @@ Resources estimate_resources(const Config& c) {
   for (const auto& level : resolve_tree(c.in.ports))
     for (NodeKind k : level) adders += k == NodeKind::adder;
   r.fpadd_instances = adders * c.lanes;
-  // LUTs per adder from Yosys synth_xilinx measurements (scripts/bench), scaled by width.
-  const int W = c.elem_bits;
-  const long luts_per_adder = W == 32 ? 430 : (c.fmt.exp_bits == 8 ? 200 : 215);
-  r.luts = r.fpadd_instances * luts_per_adder + static_cast<long>(c.in.ports) * c.lanes * W / 2;
+  // LUTs per adder inside the tree (member gating included): fp32 517 (fit over 6 and 112
+  // adders); bf16 and fp16 scaled by their measured adder areas (207 and 212 against 551).
+  const long luts_per_adder = c.elem_bits == 32 ? 517 : (c.fmt.exp_bits == 8 ? 194 : 199);
+  r.luts = r.fpadd_instances * luts_per_adder;
   r.ffs = r.fpadd_instances * fpadd_flipflops(c) + c.addtree_latency;
-  if (c.in.module == "top") {
-    // Buffers: one port buffer in 36 Kbit block RAMs, at least one per 72 bits of bus width.
-    const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
-    const long bram_by_width = (c.bus_bits + 71) / 72;
-    r.bram36 = c.in.ports * std::max(bram_by_bytes, bram_by_width);
-    // Parsers, queues, scheduler, builder and counters: a per-port and per-context share.
-    r.luts += c.in.ports * (600 + 3 * c.bus_bits) + c.in.contexts * (300 + 24 * c.in.ports);
-    r.ffs += c.in.ports * (16 * 64 + 4 * c.bus_bits) + c.in.contexts * (200 + 2 * c.in.ports);
-  }
+  if (c.in.module != "top") return r;
+  const long N = c.in.ports, C = c.in.contexts, W = c.bus_bits;
+  const BufferPlan plan = buffer_plan(c);
+  // Scheduler and result builder beside the tree: per-context decision logic (12.2 k LUTs at
+  // C = 8, nearly independent of N and W in both fits).
+  r.luts += 640 + 1450 * C;
+  r.ffs += 88 * C;
+  // Register file: 64-bit saturating counters (16 per port, 2 per context) and their read mux,
+  // plus the context registers.
+  r.luts += 300 + 640 * N + 600 * C;
+  r.ffs += 16 * 64 * N + 386 * C;
+  // Ports: parser, bypass FIFO, admission, the descriptor tables and queues, transmit.
+  r.luts += N * (1500 + 12L * plan.descs);
+  r.ffs += N * (2070 + W * 4 / 5);
+  // Block RAM per port: the buffer's bytes (or its width), plus the beat links, the free
+  // segments and the bypass FIFO's side memories.
+  const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
+  const long bram_by_width = (W + 71) / 72;
+  r.bram36 = N * (std::max(bram_by_bytes, bram_by_width) + 5 + (bram_by_width + 1) / 2);
+  r.dsps = N;  // one per port (an address product in the admission path)
   return r;
 }
 
