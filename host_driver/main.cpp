@@ -1,6 +1,7 @@
 // panama-host: the host driver's command line (tools.md, docs/host.md).
 //   panama-host worker --iface IF --job J --rank R --world W --trees T --in GRAD.bin --out RESULT.bin ...
 //   panama-host switch --rtl DIR --contexts CTX.json --ifaces IF0,IF1,... ...
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "afpacket.h"
+#include "controller.h"
 #include "allreduce.h"
 #include "switch.h"
 #include "rtl_engine.h"
@@ -61,8 +63,76 @@ std::vector<std::string> split(const std::string& s) {
   return v;
 }
 
+// --progress: a CSV line every interval (written when the all-reduce sends or receives): the
+// goodput of the results of this job (payload bits of RESULT frames received per second), the
+// transmit rate (frame bits sent per second) and each tree's window.
+class ProgressTransport : public Transport {
+ public:
+  ProgressTransport(Transport& t, const std::string& path, double interval, uint16_t jid, int trees)
+      : t_(t), interval_(interval), jid_(jid), trees_(trees) {
+    f_ = std::fopen(path.c_str(), "w");
+    if (!f_) throw std::runtime_error("cannot write " + path);
+    std::fprintf(f_, "time_s,interval_s,goodput_mbps,tx_mbps,results,results_ce");
+    for (int t = 0; t < trees; ++t) std::fprintf(f_, ",cwnd%d", t);
+    std::fprintf(f_, "\n");
+    start_ = last_ = Clock::now();
+  }
+  ~ProgressTransport() override {
+    line(Clock::now());
+    std::fclose(f_);
+  }
+  void attach(const AllReduce* ar) { ar_ = ar; }
+  void send(const wire::Bytes& frame) override {
+    t_.send(frame);
+    tx_bytes_ += frame.size();
+    tick();
+  }
+  bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
+    const bool r = t_.recv(frame, deadline);
+    if (r && frame.size() >= wire::kHeaderBytes) {
+      const auto h = wire::parse_header(frame);
+      if (h.result() && h.jid == jid_) {
+        res_bytes_ += frame.size() - wire::kHeaderBytes;
+        ++results_;
+        if ((frame[15] & 3) == 3) ++ce_;
+      }
+    }
+    tick();
+    return r;
+  }
+
+ private:
+  void tick() {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_).count() >= interval_) line(now);
+  }
+  void line(Clock::time_point now) {
+    const double dt = std::chrono::duration<double>(now - last_).count();
+    if (dt <= 0) return;
+    std::fprintf(f_, "%.3f,%.3f,%.3f,%.3f,%llu,%llu", std::chrono::duration<double>(now - start_).count(), dt,
+                 res_bytes_ * 8 / dt / 1e6, tx_bytes_ * 8 / dt / 1e6, static_cast<unsigned long long>(results_),
+                 static_cast<unsigned long long>(ce_));
+    for (int t = 0; t < trees_; ++t) std::fprintf(f_, ",%.3f", ar_ ? ar_->window(t).cwnd() : 0.0);
+    std::fprintf(f_, "\n");
+    std::fflush(f_);
+    last_ = now;
+    res_bytes_ = tx_bytes_ = 0;
+    results_ = ce_ = 0;
+  }
+  Transport& t_;
+  double interval_;
+  uint16_t jid_;
+  int trees_;
+  const AllReduce* ar_ = nullptr;
+  FILE* f_ = nullptr;
+  Clock::time_point start_, last_;
+  double res_bytes_ = 0, tx_bytes_ = 0;
+  uint64_t results_ = 0, ce_ = 0;
+};
+
 struct WorkerOpts {
-  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal;
+  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress;
+  double progress_interval = 0.1;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
   int repair_rounds = 4, repair_slots = 8, status_wait_ms = 200;
@@ -166,7 +236,12 @@ int run_worker(const WorkerOpts& o) {
     }
   }
   p.ip_dst = agg_ip;
-  AllReduce ar(*tr, p);
+  std::unique_ptr<ProgressTransport> prog;
+  if (!o.progress.empty())
+    prog = std::make_unique<ProgressTransport>(*tr, o.progress, o.progress_interval, p.jid, p.trees);
+  Transport& link = prog ? static_cast<Transport&>(*prog) : *tr;
+  AllReduce ar(link, p);
+  if (prog) prog->attach(&ar);
   std::vector<uint8_t> buf;
   for (int it = 0; it < o.iterations; ++it) {
     buf = grad;
@@ -204,7 +279,7 @@ int run_worker(const WorkerOpts& o) {
 }
 
 struct SwitchOpts {
-  std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl";
+  std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl", control;
   bool prepare = false;
   double duration = 0;
   double export_interval = 1;
@@ -249,6 +324,64 @@ int run_switch(const SwitchOpts& o) {
   bool timeouts = false;
   for (const auto& c : ctx.contexts) timeouts |= c.timeout_cycles != 0;
   sp.idle_cycles_per_ms = o.idle_cycles >= 0 ? static_cast<uint64_t>(o.idle_cycles) : (timeouts ? 200 : 0);
+  std::unique_ptr<ControlServer> ctl;
+  RegLayout layout;
+  if (!o.control.empty()) {
+    layout = load_regmap(o.rtl);
+    ctl = std::make_unique<ControlServer>(o.control);
+    // Requests are applied between cycles, with the design run idle first; after a write the
+    // switch chip re-reads the context table (its multicast groups and passed-down results).
+    sp.control = [&](Engine& eng, SwitchChip& chip) {
+      bool idle = false, dirty = false;
+      ctl->poll([&](const std::string& line) -> std::string {
+        std::istringstream is(line);
+        std::string cmd, a, v;
+        is >> cmd;
+        if (cmd.empty()) return "error empty request";
+        if (!idle && (cmd == "write" || cmd == "read" || cmd == "contexts")) {
+          eng.run_until_idle();
+          idle = true;
+        }
+        auto num = [&](const std::string& x) {
+          size_t used = 0;
+          const unsigned long long u = std::stoull(x, &used, 0);
+          if (used != x.size() || u > 0xFFFFFFFFull) throw std::runtime_error("bad number '" + x + "'");
+          return static_cast<uint32_t>(u);
+        };
+        if (cmd == "write") {
+          if (!(is >> a >> v)) return "error usage: write ADDR VALUE";
+          eng.reg_write(num(a), num(v));
+          dirty = true;
+          return "ok";
+        }
+        if (cmd == "read") {
+          if (!(is >> a)) return "error usage: read ADDR";
+          char b[32];
+          std::snprintf(b, sizeof b, "0x%08X", eng.reg_read(num(a)));
+          return b;
+        }
+        if (cmd == "contexts") {
+          const auto t = read_table(layout, [&](uint32_t x) { return eng.reg_read(x); });
+          return table_json(t, static_cast<int>(eng.reg_read(layout.g("AGG_PORT")) & 0xFFFF)).dump();
+        }
+        if (cmd == "counters") {
+          nlohmann::ordered_json j;
+          j["accelerator"] = eng.counters();
+          j["switch_ports"] = chip.counters_json();
+          return j.dump();
+        }
+        if (cmd == "ping") return "ok";
+        return "error unknown request '" + cmd + "' (write, read, contexts, counters, ping)";
+      });
+      if (dirty) {
+        wire::CtxFile f;
+        f.agg_port = static_cast<uint16_t>(eng.reg_read(layout.g("AGG_PORT")) & 0xFFFF);
+        for (auto& s : read_table(layout, [&](uint32_t x) { return eng.reg_read(x); }))
+          f.contexts.push_back(std::move(s.second));
+        chip.set_contexts(f);
+      }
+    };
+  }
   AfPacketFabric fab(names);
   auto eng = o.engine == "model" ? make_model_engine(o.rtl, ctx)
                                  : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
@@ -295,6 +428,132 @@ int run_switch(const SwitchOpts& o) {
   }
   std::printf("%s\n", j.dump(2).c_str());
   return 0;
+}
+
+struct ControllerOpts {
+  std::string regmap, contexts, writes, control, members, mode = "multicast", group_mac, group_ip, src_mac, src_ip,
+      disable, apply, tids;
+  int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
+  uint32_t timeout_cycles = 0;
+  bool no_enable = false, show = false;
+};
+
+std::vector<int> int_list(const std::string& s, const char* what) {
+  std::vector<int> v;
+  for (const auto& x : split(s)) {
+    size_t used = 0;
+    int n = -1;
+    try {
+      n = std::stoi(x, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (x.empty() || used != x.size() || n < 0) throw std::runtime_error(std::string(what) + ": '" + x + "' is not a number");
+    v.push_back(n);
+  }
+  return v;
+}
+
+int run_controller(const ControllerOpts& o) {
+  const RegLayout l = load_regmap(o.regmap);
+  ProgramPlan plan;
+  plan.enable = !o.no_enable;
+  if (!o.contexts.empty()) {
+    if (o.job >= 0) throw std::runtime_error("give either --contexts or --job, not both");
+    const wire::CtxFile f = wire::load_ctx(o.contexts, l.ports, l.contexts);
+    plan.whole_table = true;
+    plan.agg_port = f.agg_port;
+    for (size_t i = 0; i < f.contexts.size(); ++i) plan.program.emplace_back(static_cast<int>(i), f.contexts[i]);
+  } else if (o.job >= 0) {
+    if (o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
+    if (o.trees < 1 || o.trees > 256) throw std::runtime_error("--trees must be 1..256");
+    std::vector<int> tids;
+    if (o.tids.empty())
+      for (int t = 0; t < o.trees; ++t) tids.push_back(t);
+    else
+      tids = int_list(o.tids, "--tids");
+    if (static_cast<int>(tids.size()) != o.trees) throw std::runtime_error("--tids: give one TID per tree");
+    wire::CtxEntry e;
+    e.jid = static_cast<uint16_t>(o.job);
+    e.members = int_list(o.members, "--members");
+    if (e.members.empty()) throw std::runtime_error("--members: at least one member port");
+    std::sort(e.members.begin(), e.members.end());
+    if (std::adjacent_find(e.members.begin(), e.members.end()) != e.members.end())
+      throw std::runtime_error("--members: a port given twice");
+    e.timeout_cycles = o.timeout_cycles;
+    if (o.mode == "multicast") {
+      if (o.group_mac.empty() || o.group_ip.empty())
+        throw std::runtime_error("multicast mode needs --group-mac and --group-ip");
+      e.group_mac = wire::parse_mac(o.group_mac);
+      e.group_ip = wire::parse_ipv4(o.group_ip);
+    } else if (o.mode == "upstream") {
+      if (o.upstream_port < 0 || o.src_mac.empty() || o.src_ip.empty())
+        throw std::runtime_error("upstream mode needs --upstream-port, --src-mac and --src-ip");
+      e.multicast = false;
+      e.upstream_port = o.upstream_port;
+      e.src_mac = wire::parse_mac(o.src_mac);
+      e.src_ip = wire::parse_ipv4(o.src_ip);
+    } else {
+      throw std::runtime_error("--mode must be multicast or upstream");
+    }
+    for (int t = 0; t < o.trees; ++t) {
+      if (tids[static_cast<size_t>(t)] > 255) throw std::runtime_error("--tids: a TID is 0..255");
+      e.tid = static_cast<uint8_t>(tids[static_cast<size_t>(t)]);
+      plan.program.emplace_back(o.index + t, e);
+    }
+    plan.agg_port = o.agg_port;
+  } else {
+    plan.agg_port = o.agg_port;
+  }
+  plan.disable = int_list(o.disable, "--disable");
+  for (int c : plan.disable)
+    if (c >= l.contexts) throw std::runtime_error("--disable: context " + std::to_string(c) + " out of range");
+  std::vector<RegWrite> w = plan_writes(l, plan);
+  if (!o.apply.empty()) {
+    std::ifstream in(o.apply);
+    if (!in) throw std::runtime_error("cannot open " + o.apply);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    for (auto& x : parse_writes(ss.str())) w.push_back(std::move(x));
+  }
+  if (w.empty() && !o.show) throw std::runtime_error("nothing to do: give --contexts, --job, --disable, --agg-port or --apply");
+  if (!o.writes.empty()) {
+    const std::string text = format_writes(w);
+    if (o.writes == "-") {
+      std::fwrite(text.data(), 1, text.size(), stdout);
+    } else {
+      std::ofstream out(o.writes);
+      out << text;
+      if (!out) throw std::runtime_error("cannot write " + o.writes);
+    }
+  }
+  if (o.control.empty()) {
+    if (o.writes.empty()) throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH (live)");
+    if (o.show) throw std::runtime_error("--show needs --control");
+    return 0;
+  }
+  ControlClient cc(o.control);
+  for (const auto& x : w) cc.write(x.addr, x.value);
+  // Read back: every slot that was to be enabled must be.
+  int bad = 0;
+  if (plan.enable)
+    for (const auto& s : plan.program) {
+      const uint32_t st = cc.read(l.c(s.first, "CTX_STATUS"));
+      if (!(st & 1u)) {
+        std::fprintf(stderr, "panama-host: context %d: the accelerator refused to enable it (CTX_STATUS 0x%X)\n",
+                     s.first, st);
+        ++bad;
+      }
+    }
+  for (int c : plan.disable)
+    if (cc.read(l.c(c, "CTX_STATUS")) & 1u) {
+      std::fprintf(stderr, "panama-host: context %d is still enabled\n", c);
+      ++bad;
+    }
+  if (o.show) std::printf("%s\n", cc.request("contexts").c_str());
+  std::fprintf(stderr, "panama-host controller: %zu register writes applied through %s\n", w.size(),
+               o.control.c_str());
+  return bad ? 1 : 0;
 }
 
 }  // namespace
@@ -346,6 +605,8 @@ int main(int argc, char** argv) {
       ->default_val(200);
   wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
   wk->add_option("--stats", w.stats, "write statistics as JSON here");
+  wk->add_option("--progress", w.progress, "write a CSV line every --progress-interval: goodput, tx rate, windows");
+  wk->add_option("--progress-interval", w.progress_interval, "seconds")->default_val(0.1)->check(CLI::Range(0.001, 60.0));
 
   SwitchOpts s;
   auto* sw = app.add_subcommand("switch", "switch stand-in: accelerator engine + switch chip on interfaces");
@@ -363,13 +624,43 @@ int main(int argc, char** argv) {
   sw->add_option("--loss", s.sp.chip.loss, "fault injection: drop probability per frame in and out")
       ->default_val(0)
       ->check(CLI::Range(0.0, 1.0));
-  sw->add_option("--loss-ports", s.loss_ports, "ports the loss applies to, P0,P1,... (default: all)");
+  sw->add_option("--dup", s.sp.chip.dup, "fault injection: duplicate probability per frame in and out")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1.0));
+  sw->add_option("--loss-ports", s.loss_ports, "ports the loss and duplication apply to, P0,P1,... (default: all)");
+  sw->add_option("--control", s.control,
+                 "serve a control socket (Unix stream socket at this path) for panama-host controller");
   sw->add_option("--loss-seed", s.sp.chip.loss_seed, "seed of the loss")->default_val(1);
   sw->add_option("--counters", s.counters, "export counters JSON here (every --export-interval and at exit)");
   sw->add_option("--export-interval", s.export_interval, "seconds")->default_val(1)->check(CLI::Range(0.01, 3600.0));
   sw->add_option("--duration", s.duration, "stop after this many seconds (0: at SIGINT/SIGTERM)")->default_val(0);
   sw->add_option("--idle-cycles-per-ms", s.idle_cycles,
                  "simulated cycles per quiet ms (default 200 when a context has a timeout, else 0)");
+
+  ControllerOpts c;
+  auto* ct = app.add_subcommand("controller", "program the accelerator's contexts (live or as a register-write list)");
+  ct->add_option("--regmap", c.regmap, "regmap.json, or the generator output directory holding it")->required();
+  ct->add_option("--contexts", c.contexts, "CTX.json: the whole context table (entry i = context i; others disabled)");
+  ct->add_option("--job", c.job, "job id: program one context per tree from the flags below");
+  ct->add_option("--trees", c.trees, "trees of the job (contexts index..index+T-1, TIDs 0..T-1)")->default_val(1);
+  ct->add_option("--tids", c.tids, "TIDs of the trees T0,T1,... (default 0..T-1)");
+  ct->add_option("--index", c.index, "first context slot")->default_val(0);
+  ct->add_option("--members", c.members, "member ports P0,P1,...");
+  ct->add_option("--mode", c.mode, "multicast (root) or upstream (leaf)")->default_val("multicast");
+  ct->add_option("--group-mac", c.group_mac, "multicast mode: group MAC");
+  ct->add_option("--group-ip", c.group_ip, "multicast mode: group IPv4 address");
+  ct->add_option("--upstream-port", c.upstream_port, "upstream mode: port towards the parent");
+  ct->add_option("--src-mac", c.src_mac, "upstream mode: this accelerator's MAC");
+  ct->add_option("--src-ip", c.src_ip, "upstream mode: this accelerator's IPv4 address");
+  ct->add_option("--timeout-cycles", c.timeout_cycles, "context timeout, cycles (0 = never)")->default_val(0);
+  ct->add_option("--agg-port", c.agg_port, "write AGG_PORT (effective only while every context is disabled)")
+      ->check(CLI::Range(1, 65535));
+  ct->add_option("--disable", c.disable, "disable these context slots C0,C1,...");
+  ct->add_flag("--no-enable", c.no_enable, "program the fields but leave the contexts disabled");
+  ct->add_option("--apply", c.apply, "also apply this register-write list (ADDR VALUE [# comment] lines)");
+  ct->add_option("--writes", c.writes, "offline: write the register-write list here ('-': stdout)");
+  ct->add_option("--control", c.control, "live: the control socket of a running `panama-host switch --control`");
+  ct->add_flag("--show", c.show, "live: print the context table read back from the registers (JSON)");
 
   try {
     app.parse(argc, argv);
@@ -378,6 +669,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (wk->parsed()) return run_worker(w);
+    if (ct->parsed()) return run_controller(c);
     return run_switch(s);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "panama-host: %s\n", e.what());

@@ -29,6 +29,10 @@ class RtlEngine : public Engine {
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
+      // Its own process group: a signal meant for the stand-in's group (timeout(1) signals the
+      // whole group) must not kill the harness before the stand-in has read its counters; the
+      // harness ends when its stdin closes.
+      setpgid(0, 0);
       dup2(to_child[0], 0);
       dup2(from_child[1], 1);
       close(to_child[1]);
@@ -80,6 +84,18 @@ class RtlEngine : public Engine {
   nlohmann::ordered_json counters() override {
     send("counters");
     return nlohmann::ordered_json::parse(line());
+  }
+  void reg_write(uint32_t a, uint32_t v) override {
+    command("write " + std::to_string(a) + " " + std::to_string(v));
+  }
+  uint32_t reg_read(uint32_t a) override {
+    send("read " + std::to_string(a));
+    const std::string r = line();
+    try {
+      return static_cast<uint32_t>(std::stoul(r));
+    } catch (const std::exception&) {
+      throw std::runtime_error("RTL engine: unexpected reply '" + r + "' to read");
+    }
   }
   uint64_t cycles() const override {
     auto* self = const_cast<RtlEngine*>(this);

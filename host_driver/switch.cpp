@@ -28,6 +28,8 @@ class ModelEngine : public Engine {
   }
   nlohmann::ordered_json counters() override { return m_.counters(); }
   uint64_t cycles() const override { return m_.cycle(); }
+  void reg_write(uint32_t a, uint32_t v) override { m_.reg_write(a, v); }
+  uint32_t reg_read(uint32_t a) override { return m_.reg_read(a); }
 
  private:
   model::LiveModel m_;
@@ -73,6 +75,7 @@ SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
   if (p.ecn_threshold < 0) throw std::runtime_error("ECN threshold must be >= 0");
   if (p.queue_limit < 1) throw std::runtime_error("queue limit must be >= 1");
   if (!(p.loss >= 0 && p.loss <= 1)) throw std::runtime_error("loss must be a probability in [0, 1]");
+  if (!(p.dup >= 0 && p.dup <= 1)) throw std::runtime_error("duplication must be a probability in [0, 1]");
   lossy_.assign(static_cast<size_t>(ports), p.loss_ports.empty());
   for (int q : p.loss_ports) {
     if (q < 0 || q >= ports) throw std::runtime_error("loss port " + std::to_string(q) + " does not exist");
@@ -88,6 +91,13 @@ bool SwitchChip::inject_loss(int port) {
   return true;
 }
 
+bool SwitchChip::inject_dup(int port) {
+  if (p_.dup <= 0 || !lossy_[static_cast<size_t>(port)]) return false;
+  if (std::uniform_real_distribution<double>(0, 1)(rng_) >= p_.dup) return false;
+  ++ctr_[static_cast<size_t>(port)].injected_dups;
+  return true;
+}
+
 void SwitchChip::count_rx(int port, size_t bytes) {
   auto& c = ctr_[static_cast<size_t>(port)];
   ++c.rx_frames;
@@ -99,6 +109,7 @@ bool SwitchChip::congested(int port) const {
 }
 
 void SwitchChip::enqueue(int port, const wire::Bytes& f, int mark) {
+  if (port < 0 || port >= ports_) return;  // a reprogrammed context may name a port without a link
   auto& q = q_[static_cast<size_t>(port)];
   auto& c = ctr_[static_cast<size_t>(port)];
   if (static_cast<int>(q.size()) >= p_.queue_limit) {
@@ -132,6 +143,12 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
   if (f.size() < 14) return;  // the accelerator drops runts; nothing to forward
   if (o.port < 0) {
     // A built frame (m_agg): multicast mode -> the context's members; upstream -> by destination.
+    // The context is found by the frame's (JID, TID) (the table may have been reprogrammed).
+    if (f.size() >= wire::kHeaderBytes && wire::classify(f, ctx_.agg_port) == wire::Class::aggregation) {
+      const auto h = wire::parse_header(f);
+      for (size_t i = 0; i < ctx_.contexts.size(); ++i)
+        if (ctx_.contexts[i].jid == h.jid && ctx_.contexts[i].tid == h.tid) o.context = static_cast<int>(i);
+    }
     if (o.context >= 0 && o.context < static_cast<int>(ctx_.contexts.size())) {
       const auto& c = ctx_.contexts[static_cast<size_t>(o.context)];
       if (c.multicast) {
@@ -195,6 +212,7 @@ bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
   f = std::move(q.front());
   q.pop_front();
   if (inject_loss(port)) return pop_due(port, now, f);
+  if (inject_dup(port)) q.push_front(f);  // the copy leaves right after the original
   auto& c = ctr_[static_cast<size_t>(port)];
   ++c.tx_frames;
   c.tx_bytes += f.size();
@@ -231,7 +249,8 @@ nlohmann::ordered_json SwitchChip::counters_json() const {
                  {"max_queue", c.max_queue},
                  {"flooded", c.flooded},
                  {"filtered", c.filtered},
-                 {"injected_drops", c.injected_drops}});
+                 {"injected_drops", c.injected_drops},
+                 {"injected_dups", c.injected_dups}});
   return a;
 }
 
@@ -244,11 +263,13 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
   auto last_traffic = Clock::now();
   wire::Bytes f;
   while (!stop.load(std::memory_order_relaxed)) {
+    if (p.control) p.control(eng, chip);
     bool got = false;
     for (int port = 0; port < n; ++port) {
       for (int k = 0; k < p.max_batch && fab.try_recv(port, f); ++k) {
         chip.count_rx(port, f.size());
         if (chip.inject_loss(port)) continue;
+        if (chip.inject_dup(port)) eng.inject(port, f);
         eng.inject(port, std::move(f));
         f = wire::Bytes();
         got = true;

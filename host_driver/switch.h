@@ -10,7 +10,9 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <functional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,9 @@ class Engine {
   virtual std::vector<EngineOut> take_outputs() = 0;
   virtual nlohmann::ordered_json counters() = 0;
   virtual uint64_t cycles() const = 0;
+  // The AXI4-Lite register port, between cycles (the controller's live mode).
+  virtual void reg_write(uint32_t, uint32_t) { throw std::runtime_error("this engine has no register port"); }
+  virtual uint32_t reg_read(uint32_t) { throw std::runtime_error("this engine has no register port"); }
 };
 
 // The SystemC model as the engine (one per process: SystemC elaborates once). Reads
@@ -65,11 +70,15 @@ struct ChipParams {
   double loss = 0;
   std::vector<int> loss_ports;
   uint64_t loss_seed = 1;
+  // Each frame received from or sent to a port in loss_ports is duplicated with probability dup
+  // (the copy follows the original at once; counted `injected_dups`); same seed.
+  double dup = 0;
 };
 
 struct PortCounters {
   uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0,
-           max_queue = 0, flooded = 0, filtered = 0, injected_drops = 0;
+           max_queue = 0, flooded = 0, filtered = 0, injected_drops = 0,
+           injected_dups = 0;
 };
 
 class SwitchChip {
@@ -79,6 +88,12 @@ class SwitchChip {
   void count_rx(int port, size_t bytes);
   // Fault injection on a frame received from / sent to `port`: true = drop it.
   bool inject_loss(int port);
+  // Fault injection: true = send this frame twice.
+  bool inject_dup(int port);
+  // The contexts the chip forwards by (multicast groups, passed-down results), e.g. after a
+  // live reprogramming. m_agg frames are matched to contexts by their (JID, TID).
+  void set_contexts(const wire::CtxFile& ctx) { ctx_ = ctx; }
+  const wire::CtxFile& contexts() const { return ctx_; }
   // Next frame port p may transmit now (drain rate), false if none.
   bool pop_due(int port, Clock::time_point now, wire::Bytes& f);
   // Earliest time a queued frame becomes due (Clock::time_point::max() when all queues are empty).
@@ -116,6 +131,8 @@ struct StandInParams {
   ChipParams chip;
   uint64_t idle_cycles_per_ms = 0;  // simulated cycles per quiet ms (lets context timeouts fire)
   int max_batch = 256;                  // frames received per port per round
+  // Called once per loop round from the loop's thread (the control socket).
+  std::function<void(Engine&, SwitchChip&)> control;
 };
 
 // Runs until `stop` becomes true. Returns the combined counters (engine + chip).

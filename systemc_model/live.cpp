@@ -161,6 +161,8 @@ LiveModel::~LiveModel() = default;
 int LiveModel::ports() const { return impl_->cfg.in.ports; }
 const Config& LiveModel::config() const { return impl_->cfg; }
 uint64_t LiveModel::cycle() const { return impl_->top->cycle; }
+void LiveModel::reg_write(uint32_t addr, uint32_t data) { impl_->top->regs.write(addr, data); }
+uint32_t LiveModel::reg_read(uint32_t addr) { return impl_->top->regs.read(addr); }
 
 void LiveModel::inject(int port, wire::Bytes frame, bool tuser) {
   if (port < 0 || port >= ports()) throw std::runtime_error("inject: no port " + std::to_string(port));

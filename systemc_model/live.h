@@ -55,6 +55,9 @@ class LiveModel {
   uint64_t cycle() const;
   // Counters read through the register file (the counters.json layout of tools.md).
   nlohmann::ordered_json counters();
+  // The register file's AXI4-Lite port, between cycles (live reprogramming by a controller).
+  void reg_write(uint32_t addr, uint32_t data);
+  uint32_t reg_read(uint32_t addr);
 
   struct Impl;
 

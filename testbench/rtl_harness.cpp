@@ -328,9 +328,10 @@ class Harness {
   }
 
   // --live: a line protocol on stdin/stdout for the switch stand-in (host_driver):
-  //   inject P HEX | run | advance N | outputs | counters | cycles | quit
+  //   inject P HEX | run | advance N | outputs | counters | cycles | write ADDR VALUE | read ADDR | quit
   // run, advance: "ok"; outputs: "out PORT CONTEXT HEX" lines (PORT -1: m_agg), then "end";
-  // counters: one line of counters.json; cycles: a number.
+  // counters: one line of counters.json; cycles: a number; write: "ok" (an AXI4-Lite write; the
+  // caller runs the design idle first); read: the word read over AXI4-Lite, in decimal.
   void live() {
     std::vector<std::deque<wire::Bytes>> q(cfg_.in.ports);
     std::string line;
@@ -373,6 +374,15 @@ class Harness {
       } else if (cmd == "counters") {
         read_counters();
         std::printf("%s\n", model::counters_json(res_).dump().c_str());
+      } else if (cmd == "write") {
+        std::string a, v;
+        is >> a >> v;
+        axil_write(static_cast<uint32_t>(std::stoul(a, nullptr, 0)), static_cast<uint32_t>(std::stoul(v, nullptr, 0)));
+        std::printf("ok\n");
+      } else if (cmd == "read") {
+        std::string a;
+        is >> a;
+        std::printf("%u\n", axil_read(static_cast<uint32_t>(std::stoul(a, nullptr, 0))));
       } else if (cmd == "cycles") {
         std::printf("%llu\n", static_cast<unsigned long long>(cycle_));
       } else if (cmd == "quit") {

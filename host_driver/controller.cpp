@@ -1,0 +1,339 @@
+#include "controller.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <sys/stat.h>
+
+namespace panama::host {
+
+uint32_t RegLayout::g(const std::string& name) const {
+  auto it = global.find(name);
+  if (it == global.end()) throw std::runtime_error("regmap.json has no global register " + name);
+  return it->second;
+}
+
+uint32_t RegLayout::c(int index, const std::string& name) const {
+  auto it = ctx.find(name);
+  if (it == ctx.end()) throw std::runtime_error("regmap.json has no context register " + name);
+  if (index < 0 || index >= contexts)
+    throw std::runtime_error("context index " + std::to_string(index) + " out of range (the design has " +
+                             std::to_string(contexts) + ")");
+  return ctx_base + static_cast<uint32_t>(index) * ctx_stride + it->second;
+}
+
+RegLayout load_regmap(const std::string& path) {
+  std::string p = path;
+  struct stat st {};
+  if (stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) p += "/regmap.json";
+  std::ifstream in(p);
+  if (!in) throw std::runtime_error("cannot open " + p);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+    RegLayout l;
+    l.ports = j.at("ports").get<int>();
+    l.contexts = j.at("contexts").get<int>();
+    l.member_words = j.at("member_words").get<int>();
+    const auto& cb = j.at("context_block");
+    l.ctx_base = cb.at("base").get<uint32_t>();
+    l.ctx_stride = cb.at("stride").get<uint32_t>();
+    for (const auto& r : j.at("global")) l.global[r.at("name").get<std::string>()] = r.at("offset").get<uint32_t>();
+    for (const auto& r : cb.at("registers")) l.ctx[r.at("name").get<std::string>()] = r.at("offset").get<uint32_t>();
+    for (const char* n : {"CTX_CTRL", "CTX_STATUS", "CTX_JID", "CTX_TID", "CTX_MODE", "CTX_UPSTREAM_PORT",
+                          "CTX_GROUP_MAC_HI", "CTX_GROUP_MAC_LO", "CTX_GROUP_IP", "CTX_OWN_MAC_HI", "CTX_OWN_MAC_LO",
+                          "CTX_OWN_IP", "CTX_TIMEOUT", "CTX_MEMBERS0"})
+      if (!l.ctx.count(n)) throw std::runtime_error(std::string("no context register ") + n);
+    if (!l.global.count("AGG_PORT")) throw std::runtime_error("no global register AGG_PORT");
+    if (l.ports < 1 || l.contexts < 1 || l.member_words < 1) throw std::runtime_error("bad ports/contexts");
+    return l;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(p + ": not a usable regmap.json (" + e.what() + ")");
+  }
+}
+
+namespace {
+
+uint32_t mac_hi(const wire::Mac& m) { return (uint32_t{m[0]} << 8) | m[1]; }
+uint32_t mac_lo(const wire::Mac& m) {
+  return (uint32_t{m[2]} << 24) | (uint32_t{m[3]} << 16) | (uint32_t{m[4]} << 8) | m[5];
+}
+
+void check_slot(const RegLayout& l, const CtxSlot& s) {
+  const auto& e = s.second;
+  const std::string where = "context " + std::to_string(s.first) + ": ";
+  if (s.first < 0 || s.first >= l.contexts)
+    throw std::runtime_error(where + "index out of range (the design has " + std::to_string(l.contexts) + ")");
+  if (e.members.empty()) throw std::runtime_error(where + "no member ports");
+  for (int p : e.members)
+    if (p < 0 || p >= l.ports) throw std::runtime_error(where + "member port " + std::to_string(p) + " out of range");
+  if (!e.multicast) {
+    if (e.upstream_port < 0 || e.upstream_port >= l.ports)
+      throw std::runtime_error(where + "upstream port out of range");
+    for (int p : e.members)
+      if (p == e.upstream_port) throw std::runtime_error(where + "the upstream port is a member");
+  }
+}
+
+}  // namespace
+
+std::vector<RegWrite> plan_writes(const RegLayout& l, const ProgramPlan& p) {
+  std::vector<RegWrite> w;
+  auto put = [&](uint32_t a, uint32_t v, std::string c) { w.push_back({a, v, std::move(c)}); };
+  for (const auto& s : p.program) check_slot(l, s);
+  for (size_t i = 0; i < p.program.size(); ++i)
+    for (size_t k = i + 1; k < p.program.size(); ++k) {
+      if (p.program[i].first == p.program[k].first)
+        throw std::runtime_error("context " + std::to_string(p.program[i].first) + " given twice");
+      if (p.program[i].second.jid == p.program[k].second.jid && p.program[i].second.tid == p.program[k].second.tid)
+        throw std::runtime_error("(JID " + std::to_string(p.program[i].second.jid) + ", TID " +
+                                 std::to_string(p.program[i].second.tid) + ") given twice");
+    }
+  if (p.whole_table) {
+    for (int c = 0; c < l.contexts; ++c) put(l.c(c, "CTX_CTRL"), 0, "ctx " + std::to_string(c) + " disable");
+  } else {
+    for (int c : p.disable) put(l.c(c, "CTX_CTRL"), 0, "ctx " + std::to_string(c) + " disable");
+  }
+  if (p.agg_port >= 0) put(l.g("AGG_PORT"), static_cast<uint32_t>(p.agg_port), "AGG_PORT (all contexts disabled)");
+  // A whole table leaves the unused slots as reset left them (fields 0), so that the register
+  // state equals CTX.json loaded after a reset whatever was programmed before.
+  std::vector<CtxSlot> slots = p.program;
+  std::vector<bool> used(static_cast<size_t>(l.contexts), false);
+  for (const auto& s : p.program) used[static_cast<size_t>(s.first)] = true;
+  std::vector<int> blank;
+  if (p.whole_table)
+    for (int c = 0; c < l.contexts; ++c)
+      if (!used[static_cast<size_t>(c)]) blank.push_back(c);
+  for (int c : blank) {
+    const std::string n = "ctx " + std::to_string(c) + " (unused) ";
+    for (const char* r : {"CTX_JID", "CTX_TID", "CTX_MODE", "CTX_UPSTREAM_PORT", "CTX_GROUP_MAC_HI", "CTX_GROUP_MAC_LO",
+                          "CTX_GROUP_IP", "CTX_OWN_MAC_HI", "CTX_OWN_MAC_LO", "CTX_OWN_IP", "CTX_TIMEOUT"})
+      put(l.c(c, r), 0, n + r + " = 0");
+    for (int k = 0; k < l.member_words; ++k) put(l.c(c, "CTX_MEMBERS" + std::to_string(k)), 0, n + "no members");
+  }
+  for (const auto& [c, e] : slots) {
+    const std::string n = "ctx " + std::to_string(c) + " ";
+    if (!p.whole_table) put(l.c(c, "CTX_CTRL"), 0, n + "disable (fields are writable only while disabled)");
+    put(l.c(c, "CTX_JID"), e.jid, n + "JID " + std::to_string(e.jid));
+    put(l.c(c, "CTX_TID"), e.tid, n + "TID " + std::to_string(e.tid));
+    put(l.c(c, "CTX_MODE"), e.multicast ? 0 : 1, n + (e.multicast ? "mode multicast" : "mode upstream"));
+    std::vector<uint32_t> words(static_cast<size_t>(l.member_words), 0);
+    std::string ms;
+    for (int q : e.members) {
+      words[static_cast<size_t>(q / 32)] |= 1u << (q % 32);
+      ms += (ms.empty() ? "" : ",") + std::to_string(q);
+    }
+    for (int k = 0; k < l.member_words; ++k)
+      put(l.c(c, "CTX_MEMBERS" + std::to_string(k)), words[static_cast<size_t>(k)],
+          n + "members word " + std::to_string(k) + " (ports " + ms + ")");
+    const bool up = !e.multicast;
+    put(l.c(c, "CTX_UPSTREAM_PORT"), up ? static_cast<uint32_t>(e.upstream_port) : 0,
+        n + (up ? "upstream port " + std::to_string(e.upstream_port) : "upstream port (unused)"));
+    const wire::Mac gm = up ? wire::Mac{} : e.group_mac;
+    put(l.c(c, "CTX_GROUP_MAC_HI"), mac_hi(gm), n + "group MAC " + (up ? "(unused)" : wire::mac_to_string(gm)));
+    put(l.c(c, "CTX_GROUP_MAC_LO"), mac_lo(gm), n + "group MAC low");
+    put(l.c(c, "CTX_GROUP_IP"), up ? 0 : e.group_ip, n + "group IP " + (up ? "(unused)" : wire::ipv4_to_string(e.group_ip)));
+    const wire::Mac om = up ? e.src_mac : wire::Mac{};
+    put(l.c(c, "CTX_OWN_MAC_HI"), mac_hi(om), n + "own MAC " + (up ? wire::mac_to_string(om) : "(unused)"));
+    put(l.c(c, "CTX_OWN_MAC_LO"), mac_lo(om), n + "own MAC low");
+    put(l.c(c, "CTX_OWN_IP"), up ? e.src_ip : 0, n + "own IP " + (up ? wire::ipv4_to_string(e.src_ip) : "(unused)"));
+    put(l.c(c, "CTX_TIMEOUT"), e.timeout_cycles, n + "timeout " + std::to_string(e.timeout_cycles) + " cycles");
+    if (p.enable) put(l.c(c, "CTX_CTRL"), 1, n + "enable (expected VID := 0)");
+  }
+  return w;
+}
+
+std::string format_writes(const std::vector<RegWrite>& w) {
+  std::string s;
+  char b[64];
+  for (const auto& x : w) {
+    std::snprintf(b, sizeof b, "0x%08X 0x%08X", x.addr, x.value);
+    s += b;
+    if (!x.comment.empty()) s += "  # " + x.comment;
+    s += "\n";
+  }
+  return s;
+}
+
+static uint32_t parse_u32(const std::string& t, const std::string& line) {
+  size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(t, &used, 0);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (t.empty() || used != t.size() || t[0] == '-' || v > 0xFFFFFFFFull)
+    throw std::runtime_error("bad number '" + t + "' in '" + line + "'");
+  return static_cast<uint32_t>(v);
+}
+
+std::vector<RegWrite> parse_writes(const std::string& text) {
+  std::vector<RegWrite> v;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string body = line, comment;
+    const size_t h = line.find('#');
+    if (h != std::string::npos) {
+      body = line.substr(0, h);
+      comment = line.substr(h + 1);
+      while (!comment.empty() && comment[0] == ' ') comment.erase(0, 1);
+    }
+    std::istringstream ls(body);
+    std::string a, b, extra;
+    if (!(ls >> a)) continue;
+    if (a == "write" && !(ls >> a)) throw std::runtime_error("bad register write '" + line + "'");
+    if (!(ls >> b) || (ls >> extra)) throw std::runtime_error("bad register write '" + line + "' (ADDR VALUE)");
+    v.push_back({parse_u32(a, line), parse_u32(b, line), comment});
+  }
+  return v;
+}
+
+nlohmann::json table_json(const std::vector<CtxSlot>& t, int agg_port) {
+  wire::CtxFile f;
+  f.agg_port = static_cast<uint16_t>(agg_port);
+  for (const auto& s : t) f.contexts.push_back(s.second);
+  nlohmann::json j = wire::to_json(f);
+  for (size_t i = 0; i < t.size(); ++i) j["contexts"][i]["index"] = t[i].first;
+  return j;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+ControlClient::ControlClient(const std::string& path) {
+  fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof a.sun_path) throw std::runtime_error("control socket path too long: " + path);
+  std::strcpy(a.sun_path, path.c_str());
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    const std::string e = std::strerror(errno);
+    close(fd_);
+    fd_ = -1;
+    throw std::runtime_error("cannot connect to the control socket " + path + ": " + e);
+  }
+  timeval tv{10, 0};
+  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+}
+
+ControlClient::~ControlClient() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string ControlClient::request(const std::string& line) {
+  std::string l = line + "\n";
+  for (size_t off = 0; off < l.size();) {
+    const ssize_t n = ::send(fd_, l.data() + off, l.size() - off, MSG_NOSIGNAL);
+    if (n <= 0) throw std::runtime_error("control socket: send failed: " + std::string(std::strerror(errno)));
+    off += static_cast<size_t>(n);
+  }
+  for (;;) {
+    const size_t nl = buf_.find('\n');
+    if (nl != std::string::npos) {
+      std::string r = buf_.substr(0, nl);
+      buf_.erase(0, nl + 1);
+      if (r.rfind("error", 0) == 0) throw std::runtime_error("stand-in: " + r);
+      return r;
+    }
+    char b[65536];
+    const ssize_t n = ::recv(fd_, b, sizeof b, 0);
+    if (n <= 0) throw std::runtime_error("control socket: no reply to '" + line + "'");
+    buf_.append(b, static_cast<size_t>(n));
+  }
+}
+
+void ControlClient::write(uint32_t addr, uint32_t value) {
+  char b[64];
+  std::snprintf(b, sizeof b, "write 0x%X 0x%X", addr, value);
+  request(b);
+}
+
+uint32_t ControlClient::read(uint32_t addr) {
+  char b[64];
+  std::snprintf(b, sizeof b, "read 0x%X", addr);
+  return parse_u32(request(b), b);
+}
+
+ControlServer::ControlServer(const std::string& path) : path_(path) {
+  lfd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (lfd_ < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof a.sun_path) throw std::runtime_error("--control: path too long: " + path);
+  std::strcpy(a.sun_path, path.c_str());
+  unlink(path.c_str());
+  if (bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd_, 4) != 0) {
+    const std::string e = std::strerror(errno);
+    close(lfd_);
+    throw std::runtime_error("--control: cannot listen on " + path + ": " + e);
+  }
+}
+
+ControlServer::~ControlServer() {
+  for (auto& c : conns_) close(c.fd);
+  if (lfd_ >= 0) close(lfd_);
+  unlink(path_.c_str());
+}
+
+bool ControlServer::poll_impl(const std::function<std::string(const std::string&)>& h) {
+  bool did = false;
+  for (int k = 0; k < 4; ++k) {
+    const int fd = accept4(lfd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    conns_.push_back({fd, {}});
+  }
+  for (size_t i = 0; i < conns_.size();) {
+    auto& c = conns_[i];
+    bool closed = false;
+    char b[65536];
+    for (int k = 0; k < 16; ++k) {
+      const ssize_t n = ::recv(c.fd, b, sizeof b, 0);
+      if (n > 0) {
+        c.in.append(b, static_cast<size_t>(n));
+        continue;
+      }
+      if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) closed = true;
+      break;
+    }
+    std::string out;
+    for (size_t nl; (nl = c.in.find('\n')) != std::string::npos;) {
+      const std::string line = c.in.substr(0, nl);
+      c.in.erase(0, nl + 1);
+      std::string r;
+      try {
+        r = h(line);
+      } catch (const std::exception& e) {
+        r = std::string("error ") + e.what();
+      }
+      out += r + "\n";
+      did = true;
+    }
+    if (!out.empty()) {
+      // Replies are short; a blocking send keeps the order simple.
+      const int fl = fcntl(c.fd, F_GETFL);
+      fcntl(c.fd, F_SETFL, fl & ~O_NONBLOCK);
+      if (::send(c.fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) closed = true;
+      fcntl(c.fd, F_SETFL, fl);
+    }
+    if (closed) {
+      close(c.fd);
+      conns_.erase(conns_.begin() + static_cast<long>(i));
+    } else {
+      ++i;
+    }
+  }
+  return did;
+}
+
+}  // namespace panama::host
