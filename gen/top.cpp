@@ -471,8 +471,12 @@ const char* kPortBody = R"V(
     if (link_write) d_next[tail_flat[ctx_idx*DW +: DW]] <= d_new;
   end
 
-  // Header fields of the head of context meta_sel, for the result builder.
-  wire [HDW-1:0] sel_hdr = d_hdr[head_flat[meta_sel*DW +: DW]];
+  // Header fields of the head of context meta_sel, for the result builder: a synchronous read
+  // (block RAM), so they come out the cycle after meta_sel. The builder uses them from the
+  // cycle after its decision; the heads it reads then are those of the decision cycle (a
+  // descriptor written at admission is never a queue's head in the same cycle's read).
+  reg [HDW-1:0] sel_hdr;
+  always @(posedge clk) sel_hdr <= d_hdr[head_flat[meta_sel*DW +: DW]];
   assign meta_eth_dst = sel_hdr[47:0];
   assign meta_tos = sel_hdr[55:48];
   assign meta_ip_dst = sel_hdr[87:56];
@@ -649,22 +653,30 @@ const char* kSchedBody = R"V(
         ce_or = ce_or | q_ce[q*C + sel32];
       end
   end
+  // The ports answer meta_sel the cycle after (their header tables are block RAM): in the cycle
+  // after a build starts, they hold the heads of the context chosen, and the b_*_q registers
+  // (written at the start) say which member supplies them.
   assign meta_sel = sel;
-  wire [47:0] low_mac = meta_eth_dst[low*48 +: 48];
-  wire [7:0] low_tos = meta_tos[low*8 +: 8];
-  wire [31:0] low_ip = meta_ip_dst[low*32 +: 32];
-  wire [15:0] low_part = meta_csum_part[low*16 +: 16];
+  reg b_hdr_q;  // the cycle after a build started: the meta_* outputs are its headers
+  wire [47:0] low_mac = meta_eth_dst[b_low_q*48 +: 48];
+  wire [7:0] low_tos = meta_tos[b_low_q*8 +: 8];
+  wire [31:0] low_ip = meta_ip_dst[b_low_q*32 +: 32];
+  wire [15:0] low_part = meta_csum_part[b_low_q*16 +: 16];
   wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
   // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
   // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
   wire sel_mcast = ~ctx_upstream[sel];
-  wire [7:0] new_tos = {low_tos[7:2], ce_or ? 2'b11 : low_tos[1:0]};
-  wire [31:0] new_src = sel_mcast ? low_ip : ctx_own_ip[sel*32 +: 32];
-  wire [31:0] new_dst = sel_mcast ? ctx_group_ip[sel*32 +: 32] : low_ip;
+  wire [7:0] new_tos = {low_tos[7:2], b_ce_q ? 2'b11 : low_tos[1:0]};
+  wire [31:0] new_src = b_mcast_q ? low_ip : b_oip_q;
+  wire [31:0] new_dst = b_mcast_q ? b_gip_q : low_ip;
   wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
                           {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
   wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
   wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
+  // The copied fields the header patch uses: live the cycle after the start, then held.
+  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
+  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
+  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
 
   wire start_build = fire & (sel_act == ACT_BUILD);
   wire issue = start_build | busy_q;
@@ -696,15 +708,19 @@ const char* kSchedBody = R"V(
       b_fin_q <= fin_or;
       b_ce_q <= ce_or;
       b_gmac_q <= ctx_group_mac[sel*48 +: 48];
-      b_cmac_q <= low_mac;
       b_omac_q <= ctx_own_mac[sel*48 +: 48];
       b_gip_q <= ctx_group_ip[sel*32 +: 32];
-      b_cip_q <= low_ip;
       b_oip_q <= ctx_own_ip[sel*32 +: 32];
+    end
+    if (b_hdr_q) begin
+      b_cmac_q <= low_mac;
+      b_cip_q <= low_ip;
       b_csum_q <= ~csum_f2;
     end
   end
   always @(posedge clk) begin
+    if (rst) b_hdr_q <= 1'b0;
+    else b_hdr_q <= start_build;
     if (rst) begin
       busy_q <= 1'b0;
       b_beat_q <= {${NB}{1'b0}};
@@ -916,7 +932,7 @@ std::string emit_port(const Config& c) {
     << "  output wire [${C}*32-1:0] q_since,\n"
     << "  // Remove the head of context c (its beats and descriptor become free).\n"
     << "  input  wire [${C}-1:0] q_pop,\n"
-    << "  // Header fields of the head of context meta_sel, for the result builder.\n"
+    << "  // Header fields of the head of context meta_sel (registered: the cycle after), for the result builder.\n"
     << "  input  wire [${CW}-1:0] meta_sel,\n"
     << "  output wire [47:0] meta_eth_dst,\n"
     << "  output wire [7:0] meta_tos,\n"
@@ -948,11 +964,11 @@ std::string patch_byte(int o, const std::string& r) {
   auto mac = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(47 - 8 * i) + " -: 8]"; };
   auto ip = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(31 - 8 * i) + " -: 8]"; };
   if (o <= 5) return "b_mcast_q ? " + mac("b_gmac_q", o) + " : " + r;                  // eth.dst
-  if (o <= 11) return "b_mcast_q ? " + mac("b_cmac_q", o - 6) + " : " + mac("b_omac_q", o - 6);  // eth.src
+  if (o <= 11) return "b_mcast_q ? " + mac("h_cmac", o - 6) + " : " + mac("b_omac_q", o - 6);  // eth.src
   if (o == 15) return "{" + r + "[7:2], b_ce_q ? 2'b11 : " + r + "[1:0]}";              // ECN
-  if (o == 24) return "b_csum_q[15:8]";
-  if (o == 25) return "b_csum_q[7:0]";
-  if (o >= 26 && o <= 29) return "b_mcast_q ? " + ip("b_cip_q", o - 26) + " : " + ip("b_oip_q", o - 26);
+  if (o == 24) return "h_csum[15:8]";
+  if (o == 25) return "h_csum[7:0]";
+  if (o >= 26 && o <= 29) return "b_mcast_q ? " + ip("h_cip", o - 26) + " : " + ip("b_oip_q", o - 26);
   if (o >= 30 && o <= 33) return "b_mcast_q ? " + ip("b_gip_q", o - 30) + " : " + r;
   if (o == 40 || o == 41) return "8'h00";                                                // UDP checksum
   if (o == 43) return "{" + r + "[7:2], b_mcast_q, b_fin_q}";                           // FLAGS
@@ -1018,7 +1034,7 @@ std::string emit_sched(const Config& c) {
     << "  input  wire [${N}*${C}*${BW}-1:0] q_ptr,\n"
     << "  input  wire [${N}*${C}*32-1:0] q_since,\n"
     << "  output reg  [${N}*${C}-1:0] q_pop,\n"
-    << "  // Header fields of each port's head of context meta_sel.\n"
+    << "  // Header fields of each port's head of context meta_sel (the cycle after).\n"
     << "  output wire [${CW}-1:0] meta_sel,\n"
     << "  input  wire [${N}*48-1:0] meta_eth_dst,\n"
     << "  input  wire [${N}*8-1:0] meta_tos,\n"

@@ -45,7 +45,7 @@ module panama_port (
   output wire [8*32-1:0] q_since,
   // Remove the head of context c (its beats and descriptor become free).
   input  wire [8-1:0] q_pop,
-  // Header fields of the head of context meta_sel, for the result builder.
+  // Header fields of the head of context meta_sel (registered: the cycle after), for the result builder.
   input  wire [3-1:0] meta_sel,
   output wire [47:0] meta_eth_dst,
   output wire [7:0] meta_tos,
@@ -455,8 +455,12 @@ module panama_port (
     if (link_write) d_next[tail_flat[ctx_idx*DW +: DW]] <= d_new;
   end
 
-  // Header fields of the head of context meta_sel, for the result builder.
-  wire [HDW-1:0] sel_hdr = d_hdr[head_flat[meta_sel*DW +: DW]];
+  // Header fields of the head of context meta_sel, for the result builder: a synchronous read
+  // (block RAM), so they come out the cycle after meta_sel. The builder uses them from the
+  // cycle after its decision; the heads it reads then are those of the decision cycle (a
+  // descriptor written at admission is never a queue's head in the same cycle's read).
+  reg [HDW-1:0] sel_hdr;
+  always @(posedge clk) sel_hdr <= d_hdr[head_flat[meta_sel*DW +: DW]];
   assign meta_eth_dst = sel_hdr[47:0];
   assign meta_tos = sel_hdr[55:48];
   assign meta_ip_dst = sel_hdr[87:56];

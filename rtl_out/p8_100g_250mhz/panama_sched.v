@@ -31,7 +31,7 @@ module panama_sched (
   input  wire [8*8*10-1:0] q_ptr,
   input  wire [8*8*32-1:0] q_since,
   output reg  [8*8-1:0] q_pop,
-  // Header fields of each port's head of context meta_sel.
+  // Header fields of each port's head of context meta_sel (the cycle after).
   output wire [3-1:0] meta_sel,
   input  wire [8*48-1:0] meta_eth_dst,
   input  wire [8*8-1:0] meta_tos,
@@ -184,22 +184,30 @@ module panama_sched (
         ce_or = ce_or | q_ce[q*C + sel32];
       end
   end
+  // The ports answer meta_sel the cycle after (their header tables are block RAM): in the cycle
+  // after a build starts, they hold the heads of the context chosen, and the b_*_q registers
+  // (written at the start) say which member supplies them.
   assign meta_sel = sel;
-  wire [47:0] low_mac = meta_eth_dst[low*48 +: 48];
-  wire [7:0] low_tos = meta_tos[low*8 +: 8];
-  wire [31:0] low_ip = meta_ip_dst[low*32 +: 32];
-  wire [15:0] low_part = meta_csum_part[low*16 +: 16];
+  reg b_hdr_q;  // the cycle after a build started: the meta_* outputs are its headers
+  wire [47:0] low_mac = meta_eth_dst[b_low_q*48 +: 48];
+  wire [7:0] low_tos = meta_tos[b_low_q*8 +: 8];
+  wire [31:0] low_ip = meta_ip_dst[b_low_q*32 +: 32];
+  wire [15:0] low_part = meta_csum_part[b_low_q*16 +: 16];
   wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
   // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
   // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
   wire sel_mcast = ~ctx_upstream[sel];
-  wire [7:0] new_tos = {low_tos[7:2], ce_or ? 2'b11 : low_tos[1:0]};
-  wire [31:0] new_src = sel_mcast ? low_ip : ctx_own_ip[sel*32 +: 32];
-  wire [31:0] new_dst = sel_mcast ? ctx_group_ip[sel*32 +: 32] : low_ip;
+  wire [7:0] new_tos = {low_tos[7:2], b_ce_q ? 2'b11 : low_tos[1:0]};
+  wire [31:0] new_src = b_mcast_q ? low_ip : b_oip_q;
+  wire [31:0] new_dst = b_mcast_q ? b_gip_q : low_ip;
   wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
                           {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
   wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
   wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
+  // The copied fields the header patch uses: live the cycle after the start, then held.
+  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
+  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
+  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
 
   wire start_build = fire & (sel_act == ACT_BUILD);
   wire issue = start_build | busy_q;
@@ -231,15 +239,19 @@ module panama_sched (
       b_fin_q <= fin_or;
       b_ce_q <= ce_or;
       b_gmac_q <= ctx_group_mac[sel*48 +: 48];
-      b_cmac_q <= low_mac;
       b_omac_q <= ctx_own_mac[sel*48 +: 48];
       b_gip_q <= ctx_group_ip[sel*32 +: 32];
-      b_cip_q <= low_ip;
       b_oip_q <= ctx_own_ip[sel*32 +: 32];
+    end
+    if (b_hdr_q) begin
+      b_cmac_q <= low_mac;
+      b_cip_q <= low_ip;
       b_csum_q <= ~csum_f2;
     end
   end
   always @(posedge clk) begin
+    if (rst) b_hdr_q <= 1'b0;
+    else b_hdr_q <= start_build;
     if (rst) begin
       busy_q <= 1'b0;
       b_beat_q <= {5{1'b0}};
@@ -390,7 +402,7 @@ module panama_sched (
   reg [7:0] pb6;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb6 = b_mcast_q ? b_cmac_q[47 -: 8] : b_omac_q[47 -: 8];
+      5'd0: pb6 = b_mcast_q ? h_cmac[47 -: 8] : b_omac_q[47 -: 8];
       default: pb6 = rb6;
     endcase
   end
@@ -399,7 +411,7 @@ module panama_sched (
   reg [7:0] pb7;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb7 = b_mcast_q ? b_cmac_q[39 -: 8] : b_omac_q[39 -: 8];
+      5'd0: pb7 = b_mcast_q ? h_cmac[39 -: 8] : b_omac_q[39 -: 8];
       default: pb7 = rb7;
     endcase
   end
@@ -408,7 +420,7 @@ module panama_sched (
   reg [7:0] pb8;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb8 = b_mcast_q ? b_cmac_q[31 -: 8] : b_omac_q[31 -: 8];
+      5'd0: pb8 = b_mcast_q ? h_cmac[31 -: 8] : b_omac_q[31 -: 8];
       default: pb8 = rb8;
     endcase
   end
@@ -417,7 +429,7 @@ module panama_sched (
   reg [7:0] pb9;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb9 = b_mcast_q ? b_cmac_q[23 -: 8] : b_omac_q[23 -: 8];
+      5'd0: pb9 = b_mcast_q ? h_cmac[23 -: 8] : b_omac_q[23 -: 8];
       default: pb9 = rb9;
     endcase
   end
@@ -426,7 +438,7 @@ module panama_sched (
   reg [7:0] pb10;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb10 = b_mcast_q ? b_cmac_q[15 -: 8] : b_omac_q[15 -: 8];
+      5'd0: pb10 = b_mcast_q ? h_cmac[15 -: 8] : b_omac_q[15 -: 8];
       default: pb10 = rb10;
     endcase
   end
@@ -435,7 +447,7 @@ module panama_sched (
   reg [7:0] pb11;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb11 = b_mcast_q ? b_cmac_q[7 -: 8] : b_omac_q[7 -: 8];
+      5'd0: pb11 = b_mcast_q ? h_cmac[7 -: 8] : b_omac_q[7 -: 8];
       default: pb11 = rb11;
     endcase
   end
@@ -552,7 +564,7 @@ module panama_sched (
   reg [7:0] pb24;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb24 = b_csum_q[15:8];
+      5'd0: pb24 = h_csum[15:8];
       default: pb24 = rb24;
     endcase
   end
@@ -561,7 +573,7 @@ module panama_sched (
   reg [7:0] pb25;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb25 = b_csum_q[7:0];
+      5'd0: pb25 = h_csum[7:0];
       default: pb25 = rb25;
     endcase
   end
@@ -570,7 +582,7 @@ module panama_sched (
   reg [7:0] pb26;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb26 = b_mcast_q ? b_cip_q[31 -: 8] : b_oip_q[31 -: 8];
+      5'd0: pb26 = b_mcast_q ? h_cip[31 -: 8] : b_oip_q[31 -: 8];
       default: pb26 = rb26;
     endcase
   end
@@ -579,7 +591,7 @@ module panama_sched (
   reg [7:0] pb27;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb27 = b_mcast_q ? b_cip_q[23 -: 8] : b_oip_q[23 -: 8];
+      5'd0: pb27 = b_mcast_q ? h_cip[23 -: 8] : b_oip_q[23 -: 8];
       default: pb27 = rb27;
     endcase
   end
@@ -588,7 +600,7 @@ module panama_sched (
   reg [7:0] pb28;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb28 = b_mcast_q ? b_cip_q[15 -: 8] : b_oip_q[15 -: 8];
+      5'd0: pb28 = b_mcast_q ? h_cip[15 -: 8] : b_oip_q[15 -: 8];
       default: pb28 = rb28;
     endcase
   end
@@ -597,7 +609,7 @@ module panama_sched (
   reg [7:0] pb29;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb29 = b_mcast_q ? b_cip_q[7 -: 8] : b_oip_q[7 -: 8];
+      5'd0: pb29 = b_mcast_q ? h_cip[7 -: 8] : b_oip_q[7 -: 8];
       default: pb29 = rb29;
     endcase
   end
