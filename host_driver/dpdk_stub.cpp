@@ -7,7 +7,7 @@ bool dpdk_available() { return false; }
 
 struct DpdkTransport::Impl {};
 
-DpdkTransport::DpdkTransport(const RawParams&) {
+DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   throw TransportError(
       "dpdk: this panama-host was built without DPDK (libdpdk not found by pkg-config at configure time: "
       "run scripts/setup, then configure again with -DPANAMA_DPDK=ON)");

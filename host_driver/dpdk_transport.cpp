@@ -163,7 +163,7 @@ struct DpdkTransport::Impl {
   }
 };
 
-DpdkTransport::DpdkTransport(const RawParams& p) : p_(p) {
+DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   if ((p.group_ip >> 28) != 0xE)
     throw TransportError("dpdk: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
   if (p.agg_ip == 0) throw TransportError("dpdk: no aggregator address");

@@ -22,24 +22,18 @@ namespace panama::host {
 // Whether this build has the backend (libdpdk found at configure time).
 bool dpdk_available();
 
-class DpdkTransport : public Transport {
+class DpdkTransport : public RawTransport {
  public:
   explicit DpdkTransport(const RawParams& p);  // throws TransportError with one line
   ~DpdkTransport() override;
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
-  wire::Ipv4 local_ip() const { return local_ip_; }
-  const wire::Mac& local_mac() const { return local_mac_; }
-  const wire::Mac& agg_mac() const { return agg_mac_; }
   // The EAL arguments derived from an interface (without argv[0]).
   static std::vector<std::string> default_eal_args(const std::string& iface);
 
  private:
   struct Impl;
   std::unique_ptr<Impl> d_;
-  RawParams p_;
-  wire::Ipv4 local_ip_ = 0;
-  wire::Mac local_mac_{}, agg_mac_{};
 };
 
 }  // namespace panama::host

@@ -221,19 +221,12 @@ int run_worker(const WorkerOpts& o) {
     rp.group_ip = group_ip;
     rp.agg_mac = o.agg_mac;
     rp.eal = o.eal;
-    if (o.backend == "tins") {
-      auto* t = new TinsTransport(rp);
-      tr.reset(t);
-      p.ip_src = t->local_ip();
-      p.eth_src = t->local_mac();
-      p.eth_dst = t->agg_mac();
-    } else {
-      auto* t = new DpdkTransport(rp);
-      tr.reset(t);
-      p.ip_src = t->local_ip();
-      p.eth_src = t->local_mac();
-      p.eth_dst = t->agg_mac();
-    }
+    RawTransport* t = o.backend == "tins" ? static_cast<RawTransport*>(new TinsTransport(rp))
+                                          : static_cast<RawTransport*>(new DpdkTransport(rp));
+    tr.reset(t);
+    p.ip_src = t->local_ip();
+    p.eth_src = t->local_mac();
+    p.eth_dst = t->agg_mac();
   }
   p.ip_dst = agg_ip;
   std::unique_ptr<ProgressTransport> prog;

@@ -20,6 +20,21 @@ struct RawParams {
   std::string eal;              // dpdk: EAL arguments; empty: derived from iface (dpdk_transport.h)
 };
 
+// What the raw-frame backends (tins, dpdk) have in common: their parameters and the addresses the
+// worker's frames carry (this interface's IPv4 and MAC, the next hop's MAC).
+class RawTransport : public Transport {
+ public:
+  explicit RawTransport(const RawParams& p) : p_(p) {}
+  wire::Ipv4 local_ip() const { return local_ip_; }
+  const wire::Mac& local_mac() const { return local_mac_; }
+  const wire::Mac& agg_mac() const { return agg_mac_; }
+
+ protected:
+  RawParams p_;
+  wire::Ipv4 local_ip_ = 0;
+  wire::Mac local_mac_{}, agg_mac_{};
+};
+
 // The interface's MAC (SIOCGIFHWADDR); throws TransportError.
 wire::Mac iface_mac(const std::string& iface);
 // The interface's first IPv4 address and its netmask (getifaddrs); false when it has none.

@@ -19,7 +19,7 @@ struct TinsTransport::Impl {
   explicit Impl(const std::string& name) : iface(name), sender(iface, 1, 0) {}
 };
 
-TinsTransport::TinsTransport(const RawParams& p) : p_(p) {
+TinsTransport::TinsTransport(const RawParams& p) : RawTransport(p) {
   if (p.iface.empty()) throw TransportError("tins: no interface");
   if ((p.group_ip >> 28) != 0xE)
     throw TransportError("tins: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");

@@ -12,22 +12,16 @@
 
 namespace panama::host {
 
-class TinsTransport : public Transport {
+class TinsTransport : public RawTransport {
  public:
   explicit TinsTransport(const RawParams& p);  // throws TransportError with one line
   ~TinsTransport() override;
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
-  wire::Ipv4 local_ip() const { return local_ip_; }
-  const wire::Mac& local_mac() const { return local_mac_; }
-  const wire::Mac& agg_mac() const { return agg_mac_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> d_;
-  RawParams p_;
-  wire::Ipv4 local_ip_ = 0;
-  wire::Mac local_mac_{}, agg_mac_{};
 };
 
 }  // namespace panama::host
