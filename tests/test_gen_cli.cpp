@@ -9,6 +9,11 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "config.h"
 
 namespace fs = std::filesystem;
 
@@ -87,6 +92,75 @@ TEST(GenCli, PrefixNamesModulesAndFiles) {
   fs::remove_all(d);
 }
 
+// The written config.json, read back as the model and the testbenches read it, describes the same
+// design: parsing the file and writing it again gives the file, and its derived fields are the
+// ones tools.md and accelerator.md define (computed here by hand, not by the generator).
+TEST(GenCli, ConfigJsonOnDiskReadsBackToItself) {
+  const fs::path d = scratch("json");
+  ASSERT_EQ(run_gen("--ports 6 --gbps 25 --mhz 312.5 --format fp16 --subnormals ftz --contexts 3 --max-elems 100 "
+                    "--prefix acc --module addtree --out " + d.string()).rc, 0);
+  const nlohmann::json on_disk = nlohmann::json::parse(slurp(d / "config.json"));
+  EXPECT_EQ(panama::Config::from_json(on_disk).to_json(), on_disk);
+  EXPECT_EQ(on_disk.at("bus_bits"), 128);   // 25e9 / 312.5e6 = 80 bits -> 128
+  EXPECT_EQ(on_disk.at("lanes"), 8);        // 128 / 16
+  EXPECT_EQ(on_disk.at("elem_bytes"), 2);
+  EXPECT_EQ(on_disk.at("max_elems"), 100);
+  EXPECT_EQ(on_disk.at("buffer_bytes"), 65536);
+  EXPECT_EQ(on_disk.at("bypass_bytes"), 32768);
+  EXPECT_EQ(on_disk.at("top"), "acc_addtree");
+  fs::remove_all(d);
+}
+
+// The full accelerator (--module top): every file named in filelist.f exists, every Verilog file
+// written is named there exactly once, each starts with its banner, and the register map is there.
+TEST(GenCli, TopWritesItsFilesAndRegisterMap) {
+  const fs::path d = scratch("top");
+  ASSERT_EQ(run_gen("--ports 3 --gbps 10 --mhz 200 --contexts 2 --out " + d.string()).rc, 0);
+  for (const char* f : {"filelist.f", "config.json", "regmap.json", "regmap.h", "regmap.md"})
+    EXPECT_TRUE(fs::exists(d / f)) << f;
+  std::istringstream list(slurp(d / "filelist.f"));
+  std::vector<std::string> listed;
+  for (std::string line; std::getline(list, line);) listed.push_back(line);
+  ASSERT_FALSE(listed.empty());
+  for (const auto& f : listed) {
+    ASSERT_TRUE(fs::exists(d / f)) << f;
+    EXPECT_EQ(std::count(listed.begin(), listed.end(), f), 1) << f;
+  }
+  for (const auto& e : fs::directory_iterator(d)) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".v") continue;
+    EXPECT_NE(std::find(listed.begin(), listed.end(), name), listed.end()) << name << " not in filelist.f";
+    const std::string v = slurp(e.path());
+    EXPECT_EQ(v.rfind("// " + e.path().stem().string() + ":", 0), 0u) << name;
+    EXPECT_NE(v.find("// Command: panama-gen --ports 3 --gbps 10 --mhz 200"), std::string::npos) << name;
+    EXPECT_NE(v.find("module " + e.path().stem().string()), std::string::npos) << name;
+  }
+  const nlohmann::json cfg = nlohmann::json::parse(slurp(d / "config.json"));
+  EXPECT_EQ(cfg.at("top"), "panama_top");
+  EXPECT_EQ(listed.back(), "panama_top.v");  // dependency order: the top comes last
+  EXPECT_GT(cfg.at("agg_latency").get<int>(), cfg.at("addtree_latency").get<int>());
+  EXPECT_GT(cfg.at("bypass_latency").get<int>(), 0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(d / "regmap.json")).at("ports"), 3);
+  fs::remove_all(d);
+}
+
+TEST(GenCli, TopRegeneratesIdentically) {
+  const fs::path a = scratch("ta"), b = scratch("tb");
+  const std::string args = "--ports 5 --gbps 25 --mhz 250 --format bf16 --contexts 3 --out ";
+  ASSERT_EQ(run_gen(args + a.string()).rc, 0);
+  ASSERT_EQ(run_gen(args + b.string()).rc, 0);
+  size_t n = 0;
+  for (const auto& e : fs::directory_iterator(a)) {
+    const std::string x = slurp(e.path());
+    EXPECT_EQ(x, slurp(b / e.path().filename())) << e.path().filename();
+    EXPECT_EQ(x.find(a.string()), std::string::npos) << "output path in " << e.path().filename();
+    ++n;
+  }
+  EXPECT_EQ(n, static_cast<size_t>(std::distance(fs::directory_iterator(b), fs::directory_iterator())));
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
 // Every invalid input: non-zero exit, exactly one line on stderr, nothing written.
 class GenCliError : public ::testing::TestWithParam<std::string> {};
 
@@ -113,4 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "--ports 4 --gbps 10 --mhz 200 --max-elems 16372",
                       "--ports 4 --gbps 10 --mhz 200 --contexts 64",
                       "--ports 4 --gbps 10 --mhz 200 --module mux",
-                      "--ports 4 --gbps 10 --mhz 200 --bogus 1"));
+                      "--ports 4 --gbps 10 --mhz 200 --bogus 1",
+                      // The same checks hold for the full accelerator (the default module).
+                      "--ports 4 --gbps 10 --mhz 200 --module top --contexts 0",
+                      "--ports 4 --gbps 10 --mhz 200 --module top --buffer-kib 1",
+                      "--ports 257 --gbps 10 --mhz 200 --module top"));
