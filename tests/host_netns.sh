@@ -54,6 +54,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
+# Namespaces first: a user who may not create them gets Skipped at once (exit 77), before any
+# build work or any namespace exists.
+if ! ip netns add "$NS_SW" 2>/dev/null; then
+  echo "SKIP: ip netns is not permitted here"
+  exit 77
+fi
+ip netns del "$NS_SW"
+
 # The switch runs the Verilated RTL: verilate it first (cached after the first run), before any
 # namespace exists, so that a slow first build that runs out of time leaves nothing behind.
 cat > "$TMP/prepare.json" <<JSON
@@ -63,10 +71,7 @@ JSON
 timeout 900 "$PH" switch --rtl "$RTL" --contexts "$TMP/prepare.json" --ifaces none --prepare >/dev/null ||
   { echo "FAIL: could not verilate $RTL"; exit 1; }
 
-if ! ip netns add "$NS_SW" 2>/dev/null; then
-  echo "SKIP: ip netns is not permitted here"
-  exit 77
-fi
+ip netns add "$NS_SW"
 CREATED+=("$NS_SW")
 in_ns() { local ns=$1; shift; ip netns exec "$ns" "$@"; }
 in_ns "$NS_SW" ip link set lo up
