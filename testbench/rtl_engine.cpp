@@ -25,8 +25,48 @@ std::string slurp(const fs::path& p) {
   return ss.str();
 }
 
+// Where the harness's sources, the archives it links and the cache of verilated designs are. In
+// the build tree: the source tree, the build's archives, build/rtl_cache. Installed
+// (`cmake --install`): PREFIX/share/panama/harness, PREFIX/lib/panama, and a per-user cache
+// ($XDG_CACHE_HOME or ~/.cache, /panama/rtl_cache). PANAMA_SIM_CACHE overrides the cache.
+struct HarnessPaths {
+  fs::path src;       // holds testbench/rtl_harness.cpp and the headers it includes
+  std::string link;   // the archives and libraries the harness links, for verilator's -LDFLAGS
+  fs::path cache;
+};
+
+HarnessPaths harness_paths() {
+  HarnessPaths p;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  const fs::path prefix = ec ? fs::path() : exe.parent_path().parent_path();
+  const bool installed = !prefix.empty() && fs::exists(prefix / "share/panama/harness/testbench/rtl_harness.cpp");
+  std::string archives;
+  if (installed) {
+    p.src = prefix / "share/panama/harness";
+    for (const char* a : {"libpanama_model.a", "libpanama_wire.a", "libpanama_config.a"})
+      archives += (prefix / "lib/panama" / a).string() + " ";
+  } else {
+    p.src = PANAMA_SOURCE_DIR;
+    archives = PANAMA_HARNESS_ARCHIVES " ";
+  }
+  p.link = archives + PANAMA_HARNESS_SYSLIBS;
+  if (const char* env = std::getenv("PANAMA_SIM_CACHE")) {
+    p.cache = env;
+  } else if (!installed) {
+    p.cache = fs::path(PANAMA_BUILD_DIR) / "rtl_cache";
+  } else {
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (xdg && *xdg) p.cache = fs::path(xdg) / "panama/rtl_cache";
+    else if (home && *home) p.cache = fs::path(home) / ".cache/panama/rtl_cache";
+    else throw EngineError("no cache directory for verilated designs: set PANAMA_SIM_CACHE or HOME");
+  }
+  return p;
+}
+
 // FNV-1a over every input of the build: the design's sources, the harness and its helpers.
-std::string cache_key(const std::string& rtl_dir, const std::string& variant) {
+std::string cache_key(const std::string& rtl_dir, const std::string& variant, const HarnessPaths& hp) {
   uint64_t h = 1469598103934665603ull;
   auto mix = [&](const std::string& s) {
     for (unsigned char ch : s) h = (h ^ ch) * 1099511628211ull;
@@ -37,7 +77,7 @@ std::string cache_key(const std::string& rtl_dir, const std::string& variant) {
   // The harness and every header it can include (gen/ctx_program.h, config.h, the wire and
   // model headers, ...), then the static libraries it links, by content: a change to any of them
   // makes a new harness, never a stale one.
-  const fs::path src = PANAMA_SOURCE_DIR;
+  const fs::path& src = hp.src;
   mix(slurp(src / "testbench/rtl_harness.cpp"));
   for (const char* dir : {"gen", "wire", "systemc_model", "testbench", "numerics"}) {
     std::vector<fs::path> headers;
@@ -46,10 +86,10 @@ std::string cache_key(const std::string& rtl_dir, const std::string& variant) {
     std::sort(headers.begin(), headers.end());
     for (const auto& h : headers) mix(h.filename().string()), mix(slurp(h));
   }
-  std::istringstream flags(PANAMA_HARNESS_FLAGS);
+  std::istringstream flags(hp.link);
   for (std::string w; flags >> w;)
     if (w.size() > 2 && w.compare(w.size() - 2, 2, ".a") == 0 && fs::exists(w)) mix(slurp(w));
-  mix(PANAMA_HARNESS_FLAGS);
+  mix(PANAMA_HARNESS_SYSLIBS);
   char b[32];
   std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(h));
   return variant.empty() ? std::string(b) : std::string(b) + "-" + variant;
@@ -61,8 +101,8 @@ int run_command(const std::string& cmd) {
 }
 
 fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std::string& variant) {
-  const char* env = std::getenv("PANAMA_SIM_CACHE");
-  const fs::path cache = fs::path(env ? env : PANAMA_BUILD_DIR "/rtl_cache") / cache_key(rtl_dir, variant);
+  const HarnessPaths hp = harness_paths();
+  const fs::path cache = hp.cache / cache_key(rtl_dir, variant, hp);
   const fs::path exe = cache / "harness";
   if (fs::exists(exe)) return exe;
   fs::create_directories(cache.parent_path());
@@ -79,7 +119,7 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
     }
     ph << "\n";
   }
-  const std::string src = PANAMA_SOURCE_DIR;
+  const std::string src = hp.src.string();
   // The trace and coverage variants: verilator instruments the model, the harness is told.
   std::string vflags, vdefs;
   if (variant == "trace") vflags = " --trace-fst", vdefs = " -DPANAMA_TRACE";
@@ -92,7 +132,7 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
       << " -o " << (tmp / "harness").string()
       << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I" << src << "/wire -I" << src
       << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << vdefs << "\""
-      << " -LDFLAGS \"" << PANAMA_HARNESS_FLAGS << "\""
+      << " -LDFLAGS \"" << hp.link << "\""
       << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src << "/testbench/rtl_harness.cpp"
       << " >" << (tmp / "build.log").string() << " 2>&1";
   if (run_command(cmd.str()) != 0)
