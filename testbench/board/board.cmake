@@ -1,0 +1,16 @@
+# Board-shell blocks (rtl/panama_axis_async_fifo.v, rtl/panama_reset_sync.v) and the board checks.
+# Hand-written RTL, so verilated by a custom command like the generated testbenches.
+set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
+set(PANAMA_CDC_SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_reset_sync.v
+    ${CMAKE_SOURCE_DIR}/rtl/panama_axis_async_fifo.v ${CMAKE_CURRENT_SOURCE_DIR}/board/cdc_tb_top.v)
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_TB_DIR}/cdc/cdc_tb
+  COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${PANAMA_BOARD_TB_DIR}/cdc
+          -o cdc_tb --top-module cdc_tb_top -CFLAGS "-O1 -std=c++17"
+          ${PANAMA_CDC_SOURCES} ${CMAKE_CURRENT_SOURCE_DIR}/board/cdc_tb.cpp
+  DEPENDS ${PANAMA_CDC_SOURCES} ${CMAKE_CURRENT_SOURCE_DIR}/board/cdc_tb.cpp
+  COMMENT "verilator cdc_tb")
+add_custom_target(tb_cdc ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/cdc/cdc_tb)
+
+add_test(NAME board.cdc_fifo COMMAND ${PANAMA_BOARD_TB_DIR}/cdc/cdc_tb --cycles 50000 --seed 1)
+set_tests_properties(board.cdc_fifo PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "cdc_tb: PASS")
