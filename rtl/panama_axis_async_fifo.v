@@ -66,15 +66,17 @@ module panama_axis_async_fifo #(
   endfunction
 
   reg [WORD_WIDTH-1:0] mem [0:DEPTH-1];
+  reg [PW-1:0] rd_ptr_q;           // next slot to read (read side)
+  reg [PW-1:0] rd_gray_q;          // rd_ptr_q in Gray code, what the write side sees
 
   // ---------------- write side (s_clk) ----------------
   reg  [PW-1:0] wr_ptr_q;          // next slot to write (includes the uncommitted frame)
   reg  [PW-1:0] wr_commit_q;       // end of the last committed beat / frame
   reg  [PW-1:0] wr_commit_gray_q;  // what the read side sees
   reg           drop_frame_q;      // discarding the rest of the current frame
-  (* ASYNC_REG = "TRUE" *) reg [PW-1:0] rd_gray_sync_q [0:SYNC_STAGES-1];
+  (* ASYNC_REG = "TRUE" *) reg [PW*SYNC_STAGES-1:0] rd_gray_sync_q;  // stage k at [k*PW +: PW]
 
-  wire [PW-1:0] rd_ptr_s = gray2bin(rd_gray_sync_q[SYNC_STAGES-1]);
+  wire [PW-1:0] rd_ptr_s = gray2bin(rd_gray_sync_q[(SYNC_STAGES-1)*PW +: PW]);
   wire          full = (wr_ptr_q - rd_ptr_s) == DEPTH[PW-1:0];
   // Frame mode with back-pressure: a frame filling the whole FIFO can never commit; take it in
   // and drop it rather than deadlock.
@@ -85,7 +87,6 @@ module panama_axis_async_fifo #(
   wire s_xfer = s_axis_tvalid && s_axis_tready;
   wire s_write = s_xfer && !drop_frame_q && !full;
 
-  integer k;
   always @(posedge s_clk) begin
     if (s_write)
       mem[wr_ptr_q[ADDR_WIDTH-1:0]] <= {s_axis_tuser, s_axis_tlast, s_axis_tkeep, s_axis_tdata};
@@ -98,10 +99,9 @@ module panama_axis_async_fifo #(
       wr_commit_gray_q <= {PW{1'b0}};
       drop_frame_q <= 1'b0;
       s_drop <= 1'b0;
-      for (k = 0; k < SYNC_STAGES; k = k + 1) rd_gray_sync_q[k] <= {PW{1'b0}};
+      rd_gray_sync_q <= {(PW*SYNC_STAGES){1'b0}};
     end else begin
-      rd_gray_sync_q[0] <= rd_gray_q;
-      for (k = 1; k < SYNC_STAGES; k = k + 1) rd_gray_sync_q[k] <= rd_gray_sync_q[k-1];
+      rd_gray_sync_q <= {rd_gray_sync_q[(SYNC_STAGES-1)*PW-1:0], rd_gray_q};
       s_drop <= 1'b0;
       if (s_xfer) begin
         if (drop_frame_q) begin
@@ -123,13 +123,11 @@ module panama_axis_async_fifo #(
   end
 
   // ---------------- read side (m_clk) ----------------
-  reg  [PW-1:0] rd_ptr_q;
-  reg  [PW-1:0] rd_gray_q;
-  (* ASYNC_REG = "TRUE" *) reg [PW-1:0] wr_gray_sync_q [0:SYNC_STAGES-1];
+  (* ASYNC_REG = "TRUE" *) reg [PW*SYNC_STAGES-1:0] wr_gray_sync_q;  // stage k at [k*PW +: PW]
   reg  [WORD_WIDTH-1:0] mem_q;      // stage 1: the memory's output register
   reg                   mem_valid_q;
 
-  wire empty = rd_ptr_q == gray2bin(wr_gray_sync_q[SYNC_STAGES-1]);
+  wire empty = rd_ptr_q == gray2bin(wr_gray_sync_q[(SYNC_STAGES-1)*PW +: PW]);
   wire out_free = !m_axis_tvalid || m_axis_tready;
   wire stage_move = mem_valid_q && out_free;
   wire fetch = !empty && (!mem_valid_q || stage_move);
@@ -148,10 +146,9 @@ module panama_axis_async_fifo #(
       m_axis_tkeep <= {KEEP_WIDTH{1'b0}};
       m_axis_tlast <= 1'b0;
       m_axis_tuser <= {USER_WIDTH{1'b0}};
-      for (k = 0; k < SYNC_STAGES; k = k + 1) wr_gray_sync_q[k] <= {PW{1'b0}};
+      wr_gray_sync_q <= {(PW*SYNC_STAGES){1'b0}};
     end else begin
-      wr_gray_sync_q[0] <= wr_commit_gray_q;
-      for (k = 1; k < SYNC_STAGES; k = k + 1) wr_gray_sync_q[k] <= wr_gray_sync_q[k-1];
+      wr_gray_sync_q <= {wr_gray_sync_q[(SYNC_STAGES-1)*PW-1:0], wr_commit_gray_q};
       if (fetch) begin
         rd_ptr_q <= rd_ptr_q + 1'b1;
         rd_gray_q <= bin2gray(rd_ptr_q + 1'b1);
