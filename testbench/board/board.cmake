@@ -14,3 +14,14 @@ add_custom_target(tb_cdc ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/cdc/cdc_tb)
 
 add_test(NAME board.cdc_fifo COMMAND ${PANAMA_BOARD_TB_DIR}/cdc/cdc_tb --cycles 50000 --seed 1)
 set_tests_properties(board.cdc_fifo PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "cdc_tb: PASS")
+
+# Board shells as panama-gen --board writes them: build script and XDC checked with Vivado's
+# commands stubbed, Yosys elaboration with the whole core, every clock constrained, synth_xilinx
+# of the shell for the board's family (tests/board_check.sh; about 40 s (sume) / 60 s (u250)).
+foreach(board sume u250)
+  add_test(NAME board.shell.${board}
+           COMMAND ${CMAKE_SOURCE_DIR}/tests/board_check.sh $<TARGET_FILE:panama-gen>
+                   ${PANAMA_BOARD_TB_DIR}/shell_${board} ${board})
+  set_tests_properties(board.shell.${board} PROPERTIES LABELS "board" TIMEOUT 600
+                       SKIP_RETURN_CODE 77)
+endforeach()
