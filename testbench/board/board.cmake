@@ -25,3 +25,17 @@ foreach(board sume u250)
   set_tests_properties(board.shell.${board} PROPERTIES LABELS "board" TIMEOUT 600
                        SKIP_RETURN_CODE 77)
 endforeach()
+
+# SipHash-2-4 (management authentication) against the paper's vectors and a C++ implementation.
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_TB_DIR}/siphash/siphash_tb
+  COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${PANAMA_BOARD_TB_DIR}/siphash
+          -o siphash_tb --top-module panama_siphash
+          -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board"
+          ${CMAKE_SOURCE_DIR}/rtl/panama_siphash.v ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_tb.cpp
+  DEPENDS ${CMAKE_SOURCE_DIR}/rtl/panama_siphash.v ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_tb.cpp
+          ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h
+  COMMENT "verilator siphash_tb")
+add_custom_target(tb_siphash ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/siphash/siphash_tb)
+add_test(NAME board.siphash COMMAND ${PANAMA_BOARD_TB_DIR}/siphash/siphash_tb)
+set_tests_properties(board.siphash PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "siphash_tb: PASS")
