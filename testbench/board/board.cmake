@@ -39,3 +39,15 @@ add_custom_command(
 add_custom_target(tb_siphash ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/siphash/siphash_tb)
 add_test(NAME board.siphash COMMAND ${PANAMA_BOARD_TB_DIR}/siphash/siphash_tb)
 set_tests_properties(board.siphash PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "siphash_tb: PASS")
+
+# Frame-atomic two-input merge (m_agg onto a port's transmit).
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_TB_DIR}/arb2/arb2_tb
+  COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${PANAMA_BOARD_TB_DIR}/arb2
+          -o arb2_tb --top-module panama_axis_arb2 -CFLAGS "-O1 -std=c++17"
+          ${CMAKE_SOURCE_DIR}/rtl/panama_axis_arb2.v ${CMAKE_CURRENT_SOURCE_DIR}/board/arb2_tb.cpp
+  DEPENDS ${CMAKE_SOURCE_DIR}/rtl/panama_axis_arb2.v ${CMAKE_CURRENT_SOURCE_DIR}/board/arb2_tb.cpp
+  COMMENT "verilator arb2_tb")
+add_custom_target(tb_arb2 ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/arb2/arb2_tb)
+add_test(NAME board.arb2 COMMAND ${PANAMA_BOARD_TB_DIR}/arb2/arb2_tb)
+set_tests_properties(board.arb2 PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "arb2_tb: PASS")
