@@ -51,3 +51,18 @@ add_custom_command(
 add_custom_target(tb_arb2 ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/arb2/arb2_tb)
 add_test(NAME board.arb2 COMMAND ${PANAMA_BOARD_TB_DIR}/arb2/arb2_tb)
 set_tests_properties(board.arb2 PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "arb2_tb: PASS")
+
+# Management requests: good, wrong key, tampered, replayed, wrong port, malformed.
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_TB_DIR}/mgmt/mgmt_tb
+  COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${PANAMA_BOARD_TB_DIR}/mgmt
+          -o mgmt_tb --top-module panama_mgmt -GN=4 -GMGMT_PORTS=1
+          -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board"
+          ${CMAKE_SOURCE_DIR}/rtl/panama_mgmt.v ${CMAKE_SOURCE_DIR}/rtl/panama_siphash.v
+          ${CMAKE_CURRENT_SOURCE_DIR}/board/mgmt_tb.cpp
+  DEPENDS ${CMAKE_SOURCE_DIR}/rtl/panama_mgmt.v ${CMAKE_SOURCE_DIR}/rtl/panama_siphash.v
+          ${CMAKE_CURRENT_SOURCE_DIR}/board/mgmt_tb.cpp ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h
+  COMMENT "verilator mgmt_tb")
+add_custom_target(tb_mgmt ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/mgmt/mgmt_tb)
+add_test(NAME board.mgmt COMMAND ${PANAMA_BOARD_TB_DIR}/mgmt/mgmt_tb)
+set_tests_properties(board.mgmt PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "mgmt_tb: PASS")
