@@ -119,7 +119,7 @@ module panama_mgmt #(
   wire [31:0] op_value = op_b[63:32];
 
   // Reserved bytes of an operation, and address bits above the register file's.
-  wire unused_ok = &{1'b0, op_a[31:8], op_addr[31:AW]};
+  wire unused_ok = &{1'b0, op_a[31:8], op_addr[31:AW], port_sel[N-1:1]};
 
   assign s_axis_tready = state_q == S_RX;
   assign m_axil_bready = 1'b1;
