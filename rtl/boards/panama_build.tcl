@@ -27,12 +27,12 @@ foreach ip $board_ip {
   synth_ip [get_ips $module_name]
 }
 
-# ---- sources: every file of filelist.f except the IP stubs (Vivado has the real IP) ----
+# ---- sources: every file of filelist.f except the stubs (Vivado has the real IP and primitives) ----
 set fh [open [file join $out_dir filelist.f] r]
 set sources {}
 foreach line [split [read $fh] "\n"] {
   set line [string trim $line]
-  if {$line eq "" || [string match "#*" $line] || [string match "*_ip_stubs.v" $line]} continue
+  if {$line eq "" || [string match "#*" $line] || [string match "*_stubs.v" $line]} continue
   lappend sources [file join $out_dir $line]
 }
 close $fh

@@ -17,7 +17,7 @@ set_tests_properties(board.cdc_fifo PROPERTIES LABELS "board;rtl" PASS_REGULAR_E
 
 # Board shells as panama-gen --board writes them: build script and XDC checked with Vivado's
 # commands stubbed, Yosys elaboration with the whole core, every clock constrained, synth_xilinx
-# of the shell for the board's family (tests/board_check.sh; about 40 s (sume) / 60 s (u250)).
+# of the shell for the board's family (tests/board_check.sh; about 30 s (sume) / 50 s (u250)).
 foreach(board sume u250)
   add_test(NAME board.shell.${board}
            COMMAND ${CMAKE_SOURCE_DIR}/tests/board_check.sh $<TARGET_FILE:panama-gen>
