@@ -66,3 +66,18 @@ add_custom_command(
 add_custom_target(tb_mgmt ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/mgmt/mgmt_tb)
 add_test(NAME board.mgmt COMMAND ${PANAMA_BOARD_TB_DIR}/mgmt/mgmt_tb)
 set_tests_properties(board.mgmt PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "mgmt_tb: PASS")
+
+# One shell port as the boards use it (both FIFOs and the m_agg merge) across the MAC/core ratio.
+set(PANAMA_PORT_CDC_SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_port_cdc.v
+    ${CMAKE_SOURCE_DIR}/rtl/panama_axis_async_fifo.v ${CMAKE_SOURCE_DIR}/rtl/panama_axis_arb2.v)
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_TB_DIR}/port_cdc/port_cdc_tb
+  COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${PANAMA_BOARD_TB_DIR}/port_cdc
+          -o port_cdc_tb --top-module panama_port_cdc -GDATA_WIDTH=64 -GADDR_WIDTH=6 -GAGG=1
+          -CFLAGS "-O1 -std=c++17" ${PANAMA_PORT_CDC_SOURCES}
+          ${CMAKE_CURRENT_SOURCE_DIR}/board/port_cdc_tb.cpp
+  DEPENDS ${PANAMA_PORT_CDC_SOURCES} ${CMAKE_CURRENT_SOURCE_DIR}/board/port_cdc_tb.cpp
+  COMMENT "verilator port_cdc_tb")
+add_custom_target(tb_port_cdc ALL DEPENDS ${PANAMA_BOARD_TB_DIR}/port_cdc/port_cdc_tb)
+add_test(NAME board.port_cdc COMMAND ${PANAMA_BOARD_TB_DIR}/port_cdc/port_cdc_tb)
+set_tests_properties(board.port_cdc PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "port_cdc_tb: PASS")
