@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "boards.h"
 #include "emit.h"
 
 #if __has_include("regmap.h")
@@ -15,10 +16,24 @@ int main(int argc, char** argv) {
   CLI::App app{"panama-gen: generate a PANAMA-style in-network aggregation accelerator", "panama-gen"};
   Inputs in;
   std::string out, format = "fp32", subnormals = "ieee";
-  app.add_option("--ports", in.ports, "number of switch ports, 2..256")->required();
-  app.add_option("--gbps", in.gbps, "line rate per port in Gbit/s")->required();
-  app.add_option("--mhz", in.mhz, "clock frequency in MHz")->required();
-  app.add_option("--out", out, "output directory")->required();
+  // A board fixes the core it wires, so --ports/--gbps/--mhz may then be left out.
+  bool board_mode = false;
+  for (int i = 1; i < argc; ++i)
+    board_mode |= std::string(argv[i]).rfind("--board", 0) == 0 || std::string(argv[i]) == "--list-boards";
+  std::string board_name;
+  bool list_boards = false;
+  auto* o_ports = app.add_option("--ports", in.ports, "number of switch ports, 2..256");
+  auto* o_gbps = app.add_option("--gbps", in.gbps, "line rate per port in Gbit/s");
+  auto* o_mhz = app.add_option("--mhz", in.mhz, "clock frequency in MHz");
+  if (!board_mode) {
+    o_ports->required();
+    o_gbps->required();
+    o_mhz->required();
+  }
+  app.add_option("--board", board_name, "also write the board shell for NAME (see --list-boards)");
+  app.add_flag("--list-boards", list_boards, "list the boards --board knows and exit");
+  auto* o_out = app.add_option("--out", out, "output directory");
+  if (!board_mode) o_out->required();
   app.add_option("--format", format, "element format: fp32, bf16 or fp16");
   app.add_option("--subnormals", subnormals, "ieee (kept) or ftz (flushed, FTZ+DAZ)");
   app.add_option("--contexts", in.contexts, "number of (JID, TID) contexts");
@@ -37,11 +52,29 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "panama-gen: %s\n", msg.c_str());
     return 2;
   }
+  if (list_boards) {
+    for (const auto& b : boards())
+      std::printf("%-6s %-22s top %-16s core --ports %d --gbps %g --mhz %g  %s\n", b.name.c_str(), b.part.c_str(),
+                  b.top.c_str(), b.ports, b.gbps, b.mhz, b.description.c_str());
+    return 0;
+  }
+  if (out.empty()) {
+    std::fprintf(stderr, "panama-gen: --out is required\n");
+    return 2;
+  }
   try {
+    const Board* board = board_name.empty() ? nullptr : &find_board(board_name);
+    if (board) {
+      if (!*o_ports) in.ports = board->ports;
+      if (!*o_gbps) in.gbps = board->gbps;
+      if (!*o_mhz) in.mhz = board->mhz;
+    }
     in.format = parse_format(format);
     in.subnormals = parse_subnormals(subnormals);
     const Config c = Config::derive(in);
+    if (board) check_board_config(*board, c);
     auto files = build_output(c);
+    if (board) add_board_files(*board, c, files);
     write_output(files, out);
 #ifdef PANAMA_HAVE_REGMAP
     if (c.in.module == "top") write_regmap(c, out);

@@ -1,0 +1,218 @@
+// panama_u250_top: board shell for the Xilinx Alveo U250 (xcu250-figd2104-2L-e), two QSFP28 cages
+// at 100 Gbit/s. Each cage is an UltraScale+ integrated 100G MAC (CMAC, cmac_usplus IP) with a
+// 512-bit AXI-Stream user interface at its transmit user clock (322.265625 MHz; receive is clocked
+// by the same clock through rx_clk); the core (panama_top, --ports 2 --gbps 100 --mhz 250) runs
+// at 250 MHz from the 300 MHz board oscillator through an MMCM, which also gives the 125 MHz CMAC
+// init / DRP clock. Between each MAC and the core, panama_port_cdc holds two frame-safe
+// asynchronous FIFOs. The frames the core builds (m_agg) leave on port AGG_PORT, interleaved frame
+// by frame with that port's own traffic, towards the switch that multicasts them. The register
+// file's AXI4-Lite slave is tied off until management over Ethernet is attached.
+`timescale 1ns / 1ps
+`default_nettype none
+
+module panama_u250_top #(
+  // Port (0 or 1, QSFP28 cage qsfp{AGG_PORT}) that carries the built frames.
+  parameter AGG_PORT = 1
+) (
+  input  wire       clk_300mhz_p,      // board oscillator, 300 MHz LVDS (DDR4 bank 0 clock)
+  input  wire       clk_300mhz_n,
+  input  wire       qsfp0_refclk_p,    // 156.25 MHz, Si570 via the clock buffer, MGTREFCLK0_231
+  input  wire       qsfp0_refclk_n,
+  input  wire [3:0] qsfp0_rx_p,
+  input  wire [3:0] qsfp0_rx_n,
+  output wire [3:0] qsfp0_tx_p,
+  output wire [3:0] qsfp0_tx_n,
+  input  wire       qsfp1_refclk_p,    // 156.25 MHz, MGTREFCLK0_230
+  input  wire       qsfp1_refclk_n,
+  input  wire [3:0] qsfp1_rx_p,
+  input  wire [3:0] qsfp1_rx_n,
+  output wire [3:0] qsfp1_tx_p,
+  output wire [3:0] qsfp1_tx_n,
+  output wire [1:0] qsfp_resetl,       // module reset, active low: held high (running)
+  output wire [1:0] qsfp_lpmode,       // low-power mode: held low
+  output wire [1:0] qsfp_modsell,      // module select for the management bus: held low
+  output wire [2:0] led                // 0: core out of reset, 1/2: qsfp0/1 receive aligned
+);
+
+  localparam N = 2;
+  localparam W = 512;
+  localparam AW = 14;   // register-file address bits of the core (regmap.json)
+
+  assign qsfp_resetl = 2'b11;
+  assign qsfp_lpmode = 2'b00;
+  assign qsfp_modsell = 2'b00;
+
+  // ---------------- core clock: 300 MHz -> MMCM (VCO 1500 MHz) -> 250 MHz core, 125 MHz init ---
+  wire clk_300_ibuf, mmcm_fb, mmcm_locked, clk_core_mmcm, clk_init_mmcm;
+  wire core_clk, init_clk;
+
+  IBUFDS u_clk300_ibuf (.I(clk_300mhz_p), .IB(clk_300mhz_n), .O(clk_300_ibuf));
+
+  MMCME4_BASE #(
+    .CLKIN1_PERIOD(3.333), .CLKFBOUT_MULT_F(5.000), .DIVCLK_DIVIDE(1),
+    .CLKOUT0_DIVIDE_F(6.000), .CLKOUT1_DIVIDE(12)
+  ) u_mmcm (
+    .CLKIN1(clk_300_ibuf), .CLKFBIN(mmcm_fb), .CLKFBOUT(mmcm_fb), .CLKFBOUTB(),
+    .CLKOUT0(clk_core_mmcm), .CLKOUT0B(), .CLKOUT1(clk_init_mmcm), .CLKOUT1B(),
+    .CLKOUT2(), .CLKOUT2B(), .CLKOUT3(), .CLKOUT3B(), .CLKOUT4(), .CLKOUT5(), .CLKOUT6(),
+    .LOCKED(mmcm_locked), .PWRDWN(1'b0), .RST(1'b0));
+  BUFG u_core_bufg (.I(clk_core_mmcm), .O(core_clk));
+  BUFG u_init_bufg (.I(clk_init_mmcm), .O(init_clk));
+
+  // The card has no user reset button: the MMCM's lock is the reset source.
+  wire arst = !mmcm_locked;
+  wire core_rst;
+  panama_reset_sync u_core_rst (.clk(core_clk), .rst_in(arst), .rst_out(core_rst));
+
+  // ---------------- MACs ----------------
+  wire [N-1:0]     mac_clk, mac_usr_tx_reset, mac_usr_rx_reset, mac_rst, rx_aligned;
+  wire [N*W-1:0]   mac_rx_tdata, mac_tx_tdata;
+  wire [N*W/8-1:0] mac_rx_tkeep, mac_tx_tkeep;
+  wire [N-1:0]     mac_rx_tvalid, mac_rx_tlast, mac_rx_tuser;
+  wire [N-1:0]     mac_tx_tvalid, mac_tx_tlast, mac_tx_tuser, mac_tx_tready;
+  // CMAC bring-up (PG203): receive enabled; until the receiver is aligned the transmitter sends
+  // remote-fault indications, then it is enabled. Registered in the MAC clock domain.
+  reg  [N-1:0]     tx_enable_q, tx_send_rfi_q;
+
+  // Per-port MAC reset: CMAC user resets or the shell reset, synchronised to the MAC clock.
+  genvar p;
+  generate
+    for (p = 0; p < N; p = p + 1) begin : g_mac_rst
+      panama_reset_sync u_rs (.clk(mac_clk[p]),
+        .rst_in(arst || mac_usr_tx_reset[p] || mac_usr_rx_reset[p]), .rst_out(mac_rst[p]));
+      always @(posedge mac_clk[p]) begin
+        if (mac_rst[p]) begin
+          tx_enable_q[p] <= 1'b0;
+          tx_send_rfi_q[p] <= 1'b1;
+        end else begin
+          tx_enable_q[p] <= rx_aligned[p];
+          tx_send_rfi_q[p] <= !rx_aligned[p];
+        end
+      end
+    end
+  endgenerate
+
+  cmac_usplus_0 u_cmac0 (
+    .gt_ref_clk_p(qsfp0_refclk_p), .gt_ref_clk_n(qsfp0_refclk_n),
+    .gt_rxp_in(qsfp0_rx_p), .gt_rxn_in(qsfp0_rx_n), .gt_txp_out(qsfp0_tx_p), .gt_txn_out(qsfp0_tx_n),
+    .gt_txusrclk2(mac_clk[0]), .gt_rxusrclk2(), .gt_ref_clk_out(), .gt_rxrecclkout(),
+    .gt_powergoodout(), .gt_loopback_in(12'd0),
+    .gtwiz_reset_tx_datapath(1'b0), .gtwiz_reset_rx_datapath(1'b0),
+    .sys_reset(arst), .init_clk(init_clk), .rx_clk(mac_clk[0]),
+    .usr_rx_reset(mac_usr_rx_reset[0]), .usr_tx_reset(mac_usr_tx_reset[0]),
+    .core_rx_reset(1'b0), .core_tx_reset(1'b0), .core_drp_reset(1'b0), .drp_clk(init_clk),
+    .drp_addr(10'd0), .drp_di(16'd0), .drp_en(1'b0), .drp_we(1'b0), .drp_do(), .drp_rdy(),
+    .rx_axis_tvalid(mac_rx_tvalid[0]), .rx_axis_tdata(mac_rx_tdata[0*W +: W]),
+    .rx_axis_tlast(mac_rx_tlast[0]), .rx_axis_tkeep(mac_rx_tkeep[0*W/8 +: W/8]),
+    .rx_axis_tuser(mac_rx_tuser[0]),
+    .tx_axis_tready(mac_tx_tready[0]), .tx_axis_tvalid(mac_tx_tvalid[0]),
+    .tx_axis_tdata(mac_tx_tdata[0*W +: W]), .tx_axis_tlast(mac_tx_tlast[0]),
+    .tx_axis_tkeep(mac_tx_tkeep[0*W/8 +: W/8]), .tx_axis_tuser(mac_tx_tuser[0]),
+    .tx_ovfout(), .tx_unfout(), .tx_preamblein(56'd0),
+    .ctl_rx_enable(1'b1), .ctl_rx_force_resync(1'b0), .ctl_rx_test_pattern(1'b0),
+    .ctl_tx_enable(tx_enable_q[0]), .ctl_tx_send_idle(1'b0), .ctl_tx_send_rfi(tx_send_rfi_q[0]),
+    .ctl_tx_send_lfi(1'b0), .ctl_tx_test_pattern(1'b0),
+    .ctl_rsfec_ieee_error_indication_mode(1'b0), .ctl_rx_rsfec_enable(1'b1),
+    .ctl_rx_rsfec_enable_correction(1'b1), .ctl_rx_rsfec_enable_indication(1'b1),
+    .ctl_tx_rsfec_enable(1'b1),
+    .stat_rx_aligned(rx_aligned[0]), .stat_rx_aligned_err(), .stat_rx_status(),
+    .stat_rx_local_fault(), .stat_rx_remote_fault(), .stat_rx_bad_fcs(), .stat_tx_local_fault());
+
+  cmac_usplus_1 u_cmac1 (
+    .gt_ref_clk_p(qsfp1_refclk_p), .gt_ref_clk_n(qsfp1_refclk_n),
+    .gt_rxp_in(qsfp1_rx_p), .gt_rxn_in(qsfp1_rx_n), .gt_txp_out(qsfp1_tx_p), .gt_txn_out(qsfp1_tx_n),
+    .gt_txusrclk2(mac_clk[1]), .gt_rxusrclk2(), .gt_ref_clk_out(), .gt_rxrecclkout(),
+    .gt_powergoodout(), .gt_loopback_in(12'd0),
+    .gtwiz_reset_tx_datapath(1'b0), .gtwiz_reset_rx_datapath(1'b0),
+    .sys_reset(arst), .init_clk(init_clk), .rx_clk(mac_clk[1]),
+    .usr_rx_reset(mac_usr_rx_reset[1]), .usr_tx_reset(mac_usr_tx_reset[1]),
+    .core_rx_reset(1'b0), .core_tx_reset(1'b0), .core_drp_reset(1'b0), .drp_clk(init_clk),
+    .drp_addr(10'd0), .drp_di(16'd0), .drp_en(1'b0), .drp_we(1'b0), .drp_do(), .drp_rdy(),
+    .rx_axis_tvalid(mac_rx_tvalid[1]), .rx_axis_tdata(mac_rx_tdata[1*W +: W]),
+    .rx_axis_tlast(mac_rx_tlast[1]), .rx_axis_tkeep(mac_rx_tkeep[1*W/8 +: W/8]),
+    .rx_axis_tuser(mac_rx_tuser[1]),
+    .tx_axis_tready(mac_tx_tready[1]), .tx_axis_tvalid(mac_tx_tvalid[1]),
+    .tx_axis_tdata(mac_tx_tdata[1*W +: W]), .tx_axis_tlast(mac_tx_tlast[1]),
+    .tx_axis_tkeep(mac_tx_tkeep[1*W/8 +: W/8]), .tx_axis_tuser(mac_tx_tuser[1]),
+    .tx_ovfout(), .tx_unfout(), .tx_preamblein(56'd0),
+    .ctl_rx_enable(1'b1), .ctl_rx_force_resync(1'b0), .ctl_rx_test_pattern(1'b0),
+    .ctl_tx_enable(tx_enable_q[1]), .ctl_tx_send_idle(1'b0), .ctl_tx_send_rfi(tx_send_rfi_q[1]),
+    .ctl_tx_send_lfi(1'b0), .ctl_tx_test_pattern(1'b0),
+    .ctl_rsfec_ieee_error_indication_mode(1'b0), .ctl_rx_rsfec_enable(1'b1),
+    .ctl_rx_rsfec_enable_correction(1'b1), .ctl_rx_rsfec_enable_indication(1'b1),
+    .ctl_tx_rsfec_enable(1'b1),
+    .stat_rx_aligned(rx_aligned[1]), .stat_rx_aligned_err(), .stat_rx_status(),
+    .stat_rx_local_fault(), .stat_rx_remote_fault(), .stat_rx_bad_fcs(), .stat_tx_local_fault());
+
+  // ---------------- clock-domain crossing, per port ----------------
+  wire [N*W-1:0]   core_s_tdata, core_m_tdata;
+  wire [N*W/8-1:0] core_s_tkeep, core_m_tkeep;
+  wire [N-1:0]     core_s_tvalid, core_s_tlast, core_s_tuser, core_s_tready;
+  wire [N-1:0]     core_m_tvalid, core_m_tlast, core_m_tuser, core_m_tready;
+  wire [N-1:0]     agg_tready;
+  wire [W-1:0]     agg_tdata;
+  wire [W/8-1:0]   agg_tkeep;
+  wire             agg_tvalid, agg_tlast;
+
+  generate
+    for (p = 0; p < N; p = p + 1) begin : g_cdc
+      // 64-byte beats: 64 beats hold a 1518-byte frame twice over.
+      panama_port_cdc #(.DATA_WIDTH(W), .ADDR_WIDTH(6), .AGG(p == AGG_PORT)) u_cdc (
+        .mac_clk(mac_clk[p]), .mac_rst(mac_rst[p]), .core_clk(core_clk), .core_rst(core_rst),
+        .mac_rx_tdata(mac_rx_tdata[p*W +: W]), .mac_rx_tkeep(mac_rx_tkeep[p*W/8 +: W/8]),
+        .mac_rx_tvalid(mac_rx_tvalid[p]), .mac_rx_tlast(mac_rx_tlast[p]),
+        // CMAC sets tuser on the last beat of a bad frame: the core's convention already.
+        .mac_rx_tuser(mac_rx_tuser[p]),
+        .mac_tx_tdata(mac_tx_tdata[p*W +: W]), .mac_tx_tkeep(mac_tx_tkeep[p*W/8 +: W/8]),
+        .mac_tx_tvalid(mac_tx_tvalid[p]), .mac_tx_tlast(mac_tx_tlast[p]),
+        .mac_tx_tuser(mac_tx_tuser[p]), .mac_tx_tready(mac_tx_tready[p]),
+        .rx_drop(),
+        .s_axis_tdata(core_s_tdata[p*W +: W]), .s_axis_tkeep(core_s_tkeep[p*W/8 +: W/8]),
+        .s_axis_tvalid(core_s_tvalid[p]), .s_axis_tlast(core_s_tlast[p]),
+        .s_axis_tuser(core_s_tuser[p]), .s_axis_tready(core_s_tready[p]),
+        .m_axis_tdata(core_m_tdata[p*W +: W]), .m_axis_tkeep(core_m_tkeep[p*W/8 +: W/8]),
+        .m_axis_tvalid(core_m_tvalid[p]), .m_axis_tlast(core_m_tlast[p]),
+        .m_axis_tuser(core_m_tuser[p]), .m_axis_tready(core_m_tready[p]),
+        .agg_axis_tdata(agg_tdata), .agg_axis_tkeep(agg_tkeep), .agg_axis_tvalid(agg_tvalid),
+        .agg_axis_tlast(agg_tlast), .agg_axis_tready(agg_tready[p]));
+    end
+  endgenerate
+
+  // ---------------- the core ----------------
+  wire s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_arready, s_axil_rvalid;
+  wire [1:0] s_axil_bresp, s_axil_rresp;
+  wire [31:0] s_axil_rdata;
+
+  panama_top u_core (
+    .clk(core_clk), .rst(core_rst),
+    .s00_axis_tdata(core_s_tdata[0*W +: W]), .s00_axis_tkeep(core_s_tkeep[0*W/8 +: W/8]),
+    .s00_axis_tvalid(core_s_tvalid[0]), .s00_axis_tlast(core_s_tlast[0]),
+    .s00_axis_tuser(core_s_tuser[0]), .s00_axis_tready(core_s_tready[0]),
+    .m00_axis_tdata(core_m_tdata[0*W +: W]), .m00_axis_tkeep(core_m_tkeep[0*W/8 +: W/8]),
+    .m00_axis_tvalid(core_m_tvalid[0]), .m00_axis_tlast(core_m_tlast[0]),
+    .m00_axis_tuser(core_m_tuser[0]), .m00_axis_tready(core_m_tready[0]),
+    .s01_axis_tdata(core_s_tdata[1*W +: W]), .s01_axis_tkeep(core_s_tkeep[1*W/8 +: W/8]),
+    .s01_axis_tvalid(core_s_tvalid[1]), .s01_axis_tlast(core_s_tlast[1]),
+    .s01_axis_tuser(core_s_tuser[1]), .s01_axis_tready(core_s_tready[1]),
+    .m01_axis_tdata(core_m_tdata[1*W +: W]), .m01_axis_tkeep(core_m_tkeep[1*W/8 +: W/8]),
+    .m01_axis_tvalid(core_m_tvalid[1]), .m01_axis_tlast(core_m_tlast[1]),
+    .m01_axis_tuser(core_m_tuser[1]), .m01_axis_tready(core_m_tready[1]),
+    .m_agg_axis_tdata(agg_tdata), .m_agg_axis_tkeep(agg_tkeep), .m_agg_axis_tvalid(agg_tvalid),
+    .m_agg_axis_tlast(agg_tlast), .m_agg_axis_tready(agg_tready[AGG_PORT]),
+    .s_axil_awaddr({AW{1'b0}}), .s_axil_awprot(3'd0), .s_axil_awvalid(1'b0),
+    .s_axil_awready(s_axil_awready), .s_axil_wdata(32'd0), .s_axil_wstrb(4'd0),
+    .s_axil_wvalid(1'b0), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(1'b1), .s_axil_araddr({AW{1'b0}}),
+    .s_axil_arprot(3'd0), .s_axil_arvalid(1'b0), .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(1'b1));
+
+  // Status LEDs, registered in the core domain (the alignment bits are quasi-static levels).
+  reg [2:0] led_q;
+  always @(posedge core_clk) led_q <= {rx_aligned, !core_rst};
+  assign led = led_q;
+
+
+endmodule
+
+`default_nettype wire
