@@ -223,7 +223,9 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   // How long a worker that holds every result waits in silence before it leaves (it may have
   // missed the final status): several status waits, since a peer still repairing can need a
   // few in a row, but well inside the peers' timeout, which starts at about the same time.
-  const auto silence = std::max(2 * status_wait, std::min(timeout / 2, 8 * status_wait));
+  // A peer that still misses a vector can spend several status waits getting out of a jammed
+  // round (rule 6 of docs/host.md), so this is well above that but below the peer's timeout.
+  const auto silence = std::max(2 * status_wait, std::min(timeout * 3 / 4, 12 * status_wait));
   auto last_progress = Clock::now();
 
   auto lost_error = [&](size_t t, uint32_t vid_lost, uint32_t vid_seen) {
@@ -315,6 +317,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       return 1;
     }
     const size_t q = sl.index / s.vp;
+    if (s.part[r][q] != Part::known && s.part_done[q]) return 2;  // its status part was not sent
     if (s.part[r][q] == Part::undecided) return 0;
     // Without the part's status this worker does not know which of its slots the others send:
     // it sends -0.0 (tag -0.0) to every one. Where the others send, the sum completes (invalid
