@@ -381,6 +381,16 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     }
   };
 
+  // How long to wait for results before giving up on what is outstanding. A status part is
+  // waited for longer than a peer takes to leave a jammed round (3 status waits, rule 6): a
+  // worker that gave up on statuses sooner would run one round ahead of its peers for good,
+  // leaving every round before they arrive.
+  auto tree_wait = [&](size_t t) {
+    const TreeState& s = tr[t];
+    for (size_t i = s.settled; i < s.sent; ++i)
+      if (s.slots[i].kind == Kind::status && !s.slots[i].skipped) return 4 * status_wait;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(status_wait);
+  };
   wire::Bytes rx;
   for (;;) {
     // Trees that have used their whole range end here.
@@ -415,7 +425,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     for (size_t t = 0; t < T; ++t) {
       const TreeState& s = tr[t];
       if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
-        deadline = std::min(deadline, s.last_progress + status_wait);
+        deadline = std::min(deadline, s.last_progress + tree_wait(t));
       if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence);
     }
     if (!t_.recv(rx, deadline)) {
@@ -434,7 +444,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
           moved = true;
           continue;
         }
-        if (s.done || !repair || (s.inflight() == 0 && s.settled == s.sent) || now - s.last_progress < status_wait)
+        if (s.done || !repair || (s.inflight() == 0 && s.settled == s.sent) || now - s.last_progress < tree_wait(t))
           continue;
         // Nothing for a while: what was sent counts as lost (late results are still taken);
         // go on with the schedule, the repair rounds pick it up.
@@ -546,6 +556,21 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   for (size_t t = 0; t < T; ++t) next_vid_[t] += static_cast<uint32_t>(tr[t].slots.size());
   size_t missing = 0;
   for (size_t k = 0; k < K; ++k) missing += !have[k];
+  if (missing && std::getenv("PANAMA_HOST_DEBUG"))
+    for (size_t k = 0; k < K; ++k)
+      if (!have[k]) {
+        const size_t t = k % T, j = k / T;
+        const TreeState& z = tr[t];
+        std::fprintf(stderr, "rank %d missing k %zu tree %zu j %zu part %zu:", p_.rank, k, t, j, j / z.vp);
+        for (int r = 0; r < R; ++r) {
+          const size_t pos = z.n + static_cast<size_t>(r) * (z.ns + z.n) + z.ns + j;
+          std::fprintf(stderr, " r%d[part %d plan %d slot sent %d skipped %d lost %d]", r,
+                       static_cast<int>(z.part[static_cast<size_t>(r)][j / z.vp]),
+                       z.plan[static_cast<size_t>(r)].empty() ? -9 : z.plan[static_cast<size_t>(r)][j],
+                       pos < z.sent, z.slots[pos].skipped, z.slots[pos].lost);
+        }
+        std::fprintf(stderr, "\n");
+      }
   if (missing)
     throw AllReduceError("loss repair failed: " + std::to_string(missing) + " of " + std::to_string(K) +
                          " vectors still missing after " + std::to_string(R) +

@@ -800,7 +800,9 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool
   p.timeout_ms = 3000;
   p.status_wait_ms = 40;
   p.repair_rounds = 16;
-  const auto in = tensors(3, 362 * 40 + 5, seed, ref::Fmt::fp32);
+  size_t vectors = 40;
+  if (const char* e = std::getenv("PANAMA_HOST_VECTORS")) vectors = std::stoul(e);  // stress runs
+  const auto in = tensors(3, 362 * vectors + 5, seed, ref::Fmt::fp32);
   const Outcome o = run_workers(bed, in, port_of, p, 3);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
   uint64_t lost = 0, repaired = 0;
