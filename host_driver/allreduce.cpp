@@ -218,7 +218,9 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   spec.hdr.jid = p_.jid;
   spec.hdr.rank = static_cast<uint16_t>(p_.rank);
 
-  const auto timeout = std::chrono::milliseconds(p_.timeout_ms);
+  // With repair on, a worker can legitimately hear nothing for a few (long) status waits while
+  // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
+  const auto timeout = std::chrono::milliseconds(repair ? std::max(p_.timeout_ms, 16 * p_.status_wait_ms) : p_.timeout_ms);
   const auto status_wait = std::chrono::milliseconds(p_.status_wait_ms);
   // How long a worker that holds every result waits in silence before it leaves (it may have
   // missed the final status): several status waits, since a peer still repairing can need a
@@ -479,7 +481,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
         }
       throw AllReduceError("timeout: no result for job " + std::to_string(p_.jid) + " tree " + std::to_string(t) +
                            " VID " + std::to_string(next_vid_[t] + tr[t].settled) + " within " +
-                           std::to_string(p_.timeout_ms) + " ms (" + std::to_string(missing) + " of " +
+                           std::to_string(timeout.count()) + " ms (" + std::to_string(missing) + " of " +
                            std::to_string(K) + " vectors missing): a peer is not contributing or the path is down");
     }
     // Accept only final sums of this job for a slot of this call.
