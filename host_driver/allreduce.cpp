@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace panama::host {
@@ -95,36 +97,43 @@ constexpr size_t kMaxProbes = 2;
 struct Slot {
   Kind kind = Kind::main;
   int round = 0;     // status / repair
-  size_t index = 0;  // main: vector index within the tree; status: part; repair: slot j
+  size_t index = 0;  // main: vector index within the tree; status: part q; repair: vector index
   bool lost = false;
-  wire::Bytes payload;  // status parts: the built payload
+  bool skipped = false;  // not sent (repair slot nobody needs, status part of a finished part)
+  wire::Bytes payload;   // status parts: the built payload
 };
 
-// One entry of a round's repair plan.
-struct PlanItem {
-  size_t vec;       // vector index within the tree
-  int holder;       // lowest-rank holder, -1 = nobody (re-aggregate)
-};
+// What round r's status says of one vector (TreeState::plan).
+constexpr int kHeld = -2;     // every worker holds it: nothing to do
+constexpr int kReagg = -1;    // nobody holds it: re-aggregate; >= 0: the lowest-rank holder forwards
+
+enum class Part : uint8_t { undecided, known, failed };
 
 struct TreeState {
   size_t n = 0;                 // vectors of this call on the tree
   size_t ns = 0;                // status parts per round
-  size_t S = 0;                 // repair slots per round
+  size_t vp = 0;                // vectors per status part
   std::vector<Slot> slots;      // the reserved VID range, in VID order
-  size_t sent = 0, settled = 0; // slots sent; slots settled (a prefix: results come in VID order)
+  size_t sent = 0, settled = 0; // slots handled (sent or skipped); settled prefix (results in VID order)
+  std::vector<size_t> frames_before;  // frames_before[i]: frames actually sent at positions < i
   // Slots known to have left the accelerator's queues: a result for a later or equal VID came
   // back. Only these free window credit; a slot given up by the status wait may still sit in
   // the accelerator waiting for a slower peer, and sending more would overflow its buffer.
   size_t acked = 0;
-  // One extra slot per status wait without any result (like a TCP retransmission timeout
+  // One extra frame per status wait without any result (like a TCP retransmission timeout
   // sending one segment): if a peer's contribution at the head of the window was lost, the
   // peer's next frame makes the accelerator drop the incomplete vector and results flow again.
   size_t probes = 0;  // at most kMaxProbes: a worker never runs further ahead than that
-  std::vector<bool> status_failed, plan_known;
-  std::vector<std::vector<PlanItem>> plan;
-  std::vector<uint64_t> snapshot;  // holders word of this worker at the current round's status
+  std::vector<std::vector<Part>> part;      // [round][part]
+  std::vector<std::vector<int>> plan;       // [round][vector]: kHeld, kReagg or a holder rank
+  std::vector<bool> status_started;         // [round]: its first status part went out
+  std::vector<bool> part_done;              // [part]: a status showed every vector held by all
+  size_t parts_done = 0;
   bool done = false;
-  Clock::time_point last_progress;
+  size_t held = 0;                  // vectors of this tree this worker holds
+  Clock::time_point last_progress;  // last in-order result, or the last status wait
+  Clock::time_point last_result;    // last in-order result
+  size_t inflight() const { return frames_before[sent] - frames_before[std::min(acked, sent)]; }
 };
 
 }  // namespace
@@ -177,21 +186,25 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       s.done = true;
       continue;
     }
-    s.ns = repair ? (s.n * G + C - 1) / C : 0;
-    // Repair slots per round: at least repair_slots, and 1/32 of the tree's vectors (a big call
-    // loses more vectors; every worker derives the same number from n).
-    s.S = std::max(static_cast<size_t>(p_.repair_slots), (s.n + 31) / 32);
-    for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, {}});
+    // Status part q carries the holder words of vectors [q vp, (q + 1) vp): every part can be
+    // read on its own, so one lost part costs only its vectors a round.
+    s.vp = repair ? std::max<size_t>(1, C / G) : 0;
+    s.ns = repair ? (s.n + s.vp - 1) / s.vp : 0;
+    for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, false, {}});
+    // Round r: ns status parts, then one repair slot per vector (slot j of the round is vector
+    // j's, always: the slot's meaning never depends on what a worker received). Slots nobody
+    // needs are not sent; the accelerator jumps over VIDs no member sent (rule 6).
     for (int r = 0; r < R; ++r) {
-      for (size_t q = 0; q < s.ns; ++q) s.slots.push_back(Slot{Kind::status, r, q, false, {}});
-      for (size_t j = 0; j < s.S; ++j)
-        s.slots.push_back(Slot{Kind::repair, r, j, false, {}});
+      for (size_t q = 0; q < s.ns; ++q) s.slots.push_back(Slot{Kind::status, r, q, false, false, {}});
+      for (size_t j = 0; j < s.n; ++j) s.slots.push_back(Slot{Kind::repair, r, j, false, false, {}});
     }
-    if (s.slots.size() >= 0x7FFFFFFFu) throw AllReduceError("buffer too large for one call (VID space)");
-    s.status_failed.assign(static_cast<size_t>(R), false);
-    s.plan_known.assign(static_cast<size_t>(R), false);
+    if (s.slots.size() >= 0x40000000u) throw AllReduceError("buffer too large for one call (VID space)");
+    s.frames_before.assign(s.slots.size() + 1, 0);
+    s.part.assign(static_cast<size_t>(R), std::vector<Part>(s.ns, Part::undecided));
     s.plan.assign(static_cast<size_t>(R), {});
-    s.last_progress = Clock::now();
+    s.status_started.assign(static_cast<size_t>(R), false);
+    s.part_done.assign(s.ns, false);
+    s.last_progress = s.last_result = Clock::now();
   }
 
   wire::FrameSpec spec;
@@ -205,12 +218,16 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   spec.hdr.jid = p_.jid;
   spec.hdr.rank = static_cast<uint16_t>(p_.rank);
 
-  const auto timeout = std::chrono::milliseconds(p_.timeout_ms);
+  // With repair on, a worker can legitimately hear nothing for a few (long) status waits while
+  // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
+  const auto timeout = std::chrono::milliseconds(repair ? std::max(p_.timeout_ms, 16 * p_.status_wait_ms) : p_.timeout_ms);
   const auto status_wait = std::chrono::milliseconds(p_.status_wait_ms);
   // How long a worker that holds every result waits in silence before it leaves (it may have
   // missed the final status): several status waits, since a peer still repairing can need a
   // few in a row, but well inside the peers' timeout, which starts at about the same time.
-  const auto silence = std::max(2 * status_wait, std::min(timeout / 2, 8 * status_wait));
+  // A peer that still misses a vector can spend several status waits getting out of a jammed
+  // round (rule 6 of docs/host.md), so this is well above that but below the peer's timeout.
+  const auto silence = std::max(2 * status_wait, std::min(timeout * 3 / 4, 12 * status_wait));
   auto last_progress = Clock::now();
 
   auto lost_error = [&](size_t t, uint32_t vid_lost, uint32_t vid_seen) {
@@ -227,10 +244,16 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       if (sl.kind == Kind::main) {
         if (!repair) throw lost_error(t, next_vid_[t] + static_cast<uint32_t>(s.settled), seen_vid);
         ++stats_.lost;
-      } else if (sl.kind == Kind::status) {
-        s.status_failed[static_cast<size_t>(sl.round)] = true;
+      } else if (sl.kind == Kind::status && !sl.skipped) {
+        Part& pt = s.part[static_cast<size_t>(sl.round)][sl.index];
+        if (pt == Part::undecided) pt = Part::failed;
       }
     }
+  };
+  // Skipped slots at the settled frontier settle at once (no result will come for them).
+  auto settle_skipped = [&](size_t t) {
+    TreeState& s = tr[t];
+    while (s.settled < s.sent && s.slots[s.settled].skipped) s.slots[s.settled++].lost = true;
   };
   // Builds and sends slot s.sent of tree t.
   auto send_slot = [&](size_t t) {
@@ -247,72 +270,81 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       if (sl.index + 1 == s.n) spec.hdr.flags = wire::kFlagFin;
       spec.payload.assign(data + k * Cd * es, data + (k * Cd + elems_of(k)) * es);
     } else if (sl.kind == Kind::status) {
-      if (sl.index == 0) {
-        // This worker's holders bits, one snapshot per round (all parts agree).
-        s.snapshot.assign(s.n, 0);
-        for (size_t v = 0; v < s.n; ++v) s.snapshot[v] = have[v * T + t] ? 1 : 0;
-      }
-      const size_t first = sl.index * C, cnt = std::min(C, s.n * G - first);
+      // This worker's holder bits for the part's vectors, as they are now.
+      const size_t v0 = sl.index * s.vp, nv = std::min(s.vp, s.n - v0), cnt = nv * G;
       spec.payload.assign(cnt * es, 0);
       const size_t g_mine = static_cast<size_t>(p_.rank) / B;
       const uint32_t one_bit = encode(std::ldexp(1.0, static_cast<int>(static_cast<size_t>(p_.rank) % B)));
       for (size_t e = 0; e < cnt; ++e) {
-        const size_t v = (first + e) / G, g = (first + e) % G;
-        put_elem(spec.payload.data(), e, (g == g_mine && s.snapshot[v]) ? one_bit : neg0);
+        const size_t v = v0 + e / G, g = e % G;
+        put_elem(spec.payload.data(), e, (g == g_mine && have[v * T + t]) ? one_bit : neg0);
       }
     } else {
       spec.payload.assign(C * es, 0);
       for (size_t e = 0; e < C; ++e) put_elem(spec.payload.data(), e, neg0);
-      const size_t r = static_cast<size_t>(sl.round);
-      if (s.plan_known[r] && sl.index < s.plan[r].size()) {
-        const PlanItem& it = s.plan[r][sl.index];
-        const size_t k = it.vec * T + t, cnt = elems_of(k);
-        if (it.holder < 0) {  // nobody holds it: everyone sends its input again, tag 1
-          std::memcpy(spec.payload.data(), data + k * Cd * es, cnt * es);
-          put_elem(spec.payload.data(), C - 1, encode(1.0));
-        } else if (it.holder == p_.rank) {  // the designated holder forwards the sum, tag W
-          std::memcpy(spec.payload.data(), out.data() + k * Cd * es, cnt * es);
-          put_elem(spec.payload.data(), C - 1, encode(static_cast<double>(W)));
-        }
-      }
+      const auto& pl = s.plan[static_cast<size_t>(sl.round)];
+      const int h = pl.empty() ? kHeld : pl[sl.index];
+      const size_t k = sl.index * T + t, cnt = elems_of(k);
+      if (h == kReagg) {  // nobody holds it: everyone sends its input again, tag 1
+        std::memcpy(spec.payload.data(), data + k * Cd * es, cnt * es);
+        put_elem(spec.payload.data(), C - 1, encode(1.0));
+      } else if (h == p_.rank) {  // the designated holder forwards the sum, tag W
+        std::memcpy(spec.payload.data(), out.data() + k * Cd * es, cnt * es);
+        put_elem(spec.payload.data(), C - 1, encode(static_cast<double>(W)));
+      }  // everybody else: -0.0 everywhere (x + -0 = x exactly), tag -0
     }
     t_.send(wire::build_frame(spec));
+    s.frames_before[s.sent + 1] = s.frames_before[s.sent] + 1;
     ++s.sent;
     ++stats_.vectors_sent;
   };
-  // Whether slot s.sent may go now (window aside).
-  auto may_send = [&](size_t t) {
+  auto skip_slot = [&](size_t t) {
+    TreeState& s = tr[t];
+    s.slots[s.sent].skipped = true;
+    s.frames_before[s.sent + 1] = s.frames_before[s.sent];
+    ++s.sent;
+    settle_skipped(t);
+  };
+  // What to do with slot s.sent now: 0 wait, 1 send, 2 skip.
+  auto next_action = [&](size_t t) -> int {
     TreeState& s = tr[t];
     const Slot& sl = s.slots[s.sent];
-    if (sl.kind == Kind::main) return true;
-    if (sl.kind == Kind::status) {
-      if (sl.index > 0) return true;
-      if (s.settled == s.sent) return true;  // everything before it settled
-      return false;
-    }
+    if (sl.kind == Kind::main) return 1;
     const size_t r = static_cast<size_t>(sl.round);
-    return s.plan_known[r] || s.status_failed[r];
+    if (sl.kind == Kind::status) {
+      if (s.part_done[sl.index]) return 2;  // every worker held its vectors at an earlier status
+      if (s.status_started[r]) return 1;
+      if (s.settled != s.sent) return 0;    // the round's status waits until everything before it settled
+      s.status_started[r] = true;
+      return 1;
+    }
+    const size_t q = sl.index / s.vp;
+    if (s.part[r][q] != Part::known && s.part_done[q]) return 2;  // its status part was not sent
+    if (s.part[r][q] == Part::undecided) return 0;
+    // Without the part's status this worker does not know which of its slots the others send:
+    // it sends -0.0 (tag -0.0) to every one. Where the others send, the sum completes (invalid
+    // for lack of this worker's tag) and their results keep flowing; where they do not, the
+    // accelerator drops the lone frame as incomplete. Skipping instead would leave the others'
+    // frames waiting for a contribution that never comes, and their windows jammed.
+    if (s.part[r][q] == Part::failed) return 1;
+    return s.plan[r][sl.index] == kHeld ? 2 : 1;
   };
-  auto decode_status = [&](size_t t, int round) {
+  // Reads status part q of round r (its built payload), fills the round's plan for its vectors.
+  auto decode_part = [&](size_t t, int round, size_t q, const uint8_t* pay, size_t cnt) {
     TreeState& s = tr[t];
     const size_t r = static_cast<size_t>(round);
-    std::vector<uint32_t> words;
-    for (size_t q = 0; q < s.ns; ++q) {
-      const Slot& sl = s.slots[s.n + r * (s.ns + s.S) + q];
-      if (sl.payload.empty()) return;  // a part is missing
-      for (size_t e = 0; e < sl.payload.size() / es; ++e) words.push_back(get_elem(sl.payload.data(), e));
-    }
-    if (words.size() != s.n * G) return;
-    s.plan[r].clear();
+    const size_t v0 = q * s.vp, nv = std::min(s.vp, s.n - v0);
+    if (cnt != nv * G) return;
+    std::vector<int> hold(nv);
     bool all = true;
-    for (size_t v = 0; v < s.n; ++v) {
+    for (size_t v = 0; v < nv; ++v) {
       int holder = -1;
       size_t holders = 0;
       for (size_t g = 0; g < G; ++g) {
-        const double x = decode(words[v * G + g]);
+        const double x = decode(get_elem(pay, v * G + g));
         const size_t ranks_here = std::min(B, W - g * B);
         if (!(x >= 0) || x != std::floor(x) || x >= std::ldexp(1.0, static_cast<int>(ranks_here))) {
-          s.status_failed[r] = true;  // not a status we can read: treat as lost
+          if (s.part[r][q] == Part::undecided) s.part[r][q] = Part::failed;  // unreadable: as lost
           return;
         }
         const uint64_t m = static_cast<uint64_t>(x);
@@ -322,16 +354,45 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
             if (holder < 0) holder = static_cast<int>(g * B + b);
           }
       }
-      if (holders != W) {
-        all = false;
-        if (s.plan[r].size() < s.S) s.plan[r].push_back(PlanItem{v, holder});
-      }
+      hold[v] = holders == W ? kHeld : holder;
+      all &= holders == W;
     }
-    s.plan_known[r] = true;
-    ++stats_.repair_rounds;
-    if (all) s.done = true;  // every worker holds every vector of this tree
+    if (s.plan[r].empty()) {
+      s.plan[r].assign(s.n, kHeld);
+      ++stats_.repair_rounds;
+    }
+    std::copy(hold.begin(), hold.end(), s.plan[r].begin() + static_cast<std::ptrdiff_t>(v0));
+    s.part[r][q] = Part::known;
+    if (all && !s.part_done[q]) {
+      s.part_done[q] = true;
+      if (++s.parts_done == s.ns) s.done = true;  // every worker holds every vector of this tree
+    }
+  };
+  auto take_repair = [&](size_t t, const Slot& sl, const uint8_t* pay) {
+    TreeState& s = tr[t];
+    const auto& pl = s.plan[static_cast<size_t>(sl.round)];
+    if (pl.empty() || pl[sl.index] == kHeld) return;  // a slot this worker has no plan for
+    if (decode(get_elem(pay, C - 1)) != static_cast<double>(W)) return;  // not every worker took part
+    const size_t k = sl.index * T + t;
+    if (!have[k]) {
+      std::memcpy(out.data() + k * Cd * es, pay, elems_of(k) * es);
+      have[k] = true;
+      ++held;
+      ++tr[k % T].held;
+      ++stats_.repaired;
+    }
   };
 
+  // How long to wait for results before giving up on what is outstanding. A status part is
+  // waited for longer than a peer takes to leave a jammed round (3 status waits, rule 6): a
+  // worker that gave up on statuses sooner would run one round ahead of its peers for good,
+  // leaving every round before they arrive.
+  auto tree_wait = [&](size_t t) {
+    const TreeState& s = tr[t];
+    for (size_t i = s.settled; i < s.sent; ++i)
+      if (s.slots[i].kind == Kind::status && !s.slots[i].skipped) return 4 * status_wait;
+    return std::chrono::duration_cast<std::chrono::milliseconds>(status_wait);
+  };
   wire::Bytes rx;
   for (;;) {
     // Trees that have used their whole range end here.
@@ -345,16 +406,29 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     // Send what the windows and the schedule allow.
     for (size_t t = 0; t < T; ++t) {
       TreeState& s = tr[t];
-      while (!s.done && s.sent < s.slots.size() && s.sent - s.acked < static_cast<size_t>(cc_[t].allowed()) + s.probes &&
-             may_send(t))
+      while (!s.done && s.sent < s.slots.size()) {
+        const int a = next_action(t);
+        if (a == 0) break;
+        if (a == 2) {
+          skip_slot(t);
+          continue;
+        }
+        // Status parts are outside the window (a few frames per round): a worker that sent -0.0
+        // into slots the others skipped gets those acknowledged only by the next status's
+        // result, so the status must be able to go out with the window full.
+        if (s.slots[s.sent].kind != Kind::status && s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes)
+          break;
         send_slot(t);
+      }
     }
     // The next deadline: the call's timeout while a main stream is open, else the status wait.
     Clock::time_point deadline = last_progress + timeout;
     if (repair && held == K) deadline = std::min(deadline, last_progress + silence);
     for (size_t t = 0; t < T; ++t) {
       const TreeState& s = tr[t];
-      if (!s.done && repair && s.sent > s.acked) deadline = std::min(deadline, s.last_progress + status_wait);
+      if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
+        deadline = std::min(deadline, s.last_progress + tree_wait(t));
+      if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence);
     }
     if (!t_.recv(rx, deadline)) {
       const auto now = Clock::now();
@@ -365,13 +439,25 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       bool moved = false;
       for (size_t t = 0; t < T; ++t) {
         TreeState& s = tr[t];
-        if (s.done || !repair || s.sent == s.acked || now - s.last_progress < status_wait) continue;
-        // Nothing for a while: what was sent counts as lost (a late main result is still taken);
+        // The same for one tree: its peers that saw the final status have left it, so what
+        // this worker still sends there would never complete.
+        if (!s.done && repair && s.held == s.n && now - s.last_result >= silence) {
+          s.done = true;
+          moved = true;
+          continue;
+        }
+        if (s.done || !repair || (s.inflight() == 0 && s.settled == s.sent) || now - s.last_progress < tree_wait(t))
+          continue;
+        // Nothing for a while: what was sent counts as lost (late results are still taken);
         // go on with the schedule, the repair rounds pick it up.
         settle_lost(t, s.sent, 0);
-        s.probes = std::min<size_t>(s.probes + 1, kMaxProbes);
-        const Slot* nx = s.sent < s.slots.size() ? &s.slots[s.sent] : nullptr;
-        if (nx && nx->kind == Kind::repair) s.status_failed[static_cast<size_t>(nx->round)] = true;
+        if (s.inflight() > 0) s.probes = std::min<size_t>(s.probes + 1, kMaxProbes);
+        // A window still full after the probes, in a repair phase: this worker's frames went
+        // into VIDs the others have left behind (they gave up on this round and moved on), and
+        // no result will ever acknowledge them. Leave the rest of the round; the next status
+        // (outside the window) meets the others, and its result acknowledges everything.
+        if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + kMaxProbes)
+          while (s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair) skip_slot(t);
         s.last_progress = now;
         moved = true;
       }
@@ -385,9 +471,17 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       size_t t = 0;
       for (size_t u = 0; u < T; ++u)
         if (!tr[u].done && (tr[t].done || tr[u].settled < tr[t].settled)) t = u;
+      if (std::getenv("PANAMA_HOST_DEBUG"))
+        for (size_t u = 0; u < T; ++u) {
+          const TreeState& z = tr[u];
+          const Slot* nx = z.sent < z.slots.size() ? &z.slots[z.sent] : nullptr;
+          std::fprintf(stderr, "rank %d tree %zu: n %zu sent %zu settled %zu acked %zu inflight %zu probes %zu held %zu done %d next kind %d round %d index %zu cwnd %d\n",
+                       p_.rank, u, z.n, z.sent, z.settled, z.acked, z.inflight(), z.probes, z.held, z.done,
+                       nx ? static_cast<int>(nx->kind) : -1, nx ? nx->round : -1, nx ? nx->index : 0, cc_[u].allowed());
+        }
       throw AllReduceError("timeout: no result for job " + std::to_string(p_.jid) + " tree " + std::to_string(t) +
                            " VID " + std::to_string(next_vid_[t] + tr[t].settled) + " within " +
-                           std::to_string(p_.timeout_ms) + " ms (" + std::to_string(missing) + " of " +
+                           std::to_string(timeout.count()) + " ms (" + std::to_string(missing) + " of " +
                            std::to_string(K) + " vectors missing): a peer is not contributing or the path is down");
     }
     // Accept only final sums of this job for a slot of this call.
@@ -408,11 +502,15 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       continue;
     }
     Slot& sl = s.slots[i];
+    if (sl.skipped) {  // this worker sent nothing there, so no sum can be ours
+      ++stats_.ignored;
+      continue;
+    }
     size_t want;
     if (sl.kind == Kind::main)
       want = elems_of(sl.index * T + t);
     else if (sl.kind == Kind::status)
-      want = std::min(C, s.n * G - sl.index * C);
+      want = std::min(s.vp, s.n - sl.index * s.vp) * G;
     else
       want = C;
     if (h.count != want || rx.size() != wire::kHeaderBytes + es * h.count) {
@@ -424,53 +522,57 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       s.acked = i + 1;
       s.probes = 0;
     }
-    if (i < s.settled) {
-      // Settled already: a duplicate, or a main result that arrived after we gave up on it.
-      const size_t k = sl.index * T + t;
-      if (sl.kind == Kind::main && sl.lost && !have[k]) {
-        std::memcpy(out.data() + k * Cd * es, pay, es * h.count);
-        have[k] = true;
-        ++held;
-        ++stats_.results;
-      } else {
-        ++stats_.duplicates;
-      }
+    const bool late = i < s.settled;
+    if (late && !sl.lost) {
+      ++stats_.duplicates;
       continue;
     }
-    if (i > s.settled) settle_lost(t, i, h.vid);
-    s.settled = i + 1;
-    const auto now = Clock::now();
-    s.last_progress = last_progress = now;
+    if (!late) {
+      if (i > s.settled) settle_lost(t, i, h.vid);
+      s.settled = i + 1;
+      settle_skipped(t);
+      s.last_progress = s.last_result = last_progress = Clock::now();
+      const bool ce = wire::ecn(rx) == wire::kEcnCe;
+      if (ce) ++stats_.results_ce;
+      cc_[t].on_result(ce);
+    }
+    // A late result (given up on by the status wait, or overtaken by reordering) is as good as
+    // an in-order one: its slot's meaning is fixed.
+    sl.lost = false;
     ++stats_.results;
-    const bool ce = wire::ecn(rx) == wire::kEcnCe;
-    if (ce) ++stats_.results_ce;
-    cc_[t].on_result(ce);
     if (sl.kind == Kind::main) {
       const size_t k = sl.index * T + t;
       if (!have[k]) {
         std::memcpy(out.data() + k * Cd * es, pay, es * h.count);
         have[k] = true;
         ++held;
+        ++tr[k % T].held;
       }
     } else if (sl.kind == Kind::status) {
-      sl.payload.assign(pay, pay + es * h.count);
-      if (sl.index + 1 == s.ns) decode_status(t, sl.round);
+      const Part pt = s.part[static_cast<size_t>(sl.round)][sl.index];
+      if (pt != Part::known) decode_part(t, sl.round, sl.index, pay, h.count);
     } else {
-      const size_t r = static_cast<size_t>(sl.round);
-      if (!s.plan_known[r] || sl.index >= s.plan[r].size()) continue;  // an unused or unreadable slot
-      if (decode(get_elem(pay, C - 1)) != static_cast<double>(W)) continue;  // not every worker took part
-      const size_t k = s.plan[r][sl.index].vec * T + t;
-      if (!have[k]) {
-        std::memcpy(out.data() + k * Cd * es, pay, elems_of(k) * es);
-        have[k] = true;
-        ++held;
-        ++stats_.repaired;
-      }
+      take_repair(t, sl, pay);
     }
   }
   for (size_t t = 0; t < T; ++t) next_vid_[t] += static_cast<uint32_t>(tr[t].slots.size());
   size_t missing = 0;
   for (size_t k = 0; k < K; ++k) missing += !have[k];
+  if (missing && std::getenv("PANAMA_HOST_DEBUG"))
+    for (size_t k = 0; k < K; ++k)
+      if (!have[k]) {
+        const size_t t = k % T, j = k / T;
+        const TreeState& z = tr[t];
+        std::fprintf(stderr, "rank %d missing k %zu tree %zu j %zu part %zu:", p_.rank, k, t, j, j / z.vp);
+        for (int r = 0; r < R; ++r) {
+          const size_t pos = z.n + static_cast<size_t>(r) * (z.ns + z.n) + z.ns + j;
+          std::fprintf(stderr, " r%d[part %d plan %d slot sent %d skipped %d lost %d]", r,
+                       static_cast<int>(z.part[static_cast<size_t>(r)][j / z.vp]),
+                       z.plan[static_cast<size_t>(r)].empty() ? -9 : z.plan[static_cast<size_t>(r)][j],
+                       pos < z.sent, z.slots[pos].skipped, z.slots[pos].lost);
+        }
+        std::fprintf(stderr, "\n");
+      }
   if (missing)
     throw AllReduceError("loss repair failed: " + std::to_string(missing) + " of " + std::to_string(K) +
                          " vectors still missing after " + std::to_string(R) +

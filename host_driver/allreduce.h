@@ -70,8 +70,8 @@ struct JobParams {
   // Loss repair (docs/host.md): rounds reserved per call and tree (0: off, a loss ends the call
   // with AllReduceError), repair slots per round, and how long a worker waits for a round's
   // status (or for the results before it) before going on without it.
-  int repair_rounds = 4;
-  int repair_slots = 8;     // per round at least; ceil(n_t / 32) for a tree of n_t vectors
+  int repair_rounds = 16;
+  int repair_slots = 8;     // unused since every vector has a slot in every round (kept for the API)
   int status_wait_ms = 200;
   // Addressing of the frames built here (raw backends use them as they are; udp replaces L2-L4).
   wire::Mac eth_dst{0x02, 0xaa, 0, 0, 0, 1}, eth_src{0x02, 0, 0, 0, 0, 1};

@@ -49,6 +49,24 @@ RegLayout load_regmap(const std::string& path) {
     l.ctx_stride = cb.at("stride").get<uint32_t>();
     for (const auto& r : j.at("global")) l.global[r.at("name").get<std::string>()] = r.at("offset").get<uint32_t>();
     for (const auto& r : cb.at("registers")) l.ctx[r.at("name").get<std::string>()] = r.at("offset").get<uint32_t>();
+    if (j.contains("port_block")) {
+      const auto& pb = j.at("port_block");
+      l.port_base = pb.at("base").get<uint32_t>();
+      l.port_stride = pb.at("stride").get<uint32_t>();
+      for (const auto& r : pb.at("registers")) {
+        std::string n = r.at("name").get<std::string>();
+        if (n.size() > 8 && n.compare(0, 5, "PORT_") == 0 && n.compare(n.size() - 3, 3, "_LO") == 0) {
+          n = n.substr(5, n.size() - 8);
+          for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          l.port_counters.emplace_back(n, r.at("offset").get<uint32_t>());
+        }
+      }
+    }
+    for (const auto& r : j.at("global")) {
+      const std::string n = r.at("name").get<std::string>();
+      for (const char* id : {"ID", "VERSION", "PORTS", "CONTEXTS", "BUS_BITS", "MAX_ELEMS", "FORMAT", "BUFFER_BYTES"})
+        if (n == id) l.identity.emplace_back(n, r.at("reset").get<uint32_t>());
+    }
     for (const char* n : {"CTX_CTRL", "CTX_STATUS", "CTX_JID", "CTX_TID", "CTX_MODE", "CTX_UPSTREAM_PORT",
                           "CTX_GROUP_MAC_HI", "CTX_GROUP_MAC_LO", "CTX_GROUP_IP", "CTX_OWN_MAC_HI", "CTX_OWN_MAC_LO",
                           "CTX_OWN_IP", "CTX_TIMEOUT", "CTX_MEMBERS0"})
@@ -59,6 +77,79 @@ RegLayout load_regmap(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error(p + ": not a usable regmap.json (" + e.what() + ")");
   }
+}
+
+std::string check_identity(const RegLayout& l, const std::function<uint32_t(uint32_t)>& read) {
+  // ID first: a wrong one means another device (or none) answers, and the rest is noise.
+  constexpr uint32_t kPana = 0x50414E41u;
+  const uint32_t id = read(l.g("ID"));
+  char b[160];
+  if (id != kPana) {
+    std::snprintf(b, sizeof b, "ID reads 0x%08X, not 0x%08X (\"PANA\"): not a PANAMA accelerator", id, kPana);
+    return b;
+  }
+  for (const auto& [name, want] : l.identity) {
+    if (name == "ID") continue;
+    const uint32_t got = read(l.g(name));
+    if (got != want) {
+      std::snprintf(b, sizeof b, "%s reads %u (0x%X), the register map says %u (0x%X)", name.c_str(), got, got,
+                    want, want);
+      return b;
+    }
+  }
+  return "";
+}
+
+nlohmann::ordered_json read_counters(const RegLayout& l, const std::function<uint32_t(uint32_t)>& read) {
+  auto r64 = [&](uint32_t lo) {
+    const uint64_t a = read(lo);  // latches HI
+    return a | (uint64_t{read(lo + 4)} << 32);
+  };
+  nlohmann::ordered_json j;
+  j["ports"] = nlohmann::ordered_json::array();
+  for (int p = 0; p < l.ports; ++p) {
+    nlohmann::ordered_json o;
+    for (const auto& [n, off] : l.port_counters) o[n] = r64(l.port_base + static_cast<uint32_t>(p) * l.port_stride + off);
+    j["ports"].push_back(o);
+  }
+  j["contexts"] = nlohmann::ordered_json::array();
+  for (int c = 0; c < l.contexts; ++c) {
+    const bool en = read(l.c(c, "CTX_STATUS")) & 1u;
+    const uint64_t done = r64(l.c(c, "CTX_VECTORS_COMPLETED_LO"));
+    const uint64_t drop = r64(l.c(c, "CTX_VECTORS_DROPPED_LO"));
+    if (!en && done == 0 && drop == 0) continue;
+    j["contexts"].push_back({{"index", c},
+                             {"jid", read(l.c(c, "CTX_JID"))},
+                             {"tid", read(l.c(c, "CTX_TID"))},
+                             {"enabled", en},
+                             {"vectors_completed", done},
+                             {"vectors_dropped", drop},
+                             {"expected_vid", read(l.c(c, "CTX_EXPECTED_VID"))}});
+  }
+  j["agg_tx_frames"] = r64(l.g("AGG_TX_FRAMES_LO"));
+  return j;
+}
+
+std::string counters_table(const nlohmann::ordered_json& j) {
+  std::ostringstream os;
+  const auto& ports = j.at("ports");
+  if (!ports.empty()) {
+    os << "port";
+    for (auto it = ports[0].begin(); it != ports[0].end(); ++it) os << " " << it.key();
+    os << "\n";
+    for (size_t p = 0; p < ports.size(); ++p) {
+      os << p;
+      for (auto it = ports[p].begin(); it != ports[p].end(); ++it) os << " " << it.value().dump();
+      os << "\n";
+    }
+  }
+  os << "context jid tid enabled vectors_completed vectors_dropped expected_vid\n";
+  for (const auto& c : j.at("contexts"))
+    os << c.value("index", -1) << " " << c.at("jid").dump() << " " << c.at("tid").dump() << " "
+       << (c.value("enabled", true) ? 1 : 0) << " " << c.at("vectors_completed").dump() << " "
+       << c.at("vectors_dropped").dump() << " " << c.at("expected_vid").dump() << "\n";
+  os << "agg_tx_frames " << j.at("agg_tx_frames").dump() << "\n";
+  return os.str();
 }
 
 namespace {
@@ -75,10 +166,13 @@ void check_slot(const RegLayout& l, const CtxSlot& s) {
     throw std::runtime_error(where + "index out of range (the design has " + std::to_string(l.contexts) + ")");
   if (e.members.empty()) throw std::runtime_error(where + "no member ports");
   for (int p : e.members)
-    if (p < 0 || p >= l.ports) throw std::runtime_error(where + "member port " + std::to_string(p) + " out of range");
+    if (p < 0 || p >= l.ports)
+      throw std::runtime_error(where + "member port " + std::to_string(p) + " out of range: the design has PORTS = " +
+                               std::to_string(l.ports));
   if (!e.multicast) {
     if (e.upstream_port < 0 || e.upstream_port >= l.ports)
-      throw std::runtime_error(where + "upstream port out of range");
+      throw std::runtime_error(where + "upstream port " + std::to_string(e.upstream_port) +
+                               " out of range: the design has PORTS = " + std::to_string(l.ports));
     for (int p : e.members)
       if (p == e.upstream_port) throw std::runtime_error(where + "the upstream port is a member");
   }

@@ -23,6 +23,11 @@ struct RegLayout {
   uint32_t ctx_base = 0, ctx_stride = 0;
   std::map<std::string, uint32_t> global;  // name -> absolute address
   std::map<std::string, uint32_t> ctx;     // name -> offset inside a context block
+  uint32_t port_base = 0, port_stride = 0;
+  std::vector<std::pair<std::string, uint32_t>> port_counters;  // "rx_frames" -> offset of its _LO word
+  // What the design must read back in its identity registers (regmap.json reset values), in the
+  // order they are checked.
+  std::vector<std::pair<std::string, uint32_t>> identity;
   uint32_t g(const std::string& name) const;
   uint32_t c(int index, const std::string& name) const;
 };
@@ -59,6 +64,20 @@ std::vector<RegWrite> parse_writes(const std::string& text);
 // through `read`. Used by the stand-in to follow reprogramming and by `controller --show`.
 template <typename Read>
 std::vector<CtxSlot> read_table(const RegLayout& l, Read&& read, std::vector<uint32_t>* status = nullptr);
+
+// Reads the design's identity registers (ID, VERSION, PORTS, CONTEXTS, BUS_BITS, MAX_ELEMS,
+// FORMAT, BUFFER_BYTES) through `read` and compares them with the register map. Returns "" when
+// they match, else one line naming the first difference. Reads only.
+std::string check_identity(const RegLayout& l, const std::function<uint32_t(uint32_t)>& read);
+
+// The counters as the registers hold them (reads only; a 64-bit counter is its LO word, which
+// latches HI, then HI): {"ports": [{"rx_frames": ..}, ..], "contexts": [{"index", "jid", "tid",
+// "enabled", "vectors_completed", "vectors_dropped", "expected_vid"}, ..], "agg_tx_frames"}.
+// Contexts: every enabled slot, and every slot with a non-zero counter (a context disabled
+// after use keeps its counts).
+nlohmann::ordered_json read_counters(const RegLayout& l, const std::function<uint32_t(uint32_t)>& read);
+// The same as a text table (one line per port, one per context).
+std::string counters_table(const nlohmann::ordered_json& j);
 
 // A client of the stand-in's control socket (a Unix stream socket): one line per request.
 class ControlClient {

@@ -131,11 +131,13 @@ class ProgressTransport : public Transport {
 };
 
 struct WorkerOpts {
-  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress;
+  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress,
+      job_desc;
+  bool format_given = false;
   double progress_interval = 0.1;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
-  int repair_rounds = 4, repair_slots = 8, status_wait_ms = 200;
+  int repair_rounds = 16, repair_slots = 8, status_wait_ms = 200;
   std::string first_vid = "0";
   WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
   bool no_cc = false;
@@ -146,15 +148,49 @@ int run_worker(const WorkerOpts& o) {
     throw std::runtime_error("--backend must be udp, tins or dpdk (not '" + o.backend + "')");
   if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
   if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
+  // Every path before any work: the output's directory must take a file.
+  {
+    std::ofstream probe(o.out + ".tmp", std::ios::binary);
+    if (!probe) throw std::runtime_error("--out: cannot write " + o.out);
+    probe.close();
+    std::remove((o.out + ".tmp").c_str());
+    if (!o.stats.empty()) {
+      std::ofstream ps(o.stats, std::ios::app);
+      if (!ps) throw std::runtime_error("--stats: cannot write " + o.stats);
+    }
+  }
+  int design_max = 0;
+  std::string format = o.format;
+  if (!o.job_desc.empty()) {
+    // The design's MAX_ELEMS and FORMAT (controller --job-out): vectors are sized from them, and
+    // a request the design would drop is refused here rather than timing out as a silent peer.
+    std::ifstream in(o.job_desc);
+    if (!in) throw std::runtime_error("--job-desc: cannot open " + o.job_desc);
+    nlohmann::json jd;
+    try {
+      jd = nlohmann::json::parse(in);
+      design_max = jd.at("max_elems").get<int>();
+      const std::string f = jd.at("format").get<std::string>();
+      if (o.format_given && f != o.format)
+        throw std::runtime_error("--format " + o.format + ", but the design's FORMAT is " + f);
+      format = f;
+    } catch (const nlohmann::json::exception& e) {
+      throw std::runtime_error("--job-desc " + o.job_desc + ": " + e.what());
+    }
+    if (design_max < 1) throw std::runtime_error("--job-desc " + o.job_desc + ": max_elems must be >= 1");
+    if (o.max_elems > design_max)
+      throw std::runtime_error("--max-elems " + std::to_string(o.max_elems) + " exceeds the design's MAX_ELEMS " +
+                               std::to_string(design_max) + " (the accelerator would drop every vector)");
+  }
   int es = 0;
-  if (o.format == "fp32")
+  if (format == "fp32")
     es = 4;
-  else if (o.format == "bf16" || o.format == "fp16")
+  else if (format == "bf16" || format == "fp16")
     es = 2;
   else
     throw std::runtime_error("--format must be fp32, bf16 or fp16");
   const int mtu = o.mtu ? o.mtu : iface_mtu(o.iface);
-  const int max_elems = o.max_elems ? o.max_elems : 1450 / es;
+  const int max_elems = o.max_elems ? o.max_elems : design_max ? design_max : 1450 / es;
   if (o.status_wait_ms < 1) throw std::runtime_error("--status-wait-ms must be >= 1");
 
   JobParams p;
@@ -163,7 +199,7 @@ int run_worker(const WorkerOpts& o) {
   p.world = o.world;
   p.trees = o.trees;
   p.elem_bytes = es;
-  p.format = es == 4 ? ref::Fmt::fp32 : (o.format == "bf16" ? ref::Fmt::bf16 : ref::Fmt::fp16);
+  p.format = es == 4 ? ref::Fmt::fp32 : (format == "bf16" ? ref::Fmt::bf16 : ref::Fmt::fp16);
   p.repair_rounds = o.repair_rounds;
   p.repair_slots = o.repair_slots;
   p.status_wait_ms = o.status_wait_ms;
@@ -290,6 +326,13 @@ int run_switch(const SwitchOpts& o) {
   }
   const auto names = split(o.ifaces);
   if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
+  if (!o.counters.empty()) {
+    // Fail now, not after the run: the counters file must be writable.
+    std::ofstream probe(o.counters + ".tmp");
+    if (!probe) throw std::runtime_error("--counters: cannot write " + o.counters + ".tmp");
+    probe.close();
+    std::remove((o.counters + ".tmp").c_str());
+  }
   int ports = 0;
   const wire::CtxFile ctx = load_contexts(o.rtl, o.contexts, &ports);
   if (static_cast<int>(names.size()) > ports)
@@ -303,6 +346,13 @@ int run_switch(const SwitchOpts& o) {
                                  " has no interface in --ifaces");
     if (!c.multicast && c.upstream_port >= static_cast<int>(names.size()))
       throw std::runtime_error("context " + std::to_string(i) + ": upstream port has no interface in --ifaces");
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) throw std::runtime_error("--ifaces: an empty interface name");
+    for (size_t k = 0; k < i; ++k)
+      if (names[k] == names[i])
+        throw std::runtime_error("--ifaces: interface '" + names[i] + "' given twice (ports " + std::to_string(k) +
+                                 " and " + std::to_string(i) + ")");
   }
   StandInParams sp = o.sp;
   for (const auto& x : split(o.loss_ports)) {
@@ -318,9 +368,17 @@ int run_switch(const SwitchOpts& o) {
   for (const auto& c : ctx.contexts) timeouts |= c.timeout_cycles != 0;
   sp.idle_cycles_per_ms = o.idle_cycles >= 0 ? static_cast<uint64_t>(o.idle_cycles) : (timeouts ? 200 : 0);
   std::unique_ptr<ControlServer> ctl;
+  // The register map: the counters are read through it (every context slot, so contexts
+  // programmed live are counted too), and the control socket needs it.
   RegLayout layout;
-  if (!o.control.empty()) {
+  bool have_layout = false;
+  try {
     layout = load_regmap(o.rtl);
+    have_layout = true;
+  } catch (const std::exception&) {
+    if (!o.control.empty()) throw;
+  }
+  if (!o.control.empty()) {
     ctl = std::make_unique<ControlServer>(o.control);
     // Requests are applied between cycles, with the design run idle first; after a write the
     // switch chip re-reads the context table (its multicast groups and passed-down results).
@@ -359,7 +417,7 @@ int run_switch(const SwitchOpts& o) {
         }
         if (cmd == "counters") {
           nlohmann::ordered_json j;
-          j["accelerator"] = eng.counters();
+          j["accelerator"] = read_counters(layout, [&](uint32_t x) { return eng.reg_read(x); });
           j["switch_ports"] = chip.counters_json();
           return j.dump();
         }
@@ -380,15 +438,18 @@ int run_switch(const SwitchOpts& o) {
                                  : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
   SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
 
+  // SA_RESTART: a stop request must not break a system call in flight (a half-read reply of the
+  // RTL harness); the loop notices g_stop between rounds. Every catchable stopping signal.
   struct sigaction sa {};
   sa.sa_handler = on_signal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
   std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(),
                ctx.contexts.size(), o.engine == "model" ? "SystemC model" : "Verilated RTL");
   // The loop runs in slices so that counters can be exported and --duration honoured.
   const auto start = Clock::now();
-  nlohmann::ordered_json j;
+  nlohmann::ordered_json j, last_acc;
   std::atomic<bool> slice_stop{false};
   for (;;) {
     // One slice: run until the export interval or a signal.
@@ -408,27 +469,50 @@ int run_switch(const SwitchOpts& o) {
       }
     } slice(fab, slice_end, slice_stop);
     slice_stop.store(false);
-    j = run_standin(slice, *eng, chip, sp, slice_stop);
+    std::string err;
+    try {
+      j = run_standin(slice, *eng, chip, sp, slice_stop);
+      if (have_layout) j["accelerator"] = read_counters(layout, [&](uint32_t x) { return eng->reg_read(x); });
+      last_acc = j["accelerator"];
+    } catch (const std::exception& e) {
+      // The engine failed (the RTL harness died): the counters still go out, marked incomplete,
+      // with the last accelerator counters read.
+      err = e.what();
+      j = nlohmann::ordered_json();
+      j["accelerator"] = last_acc;
+      j["cycles"] = nullptr;
+      j["switch_ports"] = chip.counters_json();
+    }
     j["send_errors"] = fab.send_errors();
+    j["complete"] = err.empty();
+    if (!err.empty()) j["error"] = err;
     if (!o.counters.empty()) {
-      std::ofstream out(o.counters + ".tmp");
+      const std::string tmp = o.counters + ".tmp";
+      std::ofstream out(tmp);
       out << j.dump(2) << "\n";
       out.close();
-      std::rename((o.counters + ".tmp").c_str(), o.counters.c_str());
+      if (!out || std::rename(tmp.c_str(), o.counters.c_str()) != 0)
+        std::fprintf(stderr, "panama-host switch: cannot write %s\n", o.counters.c_str());
+    }
+    if (!err.empty()) {
+      std::printf("%s\n", j.dump(2).c_str());
+      std::fflush(stdout);
+      throw std::runtime_error(err);
     }
     const double el = std::chrono::duration<double>(Clock::now() - start).count();
     if (g_stop.load() || (o.duration > 0 && el >= o.duration)) break;
   }
   std::printf("%s\n", j.dump(2).c_str());
+  std::fflush(stdout);
   return 0;
 }
 
 struct ControllerOpts {
   std::string regmap, contexts, writes, control, members, mode = "multicast", group_mac, group_ip, src_mac, src_ip,
-      disable, apply, tids;
+      disable, apply, tids, job_out;
   int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
   uint32_t timeout_cycles = 0;
-  bool no_enable = false, show = false;
+  bool no_enable = false, show = false, counters = false, json = false;
 };
 
 std::vector<int> int_list(const std::string& s, const char* what) {
@@ -509,7 +593,29 @@ int run_controller(const ControllerOpts& o) {
     ss << in.rdbuf();
     for (auto& x : parse_writes(ss.str())) w.push_back(std::move(x));
   }
-  if (w.empty() && !o.show) throw std::runtime_error("nothing to do: give --contexts, --job, --disable, --agg-port or --apply");
+  if (w.empty() && !o.show && !o.counters && o.job_out.empty())
+    throw std::runtime_error("nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --show or --counters");
+  if (o.control.empty()) {
+    if (o.writes.empty() && o.job_out.empty())
+      throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH (live)");
+    if (o.show || o.counters) throw std::runtime_error("--show and --counters need --control");
+  }
+  // Every output path is checked before anything is written anywhere.
+  for (const std::string* f : {&o.writes, &o.job_out}) {
+    if (f->empty() || *f == "-") continue;
+    std::ofstream probe(*f, std::ios::app);
+    if (!probe) throw std::runtime_error("cannot write " + *f);
+  }
+  std::unique_ptr<ControlClient> cc;
+  if (!o.control.empty()) {
+    cc = std::make_unique<ControlClient>(o.control);
+    // Identity before any write: a register map of another design (other PORTS, CONTEXTS, ...)
+    // would put fields at the wrong addresses.
+    const std::string diff = check_identity(l, [&](uint32_t a) { return cc->read(a); });
+    if (!diff.empty())
+      throw std::runtime_error("the design behind " + o.control + " does not match " + o.regmap + ": " + diff +
+                               "; nothing written");
+  }
   if (!o.writes.empty()) {
     const std::string text = format_writes(w);
     if (o.writes == "-") {
@@ -520,32 +626,70 @@ int run_controller(const ControllerOpts& o) {
       if (!out) throw std::runtime_error("cannot write " + o.writes);
     }
   }
-  if (o.control.empty()) {
-    if (o.writes.empty()) throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH (live)");
-    if (o.show) throw std::runtime_error("--show needs --control");
-    return 0;
+  if (!o.job_out.empty()) {
+    // The job description a worker reads (--job-desc): what the design accepts.
+    auto ident = [&](const std::string& n) -> uint32_t {
+      for (const auto& [k, v] : l.identity)
+        if (k == n) return v;
+      throw std::runtime_error("regmap.json has no " + n + " register");
+    };
+    const uint32_t fmt = ident("FORMAT") & 3u;
+    nlohmann::ordered_json jd;
+    jd["ports"] = l.ports;
+    jd["max_elems"] = ident("MAX_ELEMS");
+    jd["format"] = fmt == 0 ? "fp32" : fmt == 1 ? "bf16" : fmt == 2 ? "fp16" : "unknown";
+    jd["ftz"] = (ident("FORMAT") >> 8 & 1u) != 0;
+    if (o.job >= 0) {
+      jd["job"] = o.job;
+      jd["trees"] = o.trees;
+    }
+    std::ofstream out(o.job_out);
+    out << jd.dump(2) << "\n";
+    if (!out) throw std::runtime_error("cannot write " + o.job_out);
   }
-  ControlClient cc(o.control);
-  for (const auto& x : w) cc.write(x.addr, x.value);
-  // Read back: every slot that was to be enabled must be.
+  if (!cc) return 0;
+  for (const auto& x : w) cc->write(x.addr, x.value);
+  // Read back: every slot to be enabled must be, with the fields written; disabled ones off.
   int bad = 0;
-  if (plan.enable)
+  if (!plan.program.empty() || !plan.disable.empty()) {
+    std::vector<uint32_t> status;
+    const auto table = read_table(l, [&](uint32_t a) { return cc->read(a); }, &status);
     for (const auto& s : plan.program) {
-      const uint32_t st = cc.read(l.c(s.first, "CTX_STATUS"));
+      const uint32_t st = status[static_cast<size_t>(s.first)];
+      if (!plan.enable) continue;
       if (!(st & 1u)) {
         std::fprintf(stderr, "panama-host: context %d: the accelerator refused to enable it (CTX_STATUS 0x%X)\n",
                      s.first, st);
         ++bad;
+        continue;
       }
+      for (const auto& t : table)
+        if (t.first == s.first) {
+          const auto want = table_json({s}, 0)["contexts"][0], got = table_json({t}, 0)["contexts"][0];
+          if (want != got) {
+            std::fprintf(stderr, "panama-host: context %d reads back %s, written %s\n", s.first, got.dump().c_str(),
+                         want.dump().c_str());
+            ++bad;
+          }
+        }
     }
-  for (int c : plan.disable)
-    if (cc.read(l.c(c, "CTX_STATUS")) & 1u) {
-      std::fprintf(stderr, "panama-host: context %d is still enabled\n", c);
-      ++bad;
-    }
-  if (o.show) std::printf("%s\n", cc.request("contexts").c_str());
-  std::fprintf(stderr, "panama-host controller: %zu register writes applied through %s\n", w.size(),
-               o.control.c_str());
+    for (int c : plan.disable)
+      if (status[static_cast<size_t>(c)] & 1u) {
+        std::fprintf(stderr, "panama-host: context %d is still enabled\n", c);
+        ++bad;
+      }
+  }
+  if (o.show) std::printf("%s\n", cc->request("contexts").c_str());
+  if (o.counters) {
+    const auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
+    if (o.json)
+      std::printf("%s\n", j.dump().c_str());
+    else
+      std::printf("%s", counters_table(j).c_str());
+  }
+  if (!w.empty())
+    std::fprintf(stderr, "panama-host controller: %zu register writes applied through %s\n", w.size(),
+                 o.control.c_str());
   return bad ? 1 : 0;
 }
 
@@ -576,7 +720,8 @@ int main(int argc, char** argv) {
   wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
   wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
   wk->add_option("--port", w.port, "aggregation UDP port")->default_val(9056)->check(CLI::Range(1, 65535));
-  wk->add_option("--format", w.format, "element format fp32|bf16|fp16")->default_val("fp32");
+  wk->add_option("--format", w.format, "element format fp32|bf16|fp16 (default: the job description's, else fp32)");
+  wk->add_option("--job-desc", w.job_desc, "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
   wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
   wk->add_option("--max-elems", w.max_elems, "accelerator MAX_ELEMS (default floor(1450/ES))")
       ->check(CLI::Range(1, 65535));
@@ -591,9 +736,11 @@ int main(int argc, char** argv) {
   wk->add_flag("--no-cc", w.no_cc, "fixed window (--window-init), ECN ignored");
   wk->add_option("--timeout-ms", w.timeout_ms, "error after this long without a new result")->default_val(2000);
   wk->add_option("--repair-rounds", w.repair_rounds, "loss repair rounds reserved per call and tree (0: off)")
-      ->default_val(4)
+      ->default_val(16)
       ->check(CLI::Range(0, 64));
-  wk->add_option("--repair-slots", w.repair_slots, "repair slots per round")->default_val(8)->check(CLI::Range(1, 4096));
+  wk->add_option("--repair-slots", w.repair_slots, "ignored (every vector has a repair slot in every round)")
+      ->default_val(8)
+      ->check(CLI::Range(1, 4096));
   wk->add_option("--status-wait-ms", w.status_wait_ms, "wait for a repair round's status before going on")
       ->default_val(200);
   wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
@@ -654,6 +801,9 @@ int main(int argc, char** argv) {
   ct->add_option("--writes", c.writes, "offline: write the register-write list here ('-': stdout)");
   ct->add_option("--control", c.control, "live: the control socket of a running `panama-host switch --control`");
   ct->add_flag("--show", c.show, "live: print the context table read back from the registers (JSON)");
+  ct->add_flag("--counters", c.counters, "live: print the counters read from the registers (a table; --json)");
+  ct->add_flag("--json", c.json, "--counters as one line of JSON");
+  ct->add_option("--job-out", c.job_out, "write the job description for the workers (MAX_ELEMS, FORMAT) here");
 
   try {
     app.parse(argc, argv);
@@ -661,6 +811,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    w.format_given = wk->count("--format") > 0;
     if (wk->parsed()) return run_worker(w);
     if (ct->parsed()) return run_controller(c);
     return run_switch(s);

@@ -1,6 +1,7 @@
 // The Verilated RTL as the stand-in's engine: the design's harness (testbench/rtl_harness.cpp,
 // verilated on first use and cached) runs as a child process in --live mode, and this class
 // speaks its line protocol over two pipes.
+#include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,24 +45,34 @@ class RtlEngine : public Engine {
     }
     close(to_child[0]);
     close(from_child[1]);
-    out_ = fdopen(to_child[1], "w");
-    in_ = fdopen(from_child[0], "r");
+    out_fd_ = to_child[1];
+    in_fd_ = from_child[0];
     signal(SIGPIPE, SIG_IGN);
   }
   ~RtlEngine() override {
-    if (out_) {
-      std::fprintf(out_, "quit\n");
-      std::fclose(out_);
+    if (out_fd_ >= 0) {
+      try {
+        out_ += "quit\n";
+        flush();
+      } catch (const std::exception&) {
+      }
+      close(out_fd_);
     }
-    if (in_) std::fclose(in_);
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+    if (in_fd_ >= 0) close(in_fd_);
+    if (pid_ > 0)
+      while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
+      }
   }
 
   int ports() const override { return ports_; }
   void inject(int port, wire::Bytes frame) override {
-    std::fprintf(out_, "inject %d ", port);
-    for (uint8_t b : frame) std::fprintf(out_, "%02x", b);
-    std::fprintf(out_, "\n");
+    static const char* d = "0123456789abcdef";
+    out_ += "inject " + std::to_string(port) + " ";
+    for (uint8_t b : frame) {
+      out_ += d[b >> 4];
+      out_ += d[b & 15];
+    }
+    out_ += '\n';
   }
   void run_until_idle() override { command("run"); }
   void advance(uint64_t cycles) override { command("advance " + std::to_string(cycles)); }
@@ -73,7 +84,7 @@ class RtlEngine : public Engine {
       std::string tag, hex;
       EngineOut o;
       is >> tag >> o.port >> o.context >> hex;
-      if (tag != "out") throw std::runtime_error("RTL engine: unexpected reply '" + l + "'");
+      if (tag != "out" || hex.size() % 2) throw std::runtime_error("RTL engine: unexpected reply '" + l + "'");
       o.data.resize(hex.size() / 2);
       for (size_t i = 0; i < o.data.size(); ++i)
         o.data[i] = static_cast<uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
@@ -83,7 +94,12 @@ class RtlEngine : public Engine {
   }
   nlohmann::ordered_json counters() override {
     send("counters");
-    return nlohmann::ordered_json::parse(line());
+    const std::string r = line();
+    try {
+      return nlohmann::ordered_json::parse(r);
+    } catch (const std::exception&) {
+      throw std::runtime_error("RTL engine: unexpected reply '" + r.substr(0, 80) + "' to counters");
+    }
   }
   void reg_write(uint32_t a, uint32_t v) override {
     command("write " + std::to_string(a) + " " + std::to_string(v));
@@ -100,30 +116,67 @@ class RtlEngine : public Engine {
   uint64_t cycles() const override {
     auto* self = const_cast<RtlEngine*>(this);
     self->send("cycles");
-    return std::stoull(self->line());
+    const std::string r = self->line();
+    try {
+      return std::stoull(r);
+    } catch (const std::exception&) {
+      throw std::runtime_error("RTL engine: unexpected reply '" + r + "' to cycles");
+    }
   }
 
  private:
+  // Raw fds with explicit EINTR handling (not stdio): a signal that arrives while a request or
+  // its reply is half transferred (the stand-in's SIGTERM at shutdown) must neither lose bytes
+  // nor end the exchange, or the final counters read that follows gets a partial line.
+  void flush() {
+    size_t off = 0;
+    while (off < out_.size()) {
+      const ssize_t n = ::write(out_fd_, out_.data() + off, out_.size() - off);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        out_.clear();
+        throw std::runtime_error("the RTL engine stopped (writing to its harness failed)");
+      }
+      off += static_cast<size_t>(n);
+    }
+    out_.clear();
+  }
   void send(const std::string& c) {
-    std::fprintf(out_, "%s\n", c.c_str());
-    std::fflush(out_);
+    out_ += c;
+    out_ += '\n';
+    flush();
   }
   std::string line() {
-    std::string s;
-    for (int ch; (ch = std::fgetc(in_)) != EOF && ch != '\n';) s += static_cast<char>(ch);
-    if (s.empty() && std::feof(in_)) throw std::runtime_error("the RTL engine stopped (see its messages above)");
-    return s;
+    for (;;) {
+      const size_t nl = in_.find('\n', in_pos_);
+      if (nl != std::string::npos) {
+        std::string s = in_.substr(in_pos_, nl - in_pos_);
+        in_pos_ = nl + 1;
+        if (in_pos_ > 65536) {
+          in_.erase(0, in_pos_);
+          in_pos_ = 0;
+        }
+        return s;
+      }
+      char b[65536];
+      const ssize_t n = ::read(in_fd_, b, sizeof b);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw std::runtime_error("the RTL engine stopped (see its messages above)");
+      in_.append(b, static_cast<size_t>(n));
+    }
   }
   void command(const std::string& c) {
     send(c);
     const std::string r = line();
-    if (r != "ok") throw std::runtime_error("RTL engine: unexpected reply '" + r + "' to " + c);
+    if (r != "ok") throw std::runtime_error("RTL engine: unexpected reply '" + r + "' to " + c.substr(0, 40));
   }
 
   int ports_;
   pid_t pid_ = -1;
-  FILE* out_ = nullptr;
-  FILE* in_ = nullptr;
+  int out_fd_ = -1, in_fd_ = -1;
+  std::string out_;  // requests not yet written (inject lines go out with the next command)
+  std::string in_;   // bytes read, not yet returned as lines
+  size_t in_pos_ = 0;
 };
 
 }  // namespace

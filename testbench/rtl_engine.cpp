@@ -1,9 +1,13 @@
 #include "rtl_engine.h"
 
+#include <signal.h>
 #include <sys/wait.h>
+
+#include <cerrno>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -100,15 +104,58 @@ int run_command(const std::string& cmd) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+// Runs a long build with a sign of life on stderr: a live line with the elapsed time on a
+// terminal, a plain line every 10 s otherwise (verilating takes 30 s or more).
+int run_with_progress(const std::string& cmd, const std::string& what) {
+  const pid_t pid = fork();
+  if (pid < 0) return run_command(cmd);
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const bool tty = isatty(2);
+  std::fprintf(stderr, "%s ...%s", what.c_str(), tty ? "" : "\n");
+  int st = 0;
+  for (int tick = 1;; ++tick) {
+    const pid_t r = waitpid(pid, &st, WNOHANG);
+    if (r == pid || (r < 0 && errno != EINTR)) break;
+    usleep(200000);
+    if (tty && tick % 5 == 0) std::fprintf(stderr, "\r%s ... %d s", what.c_str(), tick / 5);
+    else if (!tty && tick % 50 == 0) std::fprintf(stderr, "%s: %d s\n", what.c_str(), tick / 5);
+  }
+  if (tty) std::fprintf(stderr, "\r%s: done\033[K\n", what.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+// Build directories of builds that were killed (their process is gone) are removed; a build
+// directory holds the pid of its builder.
+void remove_stale_builds(const fs::path& dir) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".build.", 0) != 0) continue;
+    std::ifstream in(e.path() / "builder.pid");
+    long pid = 0;
+    bool alive;
+    if (in >> pid)
+      alive = pid > 0 && (kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM);
+    else  // no pid (yet): a build that is just starting, or one from before pids were written
+      alive = fs::file_time_type::clock::now() - fs::last_write_time(e.path(), ec) < std::chrono::minutes(10);
+    if (!alive) fs::remove_all(e.path(), ec);
+  }
+}
+
 fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std::string& variant) {
   const HarnessPaths hp = harness_paths();
   const fs::path cache = hp.cache / cache_key(rtl_dir, variant, hp);
   const fs::path exe = cache / "harness";
+  remove_stale_builds(cache.parent_path());
   if (fs::exists(exe)) return exe;
   fs::create_directories(cache.parent_path());
   std::string tmpl = (cache.parent_path() / ".build.XXXXXX").string();
   if (!mkdtemp(tmpl.data())) throw EngineError("cannot create a build directory in " + cache.parent_path().string());
   const fs::path tmp = tmpl;
+  std::ofstream(tmp / "builder.pid") << getpid() << "\n";
   {
     std::ofstream ph(tmp / "ports.h");
     ph << "#define PANAMA_PORT_LIST(X)";
@@ -135,7 +182,7 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
       << " -LDFLAGS \"" << hp.link << "\""
       << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src << "/testbench/rtl_harness.cpp"
       << " >" << (tmp / "build.log").string() << " 2>&1";
-  if (run_command(cmd.str()) != 0)
+  if (run_with_progress(cmd.str(), "verilating " + rtl_dir + " (first use; cached in " + cache.string() + ")") != 0)
     throw EngineError("verilating " + rtl_dir + " failed; see " + (tmp / "build.log").string());
   std::error_code ec;
   fs::rename(tmp, cache, ec);  // another process may have won the race: its build is as good

@@ -277,14 +277,15 @@ TEST(HostProtocol, RepairReaggregatesADroppedVector) {
   EXPECT_EQ(0, std::memcmp(v.data(), orig.data(), v.size() * 4));
   EXPECT_EQ(ar.stats().lost, 1u);
   EXPECT_EQ(ar.stats().repaired, 1u);
-  // 10 vectors, 5 per tree; each tree reserves 5 + 2 rounds x (1 status + 3 slots) VIDs.
-  EXPECT_EQ(ar.next_vid(0), 13u);
-  EXPECT_EQ(ar.next_vid(1), 13u);
+  // 10 vectors, 5 per tree; each tree reserves 5 + 2 rounds x (1 status + 5 slots, one per
+  // vector) VIDs.
+  EXPECT_EQ(ar.next_vid(0), 17u);
+  EXPECT_EQ(ar.next_vid(1), 17u);
   // The re-aggregation carried the original data of vector 4 (tree 0, index 2) and tag 1.0.
   bool found = false;
   for (const auto& f : tr.sent) {
     const auto h = wire::parse_header(f);
-    if (h.tid != 0 || h.vid != 6) continue;  // round 0, slot 0
+    if (h.tid != 0 || h.vid != 8) continue;  // round 0 (after 5 main and 1 status), vector 2's slot
     found = true;
     ASSERT_EQ(h.count, 5);
     EXPECT_EQ(0, std::memcmp(f.data() + 64, orig.data() + 16, 16));
@@ -298,7 +299,7 @@ TEST(HostProtocol, RepairReaggregatesADroppedVector) {
   tr.drop_vid = -1;
   ar.reduce_f32(v.data(), 8);
   ASSERT_EQ(tr.sent.size(), 4u);
-  EXPECT_EQ(wire::parse_header(tr.sent[0]).vid, 13u);
+  EXPECT_EQ(wire::parse_header(tr.sent[0]).vid, 17u);
 }
 
 TEST(HostProtocol, FailedBufferIsLeftUntouched) {
@@ -670,6 +671,7 @@ TEST(HostAllReduce, SilentPeerEndsInBoundedTime) {
   p.jid = 4;
   p.count = 362;
   p.timeout_ms = 250;
+  p.status_wait_ms = 15;  // with repair on the call timeout is at least 16 status waits
   const auto in = tensors(2, 2000, 1, ref::Fmt::fp32);
   JobParams q = p;
   const Outcome o = run_workers(bed, in, {0, 1}, q, 1);
@@ -768,6 +770,7 @@ TEST(HostCli, SwitchBadInput) {
   expect_error("switch --rtl " + rtl + " --contexts " + d + "/bad.json --ifaces lo", "context 0");
   expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces lo,lo,lo,lo,lo", "5 interfaces");
   expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces lo,lo", "member port 2");
+  expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces lo,lo,lo", "given twice");
   expect_error("switch --rtl " + rtl + " --contexts " + d + "/ctx.json --ifaces a0x,b0x,c0x", "no interface 'a0x'");
   (void)std::system(("rm -rf " + d).c_str());
 }
@@ -775,7 +778,7 @@ TEST(HostCli, SwitchBadInput) {
 // ---------------------------------------------------------------------------------------------
 // Loss repair through the stand-in: lost results and lost contributions, several calls.
 
-void repair_run(int trees, double down_loss, double up_loss, uint64_t seed) {
+void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool every_link = false) {
   if (const char* e = std::getenv("PANAMA_HOST_SEED")) seed = std::stoull(e);  // stress runs
   if (const char* e = std::getenv("PANAMA_HOST_LOSS")) down_loss = up_loss = std::stod(e);
   const Config cfg = design(4);
@@ -783,6 +786,11 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed) {
   Bed bed(cfg, ctx_for(port_of, trees, 6), ChipParams{});
   bed.fab.set_loss(0, down_loss, seed);  // results to the worker on port 0
   bed.fab.set_up_loss(1, up_loss);        // contributions of the worker on port 1
+  if (every_link)
+    for (int port : port_of) {
+      bed.fab.set_loss(port, down_loss, seed);
+      bed.fab.set_up_loss(port, up_loss);
+    }
   JobParams p;
   p.jid = 6;
   p.trees = trees;
@@ -790,8 +798,10 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed) {
   p.count = 362;
   p.timeout_ms = 3000;
   p.status_wait_ms = 40;
-  p.repair_rounds = 8;
-  const auto in = tensors(3, 362 * 40 + 5, seed, ref::Fmt::fp32);
+  p.repair_rounds = 16;
+  size_t vectors = 40;
+  if (const char* e = std::getenv("PANAMA_HOST_VECTORS")) vectors = std::stoul(e);  // stress runs
+  const auto in = tensors(3, 362 * vectors + 5, seed, ref::Fmt::fp32);
   const Outcome o = run_workers(bed, in, port_of, p, 3);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
   uint64_t lost = 0, repaired = 0;
@@ -816,3 +826,5 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed) {
 TEST(HostRepair, LostResultsOnOneLink) { repair_run(1, 0.03, 0, 5); }
 TEST(HostRepair, LostContributionsTwoTrees) { repair_run(2, 0, 0.03, 6); }
 TEST(HostRepair, BothDirections) { repair_run(2, 0.02, 0.02, 7); }
+// Issue 12: 5 % in both directions on every link.
+TEST(HostRepair, FivePercentEveryLinkBothWays) { repair_run(2, 0.05, 0.05, 11, true); }
