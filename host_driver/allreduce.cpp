@@ -241,6 +241,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     for (; s.settled < upto; ++s.settled) {
       Slot& sl = s.slots[s.settled];
       sl.lost = true;
+      stats_.unseen_vids.emplace_back(static_cast<uint32_t>(t), next_vid_[t] + static_cast<uint32_t>(s.settled));
       if (sl.kind == Kind::main) {
         if (!repair) throw lost_error(t, next_vid_[t] + static_cast<uint32_t>(s.settled), seen_vid);
         ++stats_.lost;
@@ -253,7 +254,10 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   // Skipped slots at the settled frontier settle at once (no result will come for them).
   auto settle_skipped = [&](size_t t) {
     TreeState& s = tr[t];
-    while (s.settled < s.sent && s.slots[s.settled].skipped) s.slots[s.settled++].lost = true;
+    while (s.settled < s.sent && s.slots[s.settled].skipped) {
+      stats_.unseen_vids.emplace_back(static_cast<uint32_t>(t), next_vid_[t] + static_cast<uint32_t>(s.settled));
+      s.slots[s.settled++].lost = true;
+    }
   };
   // Builds and sends slot s.sent of tree t.
   auto send_slot = [&](size_t t) {
@@ -533,7 +537,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
       settle_skipped(t);
       s.last_progress = s.last_result = last_progress = Clock::now();
       const bool ce = wire::ecn(rx) == wire::kEcnCe;
-      if (ce) ++stats_.results_ce;
+      if (ce) ++stats_.results_ce, stats_.ce_vids.emplace_back(static_cast<uint32_t>(t), h.vid);
       cc_[t].on_result(ce);
     }
     // A late result (given up on by the status wait, or overtaken by reordering) is as good as

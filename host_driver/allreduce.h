@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+#include <utility>
 
 #include "ref_float.h"
 #include "transport.h"
@@ -89,6 +90,10 @@ struct Stats {
   uint64_t calls = 0, vectors_sent = 0, results = 0, results_ce = 0, ignored = 0, duplicates = 0;
   uint64_t lost = 0, repaired = 0, repair_rounds = 0;  // vectors seen lost, recovered; rounds used
   uint64_t bytes_reduced = 0;  // payload bytes of this worker's buffers
+  // Evidence for ECN checks: (tree, VID) of every in-order result marked CE, and of every slot
+  // settled without an in-order result (lost or skipped). Workers must agree on the marks of
+  // every VID that none of them settled without its result.
+  std::vector<std::pair<uint32_t, uint32_t>> ce_vids, unseen_vids;
   double seconds = 0;          // time spent inside reduce calls
 };
 

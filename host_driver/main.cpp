@@ -287,6 +287,8 @@ int run_worker(const WorkerOpts& o) {
   j["vectors_sent"] = s.vectors_sent;
   j["results"] = s.results;
   j["results_ce"] = s.results_ce;
+  j["ce_vids"] = s.ce_vids;          // [[tree, vid], ...]
+  j["unseen_vids"] = s.unseen_vids;
   j["ignored"] = s.ignored;
   j["duplicates"] = s.duplicates;
   j["lost"] = s.lost;
