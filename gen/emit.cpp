@@ -9,8 +9,8 @@
 
 #include "fpadd.h"
 #include "top.h"
-#include "parser.h"
 #include "regs_rtl.h"
+#include "rtl_lib.h"
 
 #if __has_include("regmap.h")
 #include "regmap.h"
@@ -35,29 +35,90 @@ std::string banner(const Config& c, const std::string& module, const std::string
 
 static std::string trailer() { return "\n`default_nettype wire\n"; }
 
+namespace {
+
+bool always(const Config&) { return true; }
+bool full_top(const Config& c) { return c.in.module == "top"; }
+
+// Every module of an output, in dependency order (filelist.f). A block is either written by a
+// C++ emitter (emit) or is a fixed, hand-written file rtl/<file> (docs/generator.md, "Fixed
+// blocks") whose parameters the instantiating module sets with #(...).
+struct Block {
+  const char* base;                        // module name without the prefix
+  bool (*used)(const Config&);             // whether this configuration has the block
+  std::string (*what)(const Config&);      // the banner's one-line description
+  std::string (*emit)(const Config&);      // the body, or nullptr for a fixed block
+  // A fixed block's parameter defaults for this configuration (rtl_fixed_body).
+  std::vector<std::pair<std::string, long>> (*params)(const Config&) = nullptr;
+};
+
+const Block kBlocks[] = {
+    {"fpadd", always,
+     [](const Config& c) {
+       return "pipelined IEEE-754 " + to_string(c.in.format) + " adder, roundTiesToEven, " +
+              (c.in.subnormals == Subnormals::ieee ? std::string("subnormals kept")
+                                                   : std::string("subnormals flushed (FTZ/DAZ)"));
+     },
+     emit_fpadd},
+    {"addtree", always,
+     [](const Config& c) {
+       return "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " + std::to_string(c.in.ports) +
+              " ports in the fixed order of numerics.md";
+     },
+     emit_addtree},
+    {"parser", full_top,
+     [](const Config&) {
+       return std::string("per-port receive parser: classification, validation and header fields on the fly");
+     },
+     nullptr,
+     [](const Config& c) {
+       return std::vector<std::pair<std::string, long>>{
+           {"DATA_W", c.bus_bits}, {"ELEM_BYTES", c.fmt.elem_bytes}, {"MAX_ELEMS", c.max_elems}};
+     }},
+    {"regs", full_top,
+     [](const Config&) { return std::string("AXI4-Lite register file and 64-bit saturating counters"); }, emit_regs},
+    {"port", full_top,
+     [](const Config&) {
+       return std::string("one port: receive, bypass FIFO, contribution slots and queues, admission, transmit");
+     },
+     emit_port},
+    {"sched", full_top,
+     [](const Config&) {
+       return std::string("aggregation scheduler (VIDs, port bitmaps, drops, timeouts) and result builder");
+     },
+     emit_sched},
+    {"top", full_top,
+     [](const Config& c) {
+       return "PANAMA-style aggregation accelerator, " + std::to_string(c.in.ports) + " ports";
+     },
+     emit_top},
+};
+
+}  // namespace
+
 std::vector<OutputFile> build_output(const Config& c) {
   std::vector<OutputFile> files;
-  auto add_v = [&](const std::string& base, const std::string& what, const std::string& body) {
-    const std::string m = c.module_name(base);
-    files.push_back({m + ".v", banner(c, m, what) + body + trailer(), true});
-  };
-  add_v("fpadd", "pipelined IEEE-754 " + to_string(c.in.format) + " adder, roundTiesToEven, " +
-                     (c.in.subnormals == Subnormals::ieee ? std::string("subnormals kept")
-                                                          : std::string("subnormals flushed (FTZ/DAZ)")),
-        emit_fpadd(c));
-  add_v("addtree", "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " + std::to_string(c.in.ports) +
-                       " ports in the fixed order of numerics.md",
-        emit_addtree(c));
-  if (c.in.module == "top")
-    add_v("parser", "per-port receive parser: classification, validation and header fields on the fly, " +
-                        std::to_string(c.bus_bits) + "-bit stream",
-          emit_parser(c));
-  if (c.in.module == "top") add_v("regs", "AXI4-Lite register file and 64-bit saturating counters", emit_regs(c));
-  if (c.in.module == "top") {
-    add_v("port", "one port: receive, bypass FIFO, contribution slots and queues, admission, transmit",
-          emit_port(c));
-    add_v("sched", "aggregation scheduler (VIDs, port bitmaps, drops, timeouts) and result builder", emit_sched(c));
-    add_v("top", "PANAMA-style aggregation accelerator, " + std::to_string(c.in.ports) + " ports", emit_top(c));
+  bool any_fixed = false;
+  for (const auto& b : kBlocks) {
+    if (!b.used(c)) continue;
+    const std::string m = c.module_name(b.base);
+    const std::string body =
+        b.emit ? b.emit(c)
+               : rtl_fixed_body(c, std::string("panama_") + b.base + ".v",
+                                b.params ? b.params(c) : std::vector<std::pair<std::string, long>>{});
+    any_fixed = any_fixed || !b.emit;
+    files.push_back({m + ".v", banner(c, m, b.what(c)) + body + trailer(), true});
+  }
+  // The shared constants, for code of the user's own that talks to these blocks (the emitted
+  // files have them inlined). Not in filelist.f: it is an include, not a compilation unit.
+  if (any_fixed) {
+    const std::string name = c.in.prefix + "_defs.vh";
+    std::ostringstream h;
+    h << "// " << name << ": constants shared by the RTL, the register map and the wire format\n"
+      << "//\n"
+      << "// Generated by " << kGeneratorVersion << "; do not edit, regenerate.\n"
+      << "// Command: " << c.command_line() << "\n";
+    files.push_back({name, h.str() + emit_defs(c), false});
   }
   std::ostringstream fl;
   for (const auto& f : files)

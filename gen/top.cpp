@@ -73,6 +73,7 @@ std::map<std::string, long> common_values(const Config& c) {
   v["PW"] = index_bits(c.in.ports);
   v["W1"] = c.bus_bits - 1;
   v["BB1"] = c.bus_bytes - 1;
+  v["MAXE"] = c.max_elems;
   return v;
 }
 
@@ -146,7 +147,7 @@ const char* kPortBody = R"V(
   wire [31:0] desc_vid, desc_ip_dst;
   wire [1:0] desc_ecn;
   wire [47:0] desc_eth_dst;
-  ${PREFIX}_parser u_parser (
+  ${PREFIX}_parser #(.DATA_W(W), .ELEM_BYTES(${ES}), .MAX_ELEMS(${MAXE})) u_parser (
     .clk(clk), .rst(rst), .agg_port(agg_port),
     .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),

@@ -23,6 +23,11 @@ constexpr uint8_t kFlagFin = 0x01;
 constexpr uint8_t kFlagResult = 0x02;
 constexpr uint16_t kRankBuilt = 0xFFFF;
 constexpr uint8_t kEcnCe = 0x3;
+// Classification constants of wire-format.md (also written into the RTL's <prefix>_defs.vh).
+constexpr uint16_t kEtherTypeIpv4 = 0x0800;
+constexpr uint8_t kIpv4VerIhl = 0x45;  // IPv4 without options
+constexpr uint8_t kIpProtoUdp = 17;
+constexpr uint8_t kVersion = 1;        // the aggregation header's VER
 
 // Offsets of the fields (wire-format.md, "Frame layout").
 namespace off {

@@ -130,7 +130,7 @@ module panama_port (
   wire [31:0] desc_vid, desc_ip_dst;
   wire [1:0] desc_ecn;
   wire [47:0] desc_eth_dst;
-  panama_parser u_parser (
+  panama_parser #(.DATA_W(W), .ELEM_BYTES(4), .MAX_ELEMS(362)) u_parser (
     .clk(clk), .rst(rst), .agg_port(agg_port),
     .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),

@@ -1,0 +1,113 @@
+// Fixed blocks (rtl/*.v) and the shared-constants include; see rtl_lib.h.
+#include "rtl_lib.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "parser.h"
+#include "regmap.h"
+#include "wire.h"
+
+namespace panama {
+
+namespace {
+
+std::string hx(int width, uint64_t v) {
+  std::ostringstream o;
+  o << width << "'h" << std::hex << v;
+  return o.str();
+}
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+std::string emit_defs(const Config& c) {
+  const RegMap m = RegMap::from(c);
+  int aw = 0;
+  while ((1u << aw) < m.size) ++aw;
+  std::ostringstream v;
+  v << "// Constants the RTL shares with the register map (regmap.json), the wire format\n"
+    << "// (wire-format.md) and the parser's descriptor classes; written by panama-gen from the\n"
+    << "// same C++ definitions, never retyped. Include it inside a module body.\n"
+    << "// Not every module reads every constant.\n"
+    << "/* verilator lint_off UNUSEDPARAM */\n";
+  v << "// Wire format: byte offsets in the frame (wire-format.md, \"Frame layout\").\n";
+  const std::pair<const char*, size_t> offs[] = {
+      {"ETH_DST", wire::off::eth_dst},   {"ETH_SRC", wire::off::eth_src},     {"ETH_TYPE", wire::off::eth_type},
+      {"IP", wire::off::ip},             {"IP_TOS", wire::off::ip_tos},       {"IP_TOTAL_LEN", wire::off::ip_total_len},
+      {"IP_FRAG", wire::off::ip_frag},   {"IP_PROTO", wire::off::ip_proto},   {"IP_CSUM", wire::off::ip_csum},
+      {"IP_SRC", wire::off::ip_src},     {"IP_DST", wire::off::ip_dst},       {"UDP_SPORT", wire::off::udp_sport},
+      {"UDP_DPORT", wire::off::udp_dport}, {"UDP_LEN", wire::off::udp_len},   {"UDP_CSUM", wire::off::udp_csum},
+      {"VER", wire::off::ver},           {"FLAGS", wire::off::flags},         {"JID", wire::off::jid},
+      {"TID", wire::off::tid},           {"COUNT", wire::off::count},         {"VID", wire::off::vid},
+      {"RANK", wire::off::rank},         {"COOKIE", wire::off::cookie},       {"PAYLOAD", wire::off::payload}};
+  for (const auto& o : offs) v << "localparam integer OFF_" << o.first << " = " << o.second << ";\n";
+  v << "// Header: bytes before the payload, and the fewest bytes classification reads.\n"
+    << "localparam integer HDR_BYTES = " << wire::kHeaderBytes << ";\n"
+    << "localparam integer HDR_BITS = " << 8 * wire::kHeaderBytes << ";\n"
+    << "localparam integer MIN_CLASSIFY_BYTES = " << wire::kMinClassifyBytes << ";\n"
+    << "// Classification and header constants.\n"
+    << "localparam [15:0] ETHERTYPE_IPV4 = " << hx(16, wire::kEtherTypeIpv4) << ";\n"
+    << "localparam [7:0] IPV4_VER_IHL = " << hx(8, wire::kIpv4VerIhl) << ";\n"
+    << "localparam [7:0] IP_PROTO_UDP = 8'd" << int(wire::kIpProtoUdp) << ";\n"
+    << "localparam [5:0] AGG_DSCP = 6'd" << int(wire::kAggDscp) << ";\n"
+    << "localparam [7:0] AGG_VERSION = 8'd" << int(wire::kVersion) << ";\n"
+    << "localparam [7:0] FLAG_FIN = " << hx(8, wire::kFlagFin) << ";\n"
+    << "localparam [7:0] FLAG_RESULT = " << hx(8, wire::kFlagResult) << ";\n"
+    << "localparam [15:0] RANK_BUILT = " << hx(16, wire::kRankBuilt) << ";\n"
+    << "localparam [15:0] DEFAULT_AGG_PORT = 16'd" << wire::kDefaultAggPort << ";\n";
+  v << "// Parser descriptor classes (desc_class).\n"
+    << "localparam [1:0] CLASS_RUNT = 2'd" << kParserClassRunt << ";\n"
+    << "localparam [1:0] CLASS_BYPASS = 2'd" << kParserClassBypass << ";\n"
+    << "localparam [1:0] CLASS_AGG = 2'd" << kParserClassAgg << ";\n";
+  v << "// Register map (regmap.json): address bits, block bases and strides, byte offsets.\n"
+    << "localparam integer RM_AW = " << aw << ";\n"
+    << "localparam integer RM_SIZE = " << m.size << ";\n"
+    << "localparam integer RM_CTX_BASE = " << m.ctx_base << ";\n"
+    << "localparam integer RM_CTX_STRIDE = " << m.ctx_stride << ";\n"
+    << "localparam integer RM_PORT_BASE = " << m.port_base << ";\n"
+    << "localparam integer RM_PORT_STRIDE = " << m.port_stride << ";\n"
+    << "localparam integer RM_MEMBER_WORDS = " << m.member_words << ";\n"
+    << "localparam integer RM_PORT_COUNTERS = " << kNumPortCounters << ";\n";
+  for (const auto& r : m.global_registers())
+    v << "localparam integer RM_A_" << r.name << " = " << r.offset << ";  // " << r.access << "\n";
+  for (const auto& r : m.context_registers())
+    v << "localparam integer RM_O_" << r.name << " = " << r.offset << ";  // " << r.access << "\n";
+  v << "localparam integer RM_ST_ENABLED = " << RegMap::kStEnabled << ";\n"
+    << "localparam integer RM_ERR_NO_MEMBERS = " << RegMap::kErrNoMembers << ";\n"
+    << "localparam integer RM_ERR_UPSTREAM_MEMBER = " << RegMap::kErrUpstreamMember << ";\n"
+    << "localparam integer RM_ERR_DUPLICATE = " << RegMap::kErrDuplicate << ";\n"
+    << "localparam integer RM_ERR_UPSTREAM_RANGE = " << RegMap::kErrUpstreamRange << ";\n"
+    << "localparam integer RM_ERR_WRITE_ENABLED = " << RegMap::kErrWriteEnabled << ";\n"
+    << "/* verilator lint_on UNUSEDPARAM */\n";
+  return v.str();
+}
+
+std::string rtl_fixed_body(const Config& c, const std::string& file,
+                           const std::vector<std::pair<std::string, long>>& params) {
+  for (const auto& s : rtl_sources()) {
+    if (file != s.name) continue;
+    std::string text = s.text;
+    const std::string inc = "`include \"panama_defs.vh\"";
+    std::string defs;
+    for (size_t p = text.find(inc); p != std::string::npos; p = text.find(inc, p + defs.size())) {
+      if (defs.empty()) defs = emit_defs(c);
+      text.replace(p, inc.size(), defs);
+    }
+    for (const auto& [name, value] : params) {
+      const std::string key = "parameter " + name + " = ";
+      const size_t p = text.find(key);
+      const size_t e = p == std::string::npos ? p : text.find_first_of(",\n)", p + key.size());
+      if (e == std::string::npos) throw std::logic_error("rtl/" + file + " has no parameter " + name);
+      text.replace(p + key.size(), e - p - key.size(), std::to_string(value));
+    }
+    return replace_all(text, "panama_", c.in.prefix + "_");
+  }
+  throw std::logic_error("no fixed block rtl/" + file + " in this panama-gen");
+}
+
+}  // namespace panama

@@ -1,0 +1,36 @@
+// The fixed blocks: hand-written, parameterised Verilog in rtl/*.v, compiled into panama-gen as
+// text (gen/embed_rtl.cmake), and the shared-constants include <prefix>_defs.vh written from the
+// same C++ definitions as the register map and the wire library (docs/generator.md, "Fixed blocks").
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config.h"
+
+namespace panama {
+
+struct RtlSource {
+  const char* name;  // file name in rtl/, e.g. "panama_parser.v"
+  const char* text;  // its text, unchanged
+};
+
+// Every rtl/*.v, sorted by name (generated source rtl_embedded.cpp).
+const std::vector<RtlSource>& rtl_sources();
+
+// The text of rtl/<file> (e.g. "panama_parser.v") as panama-gen writes it: each line
+// `include "panama_defs.vh" replaced by emit_defs(c) (so that every emitted .v reads standalone,
+// without include paths), then every "panama_" replaced by c.in.prefix + "_".
+// Throws std::logic_error when the file is not embedded or lacks a parameter of `params`.
+// Each (name, value) of `params` replaces the default of `parameter NAME = ...` in the header, so
+// the emitted module defaults to this configuration (a block verilated alone, or instantiated
+// by the user without #(...), gets it); the generated top still sets every one with #(...).
+std::string rtl_fixed_body(const Config& c, const std::string& file,
+                           const std::vector<std::pair<std::string, long>>& params = {});
+
+// <prefix>_defs.vh: localparams shared by the RTL with the register map (gen/regmap.h), the wire
+// header (wire/wire.h) and the parser classes (gen/parser.h). Meant for `include inside a module.
+std::string emit_defs(const Config& c);
+
+}  // namespace panama

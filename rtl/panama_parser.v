@@ -1,0 +1,229 @@
+// The per-port receive parser (docs/rtl.md, "Parser"): watches one AXI-Stream receive port, keeps
+// the few header bytes that classification, validation and the scheduler need as they pass (they
+// span up to seven beats on a 64-bit bus, or all sit in the first beat from 512 bits on), counts
+// the length, and one cycle after the last beat emits a descriptor.
+module panama_parser #(
+  // Bus width in bits: a power of two, 64..4096.
+  parameter DATA_W = 64,
+  // Bytes per element: 4 (fp32) or 2 (bf16, fp16).
+  parameter ELEM_BYTES = 4,
+  // Largest valid COUNT (elements per frame).
+  parameter MAX_ELEMS = 362
+) (
+  input  wire clk,
+  input  wire rst,
+  // The configured aggregation UDP destination port; sampled on the last beat of a frame.
+  input  wire [15:0] agg_port,
+  // One receive port (accelerator.md sPP_axis_*): byte 0 in tdata[7:0] of the first beat,
+  // tkeep all ones except on the last beat (contiguous from bit 0), tuser = 1 on the last
+  // beat marks an FCS error. Idle cycles may occur inside a frame. Every beat is accepted:
+  // tready is the top's (held high).
+  input  wire [DATA_W-1:0] s_axis_tdata,
+  input  wire [DATA_W/8-1:0] s_axis_tkeep,
+  input  wire s_axis_tvalid,
+  input  wire s_axis_tlast,
+  input  wire s_axis_tuser,
+  // One-cycle pulse, the cycle after the last beat was accepted; the desc_* fields hold
+  // until the next pulse.
+  output reg  desc_valid,
+  // Frame length in bytes, 65535 for every longer frame (then desc_too_long = 1).
+  output reg  [15:0] desc_len,
+  output reg  desc_too_long,
+  // CLASS_RUNT (< 14 bytes), CLASS_BYPASS or CLASS_AGG (wire-format.md classification).
+  output reg  [1:0] desc_class,
+  // tuser of the last beat (any class).
+  output reg  desc_rx_error,
+  // An aggregation frame that is not well-formed (0 for other classes).
+  output reg  desc_malformed,
+  // Header fields; meaningful for aggregation frames of at least 64 bytes.
+  output reg  [7:0] desc_flags,
+  output reg  [15:0] desc_jid,
+  output reg  [7:0] desc_tid,
+  output reg  [15:0] desc_count,
+  output reg  [31:0] desc_vid,
+  output reg  [15:0] desc_rank,
+  // IPv4 ECN (the low two bits of the TOS byte).
+  output reg  [1:0] desc_ecn,
+  // For rebuilding the header: eth.dst (byte 0 in [47:40]), the TOS byte, ipv4.dst, and the
+  // ones'-complement sum (folded, not inverted) of the IPv4 header words that a rebuilt
+  // header copies unchanged: total length, identification, flags/fragment, TTL/protocol.
+  output reg  [47:0] desc_eth_dst,
+  output reg  [7:0] desc_tos,
+  output reg  [31:0] desc_ip_dst,
+  output reg  [15:0] desc_csum_part
+);
+
+`include "panama_defs.vh"
+
+  // Bytes per beat.
+  localparam BB = DATA_W / 8;
+  // Bits of a byte index within a beat.
+  localparam KIW = $clog2(BB);
+  // Header bytes kept: offsets 0 .. HB-1 (the last one is RANK's low byte). Bytes no output
+  // depends on (eth.src, the checksum, ipv4.src, the UDP source port and checksum, RESERVED) are
+  // removed by synthesis.
+  localparam HB = OFF_RANK + 2;
+  // Header bytes lie in beats 0..BEAT_SAT-1; the beat counter stops at BEAT_SAT.
+  localparam BEAT_SAT = (HB - 1) / BB + 1;
+  localparam BEAT_W = BEAT_SAT < 2 ? 1 : $clog2(BEAT_SAT + 1);
+  // Length counter width: 17 bits hold every length a well-formed frame can have
+  // (up to 64 + 65485 bytes); it saturates, so a longer frame never wraps.
+  localparam LEN_W = 17;
+  localparam [15:0] MAX_COUNT = MAX_ELEMS[15:0];
+  // Constants sized to what they are compared with or added to.
+  localparam [LEN_W:0] BEAT_BYTES = BB;
+  localparam [LEN_W-1:0] LEN_ETH_HDR = OFF_IP[LEN_W-1:0];
+  localparam [LEN_W-1:0] LEN_MIN_CLASSIFY = MIN_CLASSIFY_BYTES[LEN_W-1:0];
+  localparam integer UDP_LEN_FIXED_I = HDR_BYTES - OFF_UDP_SPORT;
+  localparam [18:0] UDP_LEN_FIXED = UDP_LEN_FIXED_I[18:0];
+  localparam [18:0] FRAME_LEN_FIXED = HDR_BYTES[18:0];
+  // log2 of the element size: the payload is COUNT << ES_SHIFT bytes.
+  localparam ES_SHIFT = ELEM_BYTES == 4 ? 2 : 1;
+
+  // Position in the current frame: beats seen so far (saturating at BEAT_SAT) and bytes in
+  // the beats before this one (saturating at all ones). Both return to 0 after a last beat.
+  reg [BEAT_W-1:0] beat_q;
+  reg [LEN_W-1:0] len_q;
+  wire beat = s_axis_tvalid;
+  wire last_beat = s_axis_tvalid & s_axis_tlast;
+  wire [LEN_W:0] len_step = {1'b0, len_q} + BEAT_BYTES;
+  always @(posedge clk) begin
+    if (rst) begin
+      beat_q <= {BEAT_W{1'b0}};
+      len_q <= {LEN_W{1'b0}};
+    end else if (last_beat) begin
+      beat_q <= {BEAT_W{1'b0}};
+      len_q <= {LEN_W{1'b0}};
+    end else if (beat) begin
+      if (beat_q != BEAT_SAT[BEAT_W-1:0]) beat_q <= beat_q + 1'b1;
+      len_q <= len_step[LEN_W] ? {LEN_W{1'b1}} : len_step[LEN_W-1:0];
+    end
+  end
+
+  // Bytes in this beat: tkeep is contiguous from bit 0, so its top set bit, found without a
+  // carry chain (keep_top is one-hot), encodes the count minus one by OR trees.
+  wire [BB-1:0] keep_top = s_axis_tkeep & ~{1'b0, s_axis_tkeep[BB-1:1]};
+  // Bit 0 has index 0: no OR tree reads it.
+  wire unused_keep_top = keep_top[0];
+  wire [KIW-1:0] keep_idx;
+  genvar j, b;
+  generate
+    for (j = 0; j < KIW; j = j + 1) begin : g_kidx
+      wire [BB-1:0] sel;
+      for (b = 0; b < BB; b = b + 1) begin : g_b
+        if (((b >> j) & 1) == 1) begin : g_on
+          assign sel[b] = keep_top[b];
+        end else begin : g_off
+          assign sel[b] = 1'b0;
+        end
+      end
+      assign keep_idx[j] = |sel;
+    end
+  endgenerate
+  wire [KIW:0] beat_bytes = s_axis_tkeep[0] ? {1'b0, keep_idx} + 1'b1 : {(KIW+1){1'b0}};
+  wire [LEN_W:0] len_sum = {1'b0, len_q} + {{(LEN_W-KIW){1'b0}}, beat_bytes};
+  // The whole frame's length on its last beat, saturating.
+  wire [LEN_W-1:0] len_total = len_sum[LEN_W] ? {LEN_W{1'b1}} : len_sum[LEN_W-1:0];
+
+  // Header bytes: each is captured from the beat that carries it; on the last beat the live
+  // byte is used when that beat carries it (a frame may end in the beat of its header). Bytes
+  // past a short frame's end are stale, but no decision reads them: classification needs
+  // 42 bytes, and a shorter-than-64-byte aggregation frame is malformed whatever they hold.
+  // They need no reset. Byte k at hdr[8*k +: 8].
+  reg [8*HB-1:0] hdr_q;
+  wire [8*HB-1:0] hdr;
+  genvar k;
+  generate
+    for (k = 0; k < HB; k = k + 1) begin : g_hdr
+      // The beat that carries byte k.
+      localparam integer KBI = k / BB;
+      localparam [BEAT_W-1:0] KB = KBI[BEAT_W-1:0];
+      wire [7:0] live = s_axis_tdata[8*(k % BB) +: 8];
+      always @(posedge clk) begin
+        if (beat && beat_q == KB) hdr_q[8*k +: 8] <= live;
+      end
+      assign hdr[8*k +: 8] = beat_q == KB ? live : hdr_q[8*k +: 8];
+    end
+  endgenerate
+  // The rest of the data bus is not inspected (it goes to the buffer, not here), nor are the
+  // header bytes no decision or output reads.
+  wire unused_tdata = ^s_axis_tdata;
+  wire unused_hdr = ^{hdr[8*OFF_ETH_SRC +: 48], hdr[8*OFF_IP_CSUM +: 48], hdr[8*OFF_UDP_SPORT +: 16],
+                      hdr[8*OFF_UDP_CSUM +: 16], hdr[8*(OFF_TID+1) +: 8]};
+
+  // Byte k of the frame.
+  `define PANAMA_PARSER_BYTE(k) hdr[8*(k) +: 8]
+  wire [15:0] eth_type = {`PANAMA_PARSER_BYTE(OFF_ETH_TYPE), `PANAMA_PARSER_BYTE(OFF_ETH_TYPE+1)};
+  wire [7:0] ver_ihl = `PANAMA_PARSER_BYTE(OFF_IP);
+  wire [7:0] tos = `PANAMA_PARSER_BYTE(OFF_IP_TOS);
+  wire [15:0] ip_total_len = {`PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN), `PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+1)};
+  wire [15:0] ip_ident = {`PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+2), `PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+3)};
+  wire [15:0] ip_frag_word = {`PANAMA_PARSER_BYTE(OFF_IP_FRAG), `PANAMA_PARSER_BYTE(OFF_IP_FRAG+1)};
+  // MF and the offset; DF (bit 14) and the reserved bit are not looked at.
+  wire [13:0] ip_frag = ip_frag_word[13:0];
+  wire [15:0] ttl_proto = {`PANAMA_PARSER_BYTE(OFF_IP_PROTO-1), `PANAMA_PARSER_BYTE(OFF_IP_PROTO)};
+  wire [15:0] udp_dport = {`PANAMA_PARSER_BYTE(OFF_UDP_DPORT), `PANAMA_PARSER_BYTE(OFF_UDP_DPORT+1)};
+  wire [15:0] udp_len = {`PANAMA_PARSER_BYTE(OFF_UDP_LEN), `PANAMA_PARSER_BYTE(OFF_UDP_LEN+1)};
+  wire [15:0] count = {`PANAMA_PARSER_BYTE(OFF_COUNT), `PANAMA_PARSER_BYTE(OFF_COUNT+1)};
+  wire [47:0] eth_dst = hdr[8*OFF_ETH_DST +: 48];
+  wire [31:0] ip_dst = hdr[8*OFF_IP_DST +: 32];
+  wire [31:0] vid = hdr[8*OFF_VID +: 32];
+  // Multi-byte fields are big-endian on the wire: byte OFF first, i.e. most significant.
+  wire [47:0] eth_dst_be = {eth_dst[7:0], eth_dst[15:8], eth_dst[23:16], eth_dst[31:24], eth_dst[39:32], eth_dst[47:40]};
+  wire [31:0] ip_dst_be = {ip_dst[7:0], ip_dst[15:8], ip_dst[23:16], ip_dst[31:24]};
+  wire [31:0] vid_be = {vid[7:0], vid[15:8], vid[23:16], vid[31:24]};
+
+  // wire-format.md classification: at least 42 bytes, eth.type 0x0800 (no VLAN tag), IPv4
+  // without options (0x45), DSCP 56, not a fragment (MF = 0, offset 0; DF ignored), UDP to the
+  // aggregation port.
+  wire is_runt = len_total < LEN_ETH_HDR;
+  wire is_agg = len_total >= LEN_MIN_CLASSIFY && eth_type == ETHERTYPE_IPV4 && ver_ihl == IPV4_VER_IHL &&
+                tos[7:2] == AGG_DSCP && ip_frag == 14'd0 && ttl_proto[7:0] == IP_PROTO_UDP &&
+                udp_dport == agg_port;
+
+  // Well-formedness: VER 1, 1 <= COUNT <= MAX_ELEMS, UDP length = 30 + ES*COUNT, IPv4 total
+  // length = length - 14, length = 64 + ES*COUNT; exact, as the 17-bit length saturates only
+  // far above the longest well-formed frame (65548 bytes).
+  wire [17:0] payload_bytes = {2'b00, count} << ES_SHIFT;
+  wire bad_ver = `PANAMA_PARSER_BYTE(OFF_VER) != AGG_VERSION;
+  wire bad_count = count == 16'd0 || count > MAX_COUNT;
+  wire bad_udp_len = {3'b000, udp_len} != {1'b0, payload_bytes} + UDP_LEN_FIXED;
+  wire bad_ip_len = {1'b0, ip_total_len} != len_total - LEN_ETH_HDR;
+  wire bad_frame_len = {2'b00, len_total} != {1'b0, payload_bytes} + FRAME_LEN_FIXED;
+  wire malformed = bad_ver | bad_count | bad_udp_len | bad_ip_len | bad_frame_len;
+
+  // RFC 1071 arithmetic: a 16-bit ones'-complement sum is the binary sum with its carries
+  // folded back in.
+  wire [17:0] csum_wide = {2'b00, ip_total_len} + {2'b00, ip_ident} + {2'b00, ip_frag_word} + {2'b00, ttl_proto};
+  wire [16:0] csum_fold1 = {1'b0, csum_wide[15:0]} + {15'd0, csum_wide[17:16]};
+  wire [15:0] csum_fold2 = csum_fold1[15:0] + {15'd0, csum_fold1[16]};
+
+  always @(posedge clk) begin
+    if (rst) desc_valid <= 1'b0;
+    else desc_valid <= last_beat;
+  end
+
+  // Descriptor fields need no reset: desc_valid qualifies them.
+  always @(posedge clk) begin
+    if (last_beat) begin
+      desc_len <= len_total[LEN_W-1] ? 16'hffff : len_total[15:0];
+      desc_too_long <= len_total[LEN_W-1];
+      desc_class <= is_runt ? CLASS_RUNT : is_agg ? CLASS_AGG : CLASS_BYPASS;
+      desc_rx_error <= s_axis_tuser;
+      desc_malformed <= is_agg & malformed;
+      desc_flags <= `PANAMA_PARSER_BYTE(OFF_FLAGS);
+      desc_jid <= {`PANAMA_PARSER_BYTE(OFF_JID), `PANAMA_PARSER_BYTE(OFF_JID+1)};
+      desc_tid <= `PANAMA_PARSER_BYTE(OFF_TID);
+      desc_count <= count;
+      desc_vid <= vid_be;
+      desc_rank <= {`PANAMA_PARSER_BYTE(OFF_RANK), `PANAMA_PARSER_BYTE(OFF_RANK+1)};
+      desc_ecn <= tos[1:0];
+      desc_eth_dst <= eth_dst_be;
+      desc_tos <= tos;
+      desc_ip_dst <= ip_dst_be;
+      desc_csum_part <= csum_fold2;
+    end
+  end
+  `undef PANAMA_PARSER_BYTE
+
+endmodule
