@@ -1,6 +1,8 @@
 // Board shells: which boards exist, and the files panama-gen --board writes for them.
 #include "boards.h"
 
+#include "rtl_lib.h"
+
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -51,16 +53,17 @@ static std::string with_prefix(std::string s, const std::string& prefix) {
 void add_board_files(const Board& b, const Config& c, std::vector<OutputFile>& files) {
   const std::string dir = "rtl/boards/" + b.name + "/";
   const std::string cmd = c.command_line() + " --board " + b.name;
-  auto find = [&](const std::string& path) -> const EmbeddedFile& {
-    for (const auto& f : embedded_board_files())
-      if (path == f.path) return f;
+  // The shell's files are embedded with the fixed blocks (rtl_sources(), named relative to rtl/).
+  auto find = [&](const std::string& path) -> std::string {
+    for (const auto& f : rtl_sources())
+      if (path == std::string("rtl/") + f.name) return f.text;
     throw std::runtime_error("internal: " + path + " not embedded");
   };
   auto add = [&](const std::string& path, const std::string& out_name, bool verilog) {
     const std::string comment = verilog ? "// " : "# ";
     const std::string head = comment + "Written by " + std::string(kGeneratorVersion) + " from " + path +
                              "; do not edit, regenerate.\n" + comment + "Command: " + cmd + "\n";
-    files.push_back({with_prefix(out_name, c.in.prefix), head + with_prefix(find(path).content, c.in.prefix), verilog});
+    files.push_back({with_prefix(out_name, c.in.prefix), head + with_prefix(find(path), c.in.prefix), verilog});
   };
   // Verilog in dependency order: shell blocks, IP port lists, the board top.
   for (const char* m : {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc"})

@@ -10,12 +10,6 @@
 
 namespace panama {
 
-struct EmbeddedFile {
-  const char* path;     // relative to the source tree: rtl/..., rtl/boards/NAME/...
-  const char* content;
-};
-const std::vector<EmbeddedFile>& embedded_board_files();
-
 struct Board {
   std::string name;         // --board NAME
   std::string description;

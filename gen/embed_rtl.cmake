@@ -1,11 +1,13 @@
-# Turns the hand-written Verilog of rtl/*.v into a C++ source holding their text, so that an
-# installed panama-gen needs no source tree (docs/generator.md, "Fixed blocks").
+# Turns the hand-written files of rtl/ (the fixed blocks' Verilog, the board shells' Verilog, XDC
+# and Tcl) into a C++ source holding their text, so that an installed panama-gen needs no source
+# tree (docs/generator.md, "Fixed blocks"). Names are paths relative to rtl/.
 # Run with cmake -P and -DRTL_DIR=<dir> -DOUT=<file.cpp>.
-file(GLOB files LIST_DIRECTORIES false "${RTL_DIR}/*.v")
+file(GLOB_RECURSE files LIST_DIRECTORIES false RELATIVE "${RTL_DIR}"
+     "${RTL_DIR}/*.v" "${RTL_DIR}/*.vh" "${RTL_DIR}/*.xdc" "${RTL_DIR}/*.tcl")
 list(SORT files)
-set(body "// Generated from rtl/*.v by gen/embed_rtl.cmake; do not edit.\n#include \"rtl_lib.h\"\n\nnamespace panama {\n\nconst std::vector<RtlSource>& rtl_sources() {\n  static const std::vector<RtlSource> sources = {\n")
-foreach(f ${files})
-  get_filename_component(name "${f}" NAME)
+set(body "// Generated from rtl/ by gen/embed_rtl.cmake; do not edit.\n#include \"rtl_lib.h\"\n\nnamespace panama {\n\nconst std::vector<RtlSource>& rtl_sources() {\n  static const std::vector<RtlSource> sources = {\n")
+foreach(name ${files})
+  set(f "${RTL_DIR}/${name}")
   file(READ "${f}" text)
   if(text MATCHES "\\)panama_rtl\"")
     message(FATAL_ERROR "${f} contains the raw-string delimiter )panama_rtl\"")

@@ -95,9 +95,11 @@ TEST(GenBoard, PrefixAppliesToTheShell) {
   EXPECT_NE(top.find("module acc_u250_top"), std::string::npos);
   EXPECT_NE(top.find("acc_top u_core"), std::string::npos);
   EXPECT_NE(slurp(d / "board.tcl").find("acc_u250_top"), std::string::npos);
-  for (const auto& e : fs::directory_iterator(d))
-    if (e.path().extension() == ".v")
+  for (const auto& e : fs::directory_iterator(d)) {
+    if (e.path().extension() == ".v") {
       EXPECT_EQ(slurp(e.path()).find("module panama_"), std::string::npos) << e.path().filename();
+    }
+  }
   fs::remove_all(d);
 }
 
