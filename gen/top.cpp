@@ -609,6 +609,9 @@ const char* kSchedBody = R"V(
   // context leave at one beat per cycle as long as a vector is at least three beats long.
 
   // ---------------------------------------------------------------- A: actions per context
+  // Leaves of the minimum tree (N rounded up to a power of two) and its nodes.
+  localparam MP = ${NP2};
+  localparam MT = 2*MP - 1;
   wire [C*3-1:0] act;
   wire [C*N-1:0] act_stale, act_at_e;
   wire [C*${NB}-1:0] act_beats;
@@ -625,7 +628,11 @@ const char* kSchedBody = R"V(
       wire [31:0] echg_g = echg_flat[g*32 +: 32];
       reg [N-1:0] has, stale, at_e, cnt_ne, expired;
       reg [15:0] ref_cnt;
-      reg [31:0] min_d, d, age, age_e;
+      reg [31:0] d;
+      // The distances of the heads not stale (all ones otherwise), reduced to their minimum by
+      // a tree of compares (log2 N deep) rather than a chain.
+      reg [32*MT-1:0] mt;
+      reg e_old;
       reg [${PW}-1:0] low;
       reg fin_or, ce_or;
       integer p;
@@ -641,8 +648,10 @@ const char* kSchedBody = R"V(
             fin_or = fin_or | q_fin[p*C + g];
             ce_or = ce_or | q_ce[p*C + g];
           end
-        min_d = 32'hffffffff;
-        age_e = now - echg_g;
+        mt = {32*MT{1'b1}};
+        // A head waits from when it became head or from the last change of E, the later: it
+        // has waited more than the timeout iff both times lie more than the timeout back.
+        e_old = (now - echg_g) > ctx_timeout[g*32 +: 32];
         for (p = 0; p < N; p = p + 1) begin
           has[p] = mem[p] & q_valid[p*C + g];
           d = q_vid[(p*C + g)*32 +: 32] - e_g;
@@ -650,13 +659,14 @@ const char* kSchedBody = R"V(
           stale[p] = has[p] & d[31];
           at_e[p] = has[p] & (d == 32'd0);
           cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
-          if (has[p] && !d[31] && d < min_d) min_d = d;
-          // A head waits from when it became head or from the last change of E, the later.
-          age = now - q_since[(p*C + g)*32 +: 32];
-          if (age_e < age) age = age_e;
-          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & (age > ctx_timeout[g*32 +: 32]);
+          if (has[p] && !d[31]) mt[(MP - 1 + p)*32 +: 32] = d;
+          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old &
+                       ((now - q_since[(p*C + g)*32 +: 32]) > ctx_timeout[g*32 +: 32]);
         end
+        for (p = MP - 2; p >= 0; p = p - 1)
+          mt[p*32 +: 32] = (mt[(2*p+1)*32 +: 32] <= mt[(2*p+2)*32 +: 32]) ? mt[(2*p+1)*32 +: 32] : mt[(2*p+2)*32 +: 32];
       end
+      wire [31:0] min_d = mt[31:0];
       wire all_heads = (&(has | ~mem)) & (|mem);
       wire all_at_e = &(at_e | ~mem);
       wire [2:0] my_act = ~ctx_enable[g] ? ACT_NONE :
@@ -1111,6 +1121,7 @@ std::string emit_sched(const Config& c) {
   auto v = common_values(c);
   const int BB = c.bus_bytes;
   v["KW"] = clog2(BB);
+  v["NP2"] = 1L << clog2(c.in.ports);
   const int NB = static_cast<int>(v["NB"]);
   std::ostringstream patch, select;
   for (int j = 0; j < BB; ++j) {
