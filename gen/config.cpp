@@ -108,8 +108,10 @@ Config Config::derive(const Inputs& in) {
   c.addtree_latency = c.tree_levels * c.adder.latency;
   // Contracts for the full datapath (accelerator.md, performance): fixed cycle counts from the
   // last beat in to the first beat out on an idle transmit port. See docs/architecture.md.
-  c.bypass_latency = 4;
-  c.agg_latency = c.addtree_latency + 4;
+  // (docs/rtl.md, "Latencies": the registered mPP / m_agg outputs add one cycle each, the
+  // scheduler's registered actions and decision two.)
+  c.bypass_latency = 5;
+  c.agg_latency = c.addtree_latency + 7;
   c.resources = estimate_resources(c);
   return c;
 }

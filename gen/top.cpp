@@ -251,20 +251,18 @@ const char* kPortBody = R"V(
   // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
   // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
   // CAPB - C*R beats shared by all contexts. A frame fits if the growth of its context's use
-  // beyond R fits in what the pool has free (the SystemC model's PortBuffer::contrib_fits).
-  wire [C*UW-1:0] used_flat;
-  reg [31:0] used_c, shared, used_k, before_k, after_k;
-  always @* begin
-    shared = 32'd0;
-    for (c = 0; c < C; c = c + 1) begin
-      used_c = {{(32-UW){1'b0}}, used_flat[c*UW +: UW]};
-      if (used_c > SB) shared = shared + used_c - SB;
-    end
-    used_k = {{(32-UW){1'b0}}, used_flat[ctx_idx*UW +: UW]};
-    before_k = (used_k > SB) ? used_k - SB : 32'd0;
-    after_k = (used_k + {{(32-SBW){1'b0}}, frame_beats} > SB) ? used_k + {{(32-SBW){1'b0}}, frame_beats} - SB : 32'd0;
-  end
-  wire contrib_fits = shared - before_k + after_k + RESERVED <= CAPB;
+  // beyond R fits in what the pool has free (the SystemC model's PortBuffer::contrib_fits):
+  // shared - over(used_k) + over(used_k + F) <= CAPB - C*R, with over(u) = max(0, u - R) and
+  // shared = sum over contexts of over(used), kept as a running sum (g_queue) rather than
+  // added up every cycle. A negative pool (C*R > CAPB) refuses every contribution.
+  wire [C*UW-1:0] used_flat, over_flat;
+  reg [UW-1:0] shared_q;
+  wire [UW-1:0] used_k = used_flat[ctx_idx*UW +: UW];
+  wire [UW-1:0] before_k = over_flat[ctx_idx*UW +: UW];
+  wire [UW:0] grown_k = {1'b0, used_k} + {{(UW+1-SBW){1'b0}}, frame_beats};
+  wire [UW:0] after_k = (grown_k > SB) ? grown_k - SB : {(UW+1){1'b0}};
+  wire [UW+1:0] need_k = {1'b0, after_k} + {2'b0, shared_q} - {2'b0, before_k};
+  wire contrib_fits = (RESERVED <= CAPB) && ({{(32-UW-2){1'b0}}, need_k} <= CAPB - RESERVED);
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
   wire is_result = desc_flags[1];
   wire is_bypass = desc_class == CLASS_BYPASS;
@@ -341,30 +339,57 @@ const char* kPortBody = R"V(
     end
   end
 
-  // The head being removed (at most one per cycle: the scheduler pops one context at a time).
+  // The head being removed (at most one per cycle: the scheduler pops one context at a time;
+  // q_pop comes from a register in the scheduler).
   wire [C*DW-1:0] head_flat, tail_flat;
   wire [C*HIW-1:0] info_flat;
   wire [C-1:0] becomes_head, pops;
   reg pop_any;
+  reg [${CW1}:0] pop_ctx;
   reg [DW-1:0] pop_desc;
   reg [HIW-1:0] pop_info;
   always @* begin
     pop_any = 1'b0;
+    pop_ctx = {${CW}{1'b0}};
     pop_desc = {DW{1'b0}};
     pop_info = {HIW{1'b0}};
     for (c = 0; c < C; c = c + 1)
       if (pops[c]) begin
         pop_any = 1'b1;
+        pop_ctx = c[${CW1}:0];
         pop_desc = head_flat[c*DW +: DW];
         pop_info = info_flat[c*HIW +: HIW];
       end
   end
   wire [DW-1:0] after_desc = d_next[pop_desc];
   wire [HIW-1:0] after_info = d_info[after_desc];
-  wire [BW-1:0] pop_first = pop_info[BW-1:0];
-  wire [BW-1:0] pop_last = pop_info[2*BW-1:BW];
-  wire [SBW-1:0] pop_beats = pop_info[2*BW +: SBW];
   wire unused_pop_info = ^pop_info[HIW-1:IB];  // the head fields go to the scheduler, not here
+  // A frame popped by a build is still being read: its beats (and its share of the context's
+  // use) are freed only at q_release, after its last read. At most one frame is held: the
+  // release of one build and the pop of the next can fall in the same cycle, never two pops.
+  reg held_q;
+  reg [${CW1}:0] held_ctx_q;
+  reg [BW-1:0] held_first_q, held_last_q;
+  reg [SBW-1:0] held_beats_q;
+  always @(posedge clk) begin
+    if (rst) held_q <= 1'b0;
+    else if (pop_any & q_hold) held_q <= 1'b1;
+    else if (q_release) held_q <= 1'b0;
+    if (pop_any & q_hold) begin
+      held_ctx_q <= pop_ctx;
+      held_first_q <= pop_info[BW-1:0];
+      held_last_q <= pop_info[2*BW-1:BW];
+      held_beats_q <= pop_info[2*BW +: SBW];
+    end
+  end
+  // Frames whose beats go back to the free chain this cycle: a dropped head, or the held frame.
+  // The scheduler never drops while a build's frame is held and not released this cycle.
+  wire rel_now = q_release & held_q;
+  wire free_any = rel_now | (pop_any & ~q_hold);
+  wire [${CW1}:0] free_ctx = rel_now ? held_ctx_q : pop_ctx;
+  wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_info[BW-1:0];
+  wire [BW-1:0] pop_last = rel_now ? held_last_q : pop_info[2*BW-1:BW];
+  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[2*BW +: SBW];
 
   always @(posedge clk) begin
     if (rst) begin
@@ -406,7 +431,7 @@ const char* kPortBody = R"V(
         fl_rem_q <= nxt_rem;
         fl_fresh_q <= nxt_fresh;
       end
-      if (pop_any) fl_tail_q <= pop_last;
+      if (free_any) fl_tail_q <= pop_last;
     end
     if (beat_write) begin
       a_ptr_q <= nxt_ptr;
@@ -416,12 +441,13 @@ const char* kPortBody = R"V(
     if (rx_beat & ~in_frame_q) first_q <= cur_ptr;
   end
   always @(posedge clk) begin
-    if (pop_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
+    if (free_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
   end
 
   // ---------------------------------------------------------------- queues
   // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
   // registers (the scheduler reads every context's head at once) and the context's beats in use.
+  wire [C*(UW+1)-1:0] dn_flat, da_flat;  // over(used) change per context without / with push
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
@@ -429,19 +455,27 @@ const char* kPortBody = R"V(
       reg [DCW-1:0] occ_q;
       reg [HIW-1:0] info_q;
       reg [31:0] since_q;
-      reg [UW-1:0] used_q;
+      reg [UW-1:0] used_q, over_q;
       wire push = commit_contrib & (ctx_idx == g);
       wire pop = q_pop[g] & (occ_q != {DCW{1'b0}});
       assign pops[g] = pop;
       assign becomes_head[g] = push & ((occ_q == {DCW{1'b0}}) | (pop & (occ_q == OCC_ONE)));
+      // Beats freed from this context this cycle, and its use with and without this cycle's
+      // push (both ready before admission decides, which only picks one).
+      wire [UW-1:0] sub = (free_any & (free_ctx == g)) ? {{(UW-SBW){1'b0}}, pop_beats} : {UW{1'b0}};
+      wire [UW-1:0] used_n = used_q - sub;
+      wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
+      wire [UW-1:0] over_n = (used_n > SB) ? used_n - SB : {UW{1'b0}};
+      wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
       always @(posedge clk) begin
         if (rst) begin
           occ_q <= {DCW{1'b0}};
           used_q <= {UW{1'b0}};
+          over_q <= {UW{1'b0}};
         end else begin
           occ_q <= occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
-          used_q <= used_q + (push ? {{(UW-SBW){1'b0}}, frame_beats} : {UW{1'b0}}) -
-                    (pop ? {{(UW-SBW){1'b0}}, info_q[2*BW +: SBW]} : {UW{1'b0}});
+          used_q <= push ? used_a : used_n;
+          over_q <= push ? over_a : over_n;
         end
         if (becomes_head[g]) begin
           head_q <= d_new;
@@ -458,6 +492,9 @@ const char* kPortBody = R"V(
       assign tail_flat[g*DW +: DW] = tail_q;
       assign info_flat[g*HIW +: HIW] = info_q;
       assign used_flat[g*UW +: UW] = used_q;
+      assign over_flat[g*UW +: UW] = over_q;
+      assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
+      assign da_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_q};
       assign q_valid[g] = occ_q != {DCW{1'b0}};
       assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
       assign q_vid[g*32 +: 32] = info_q[IB +: 32];
@@ -467,6 +504,15 @@ const char* kPortBody = R"V(
       assign q_since[g*32 +: 32] = since_q;
     end
   endgenerate
+  // The running sum of over(used): only the pushed context and the freed one change.
+  wire [UW:0] sh_push = commit_contrib ? da_flat[ctx_idx*(UW+1) +: UW+1] : dn_flat[ctx_idx*(UW+1) +: UW+1];
+  wire [UW:0] sh_free = (free_any & (free_ctx != ctx_idx)) ? dn_flat[free_ctx*(UW+1) +: UW+1] : {(UW+1){1'b0}};
+  wire [UW:0] shared_n = {1'b0, shared_q} + sh_push + sh_free;
+  always @(posedge clk) begin
+    if (rst) shared_q <= {UW{1'b0}};
+    else shared_q <= shared_n[UW-1:0];
+  end
+  wire unused_shared_n = shared_n[UW];
   wire link_write = commit_contrib & ~becomes_head[ctx_idx];
   always @(posedge clk) begin
     if (link_write) d_next[tail_flat[ctx_idx*DW +: DW]] <= d_new;
@@ -493,7 +539,9 @@ const char* kPortBody = R"V(
   reg [1:0] tx_wp_q, tx_rp_q;
   reg [2:0] tx_cnt_q;
   assign tx_issue = (byp_count_q != {BCW{1'b0}}) & (({1'b0, tx_cnt_q} + {3'b0, tx_inflight_q}) < 4'd3);
-  wire tx_pop = m_axis_tvalid & m_axis_tready;
+  // A FIFO entry moves to the output register when that is empty or being taken.
+  wire tx_pop = (tx_cnt_q != 3'd0) & (~tx_out_valid_q | m_axis_tready);
+  wire tx_take = tx_pop;
   always @(posedge clk) begin
     if (tx_issue) tx_word_q <= byp_mem[byp_rd_q];
     if (tx_inflight_q) tx_fifo[tx_wp_q] <= tx_word_q;
@@ -513,12 +561,19 @@ const char* kPortBody = R"V(
       tx_cnt_q <= tx_cnt_q + {2'b0, tx_inflight_q} - {2'b0, tx_pop};
     end
   end
-  wire [W+BB+1:0] tx_head = tx_fifo[tx_rp_q];
-  assign m_axis_tvalid = tx_cnt_q != 3'd0;
-  assign m_axis_tdata = tx_head[W-1:0];
-  assign m_axis_tkeep = tx_head[W+BB-1:W];
-  assign m_axis_tlast = tx_head[W+BB];
-  assign m_axis_tuser = tx_head[W+BB+1];
+  // Output register: mPP is driven by flip-flops only.
+  reg [W+BB+1:0] tx_out_q;
+  reg tx_out_valid_q;
+  always @(posedge clk) begin
+    if (tx_take) tx_out_q <= tx_fifo[tx_rp_q];
+    if (rst) tx_out_valid_q <= 1'b0;
+    else tx_out_valid_q <= tx_take | (tx_out_valid_q & ~m_axis_tready);
+  end
+  assign m_axis_tvalid = tx_out_valid_q;
+  assign m_axis_tdata = tx_out_q[W-1:0];
+  assign m_axis_tkeep = tx_out_q[W+BB-1:W];
+  assign m_axis_tlast = tx_out_q[W+BB];
+  assign m_axis_tuser = tx_out_q[W+BB+1];
 
 endmodule
 )V";
@@ -542,15 +597,29 @@ const char* kSchedBody = R"V(
 
   genvar g;
 
-  // ---------------------------------------------------------------- decisions per context
-  // Decisions depend only on the heads of the member queues (and, for timeouts, on time).
-  // Per context c: its action, the stale and at-E heads, the beats of its vector's frames
-  // and the bytes of their last beat (0 = a full beat), packed at c*width.
+  // The decision is a pipeline of registered stages:
+  //  A  (every cycle, every context) the action of each context from its member heads and E,
+  //     registered (a_*);
+  //  B  the lowest-index context whose registered action is ready goes first (rule 8); its
+  //     pops, counter pulses and build parameters are registered;
+  //  I  a build issues one read per cycle to every member's contribution memory.
+  // A context's heads and E change only one cycle after its own decision (the ports pop from
+  // the registered q_pop, E moves from the registered decision), so its stage-A result is stale
+  // for the two cycles after a decision: the context is masked for them ("dirty"). A build may
+  // be decided in the last issue cycle of the one before, so back-to-back vectors of one
+  // context leave at one beat per cycle as long as a vector is at least three beats long.
+
+  // ---------------------------------------------------------------- A: actions per context
+  // Leaves of the minimum tree (N rounded up to a power of two) and its nodes.
+  localparam MP = ${NP2};
+  localparam MT = 2*MP - 1;
   wire [C*3-1:0] act;
   wire [C*N-1:0] act_stale, act_at_e;
   wire [C*${NB}-1:0] act_beats;
   wire [C*(${KW}+1)-1:0] act_rem;
   wire [C*32-1:0] act_min;  // smallest distance VID - E among the heads considered
+  wire [C*${PW}-1:0] act_low;  // the lowest member (it supplies the copied header)
+  wire [C-1:0] act_fin, act_ce;
   // Expected VIDs and the cycles of their last changes (registers in g_e below).
   wire [C*32-1:0] e_flat, echg_flat;
   generate
@@ -560,14 +629,30 @@ const char* kSchedBody = R"V(
       wire [31:0] echg_g = echg_flat[g*32 +: 32];
       reg [N-1:0] has, stale, at_e, cnt_ne, expired;
       reg [15:0] ref_cnt;
-      reg [31:0] min_d, d, age, age_e;
+      reg [31:0] d;
+      // The distances of the heads not stale (all ones otherwise), reduced to their minimum by
+      // a tree of compares (log2 N deep) rather than a chain.
+      reg [32*MT-1:0] mt;
+      reg e_old;
+      reg [${PW}-1:0] low;
+      reg fin_or, ce_or;
       integer p;
       always @* begin
         ref_cnt = 16'd0;
+        low = {${PW}{1'b0}};
+        fin_or = 1'b0;
+        ce_or = 1'b0;
         for (p = N - 1; p >= 0; p = p - 1)
-          if (mem[p]) ref_cnt = q_count[(p*C + g)*16 +: 16];
-        min_d = 32'hffffffff;
-        age_e = now - echg_g;
+          if (mem[p]) begin
+            ref_cnt = q_count[(p*C + g)*16 +: 16];
+            low = p[${PW}-1:0];
+            fin_or = fin_or | q_fin[p*C + g];
+            ce_or = ce_or | q_ce[p*C + g];
+          end
+        mt = {32*MT{1'b1}};
+        // A head waits from when it became head or from the last change of E, the later: it
+        // has waited more than the timeout iff both times lie more than the timeout back.
+        e_old = (now - echg_g) > ctx_timeout[g*32 +: 32];
         for (p = 0; p < N; p = p + 1) begin
           has[p] = mem[p] & q_valid[p*C + g];
           d = q_vid[(p*C + g)*32 +: 32] - e_g;
@@ -575,13 +660,14 @@ const char* kSchedBody = R"V(
           stale[p] = has[p] & d[31];
           at_e[p] = has[p] & (d == 32'd0);
           cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
-          if (has[p] && !d[31] && d < min_d) min_d = d;
-          // A head waits from when it became head or from the last change of E, the later.
-          age = now - q_since[(p*C + g)*32 +: 32];
-          if (age_e < age) age = age_e;
-          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & (age > ctx_timeout[g*32 +: 32]);
+          if (has[p] && !d[31]) mt[(MP - 1 + p)*32 +: 32] = d;
+          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old &
+                       ((now - q_since[(p*C + g)*32 +: 32]) > ctx_timeout[g*32 +: 32]);
         end
+        for (p = MP - 2; p >= 0; p = p - 1)
+          mt[p*32 +: 32] = (mt[(2*p+1)*32 +: 32] <= mt[(2*p+2)*32 +: 32]) ? mt[(2*p+1)*32 +: 32] : mt[(2*p+2)*32 +: 32];
       end
+      wire [31:0] min_d = mt[31:0];
       wire all_heads = (&(has | ~mem)) & (|mem);
       wire all_at_e = &(at_e | ~mem);
       wire [2:0] my_act = ~ctx_enable[g] ? ACT_NONE :
@@ -589,201 +675,146 @@ const char* kSchedBody = R"V(
                       all_heads ? (all_at_e ? ((|cnt_ne) ? ACT_MISMATCH : ACT_BUILD) :
                                    (|at_e) ? ACT_INCOMPLETE : ACT_SKIP) :
                       ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : ACT_TSKIP) : ACT_NONE;
-      assign act[g*3 +: 3] = my_act;
-      assign act_stale[g*N +: N] = stale;
-      assign act_at_e[g*N +: N] = at_e;
-      assign act_min[g*32 +: 32] = min_d;
       wire [17:0] len = 18'd64 + ref_cnt * ES;
       /* verilator lint_off UNUSEDSIGNAL */
       wire [17:0] beats = (len + BB - 1) >> ${KW};
       /* verilator lint_on UNUSEDSIGNAL */
-      assign act_beats[g*${NB} +: ${NB}] = beats[${NB}-1:0];
-      assign act_rem[g*(${KW}+1) +: ${KW}+1] = {1'b0, len[${KW}-1:0]};
+      reg [2:0] act_q;
+      reg [N-1:0] stale_q, at_e_q;
+      reg [31:0] min_q;
+      reg [${NB}-1:0] beats_q;
+      reg [${KW}:0] rem_q;
+      reg [${PW}-1:0] low_q;
+      reg fin_q, ce_q;
+      always @(posedge clk) begin
+        if (rst) act_q <= ACT_NONE;
+        else act_q <= my_act;
+        stale_q <= stale;
+        at_e_q <= at_e;
+        min_q <= min_d;
+        beats_q <= beats[${NB}-1:0];
+        rem_q <= {1'b0, len[${KW}-1:0]};
+        low_q <= low;
+        fin_q <= fin_or;
+        ce_q <= ce_or;
+      end
+      assign act[g*3 +: 3] = act_q;
+      assign act_stale[g*N +: N] = stale_q;
+      assign act_at_e[g*N +: N] = at_e_q;
+      assign act_min[g*32 +: 32] = min_q;
+      assign act_beats[g*${NB} +: ${NB}] = beats_q;
+      assign act_rem[g*(${KW}+1) +: ${KW}+1] = rem_q;
+      assign act_low[g*${PW} +: ${PW}] = low_q;
+      assign act_fin[g] = fin_q;
+      assign act_ce[g] = ce_q;
     end
   endgenerate
 
-  // ---------------------------------------------------------------- choice
-  // The lowest-index context that can act goes first (rule 8); building waits for room in the
-  // m_agg FIFO for the whole frame, so a started frame never stalls in the tree's pipeline.
-  reg busy_q;
+  // ---------------------------------------------------------------- B: choice
+  // Building waits for room in the m_agg FIFO for the whole frame, so a started frame never
+  // stalls in the tree's pipeline. A build may be decided while the issue stage sends the last
+  // beat of the one before; any other action waits until the issue stage is idle (its pops
+  // free beats at once, which must not meet a build's release in the same cycle).
+  reg busy_q;                    // I is issuing a build's reads
+  reg [${NB}-1:0] b_beat_q;      // the beat I issues
   reg [${FCW}-1:0] reserved_q;   // FIFO entries held by frames being built or queued
+  reg d1_q, d2_q;                // a decision one and two cycles ago
+  reg [${CW}-1:0] d1_ctx_q, d2_ctx_q;
+  reg [2:0] d1_act_q;
+  reg [31:0] d1_min_q;
+  reg [${NB}-1:0] n_beats_q;     // the build being issued: beats, bytes of the last beat
+  reg [${KW}:0] n_rem_q;
+  wire last_issue = busy_q & (b_beat_q == n_beats_q - 1'b1);
+  wire issue_free = ~busy_q | last_issue;
   reg [C-1:0] ready;
   reg [${CW}-1:0] sel;
-  reg fire;
+  reg any_ready;
   integer k;
   always @* begin
     sel = {${CW}{1'b0}};
-    fire = 1'b0;
+    any_ready = 1'b0;
     for (k = C - 1; k >= 0; k = k - 1) begin
-      ready[k] = ~busy_q & (act[k*3 +: 3] != ACT_NONE) &
+      ready[k] = (act[k*3 +: 3] != ACT_NONE) &
+                 ~(d1_q & (d1_ctx_q == k[${CW}-1:0])) & ~(d2_q & (d2_ctx_q == k[${CW}-1:0])) &
                  ((act[k*3 +: 3] != ACT_BUILD) |
                   ({{(32-${FCW}){1'b0}}, reserved_q} + {{(32-${NB}){1'b0}}, act_beats[k*${NB} +: ${NB}]} <= FD));
       if (ready[k]) begin
         sel = k[${CW}-1:0];
-        fire = 1'b1;
+        any_ready = 1'b1;
       end
     end
   end
   wire [2:0] sel_act = act[sel*3 +: 3];
+  wire sel_build = sel_act == ACT_BUILD;
+  wire fire = any_ready & (sel_build ? issue_free : ~busy_q);
+  wire start_build = fire & sel_build;
   wire [31:0] sel32 = {{(32-${CW}){1'b0}}, sel};
   wire [N-1:0] sel_mem = ctx_members[sel*N +: N];
-
-  // ---------------------------------------------------------------- builder state
-  reg [${CW}-1:0] b_ctx_q;
-  reg [N-1:0] b_mask_q;
-  reg [${PW}-1:0] b_low_q;
-  reg [${NB}-1:0] b_beats_q, b_beat_q;
-  reg [${KW}:0] b_rem_q;
-  reg b_mcast_q, b_fin_q, b_ce_q;
-  reg [47:0] b_gmac_q, b_cmac_q, b_omac_q;
-  reg [31:0] b_gip_q, b_cip_q, b_oip_q;
-  reg [15:0] b_csum_q;
-
-  // The lowest member supplies the copied header.
-  reg [${PW}-1:0] low;
-  reg fin_or, ce_or;
-  integer q;
-  always @* begin
-    low = {${PW}{1'b0}};
-    fin_or = 1'b0;
-    ce_or = 1'b0;
-    for (q = N - 1; q >= 0; q = q - 1)
-      if (sel_mem[q]) begin
-        low = q[${PW}-1:0];
-        fin_or = fin_or | q_fin[q*C + sel32];
-        ce_or = ce_or | q_ce[q*C + sel32];
-      end
-  end
-  // The ports answer meta_sel the cycle after (their header tables are block RAM): in the cycle
-  // after a build starts, they hold the heads of the context chosen, and the b_*_q registers
-  // (written at the start) say which member supplies them.
-  assign meta_sel = sel;
-  reg b_hdr_q;  // the cycle after a build started: the meta_* outputs are its headers
-  wire [47:0] low_mac = meta_eth_dst[b_low_q*48 +: 48];
-  wire [7:0] low_tos = meta_tos[b_low_q*8 +: 8];
-  wire [31:0] low_ip = meta_ip_dst[b_low_q*32 +: 32];
-  wire [15:0] low_part = meta_csum_part[b_low_q*16 +: 16];
-  wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
-  // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
-  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
-  wire sel_mcast = ~ctx_upstream[sel];
-  wire [7:0] new_tos = {low_tos[7:2], b_ce_q ? 2'b11 : low_tos[1:0]};
-  wire [31:0] new_src = b_mcast_q ? low_ip : b_oip_q;
-  wire [31:0] new_dst = b_mcast_q ? b_gip_q : low_ip;
-  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
-                          {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
-  wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
-  wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
-  // The copied fields the header patch uses: live the cycle after the start, then held.
-  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
-  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
-  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
-
-  wire start_build = fire & (sel_act == ACT_BUILD);
-  wire issue = start_build | busy_q;
-  wire [${NB}-1:0] issue_beat = busy_q ? b_beat_q : {${NB}{1'b0}};
   wire [${NB}-1:0] sel_beats = act_beats[sel*${NB} +: ${NB}];
-  wire [${KW}:0] sel_rem = act_rem[sel*(${KW}+1) +: ${KW}+1];
-  wire [${NB}-1:0] issue_beats = busy_q ? b_beats_q : sel_beats;
-  wire finish = issue & (issue_beat == issue_beats - 1'b1);
-  wire [${CW}-1:0] fin_ctx = busy_q ? b_ctx_q : sel;
-  wire [N-1:0] fin_mask = busy_q ? b_mask_q : sel_mem;
-  wire [31:0] fin_ctx32 = {{(32-${CW}){1'b0}}, fin_ctx};
 
-  // Memory reads: beat 0 of each port's head frame of the context being built in the decision
-  // cycle, then each following beat at the link read with the one before.
-  generate
-    for (g = 0; g < N; g = g + 1) begin : g_rd
-      assign rd_addr[g*${BW} +: ${BW}] = busy_q ? rd_link[g*${BW} +: ${BW}] : q_ptr[(g*C + sel32)*${BW} +: ${BW}];
-    end
-  endgenerate
-
-  always @(posedge clk) begin
-    if (start_build) begin
-      b_ctx_q <= sel;
-      b_mask_q <= sel_mem;
-      b_low_q <= low;
-      b_beats_q <= sel_beats;
-      b_rem_q <= sel_rem;
-      b_mcast_q <= sel_mcast;
-      b_fin_q <= fin_or;
-      b_ce_q <= ce_or;
-      b_gmac_q <= ctx_group_mac[sel*48 +: 48];
-      b_omac_q <= ctx_own_mac[sel*48 +: 48];
-      b_gip_q <= ctx_group_ip[sel*32 +: 32];
-      b_oip_q <= ctx_own_ip[sel*32 +: 32];
-    end
-    if (b_hdr_q) begin
-      b_cmac_q <= low_mac;
-      b_cip_q <= low_ip;
-      b_csum_q <= ~csum_f2;
-    end
-  end
-  always @(posedge clk) begin
-    if (rst) b_hdr_q <= 1'b0;
-    else b_hdr_q <= start_build;
-    if (rst) begin
-      busy_q <= 1'b0;
-      b_beat_q <= {${NB}{1'b0}};
-    end else if (issue) begin
-      busy_q <= ~finish;
-      b_beat_q <= finish ? {${NB}{1'b0}} : issue_beat + 1'b1;
-    end
-  end
-
-  // ---------------------------------------------------------------- pops, E, counters
+  // Pops and counter pulses of the decision, registered.
   integer m;
-  always @* begin
-    q_pop = {N*C{1'b0}};
-    drop_inc = {N*4{1'b0}};
-    ctx_completed_inc = {C{1'b0}};
-    ctx_dropped_inc = {C{1'b0}};
-    if (finish) begin
-      for (m = 0; m < N; m = m + 1) q_pop[m*C + fin_ctx32] = fin_mask[m];
-      ctx_completed_inc[fin_ctx] = 1'b1;
-    end
+  always @(posedge clk) begin
+    q_pop <= {N*C{1'b0}};
+    drop_inc <= {N*4{1'b0}};
+    ctx_completed_inc <= {C{1'b0}};
+    ctx_dropped_inc <= {C{1'b0}};
+    q_hold <= start_build;
+    q_release <= last_issue;
     if (fire) begin
       for (m = 0; m < N; m = m + 1) begin
         case (sel_act)
+          ACT_BUILD: q_pop[m*C + sel32] <= sel_mem[m];
           ACT_STALE: begin
-            q_pop[m*C + sel32] = act_stale[sel32*N + m];
-            drop_inc[m*4 + 0] = act_stale[sel32*N + m];
+            q_pop[m*C + sel32] <= act_stale[sel32*N + m];
+            drop_inc[m*4 + 0] <= act_stale[sel32*N + m];
           end
           ACT_INCOMPLETE: begin
-            q_pop[m*C + sel32] = act_at_e[sel32*N + m];
-            drop_inc[m*4 + 1] = act_at_e[sel32*N + m];
+            q_pop[m*C + sel32] <= act_at_e[sel32*N + m];
+            drop_inc[m*4 + 1] <= act_at_e[sel32*N + m];
           end
           ACT_MISMATCH: begin
-            q_pop[m*C + sel32] = sel_mem[m];
-            drop_inc[m*4 + 2] = sel_mem[m];
+            q_pop[m*C + sel32] <= sel_mem[m];
+            drop_inc[m*4 + 2] <= sel_mem[m];
           end
           ACT_TDROP: begin
-            q_pop[m*C + sel32] = act_at_e[sel32*N + m];
-            drop_inc[m*4 + 3] = act_at_e[sel32*N + m];
+            q_pop[m*C + sel32] <= act_at_e[sel32*N + m];
+            drop_inc[m*4 + 3] <= act_at_e[sel32*N + m];
           end
           default: ;
         endcase
       end
+      if (sel_act == ACT_BUILD) ctx_completed_inc[sel] <= 1'b1;
       if (sel_act == ACT_INCOMPLETE || sel_act == ACT_MISMATCH || sel_act == ACT_TDROP)
-        ctx_dropped_inc[sel] = 1'b1;
+        ctx_dropped_inc[sel] <= 1'b1;
     end
+    if (rst) begin
+      q_pop <= {N*C{1'b0}};
+      q_hold <= 1'b0;
+      q_release <= 1'b0;
+      d1_q <= 1'b0;
+      d2_q <= 1'b0;
+    end else begin
+      d1_q <= fire;
+      d2_q <= d1_q;
+    end
+    d1_ctx_q <= sel;
+    d2_ctx_q <= d1_ctx_q;
+    d1_act_q <= sel_act;
+    d1_min_q <= act_min[sel*32 +: 32];
   end
 
-  // E moves: to 0 on enabling; +1 after a built, mismatched, incomplete or timed-out vector; to
-  // the smallest waiting VID on a skip.
+  // E moves, one cycle after the decision (with the pops): to 0 on enabling; +1 after a built,
+  // mismatched, incomplete or timed-out vector; to the smallest waiting VID on a skip.
   generate
     for (g = 0; g < C; g = g + 1) begin : g_e
       reg [31:0] e_q, echg_q;
-      wire [2:0] my_act = act[g*3 +: 3];
       always @(posedge clk) begin
         if (ctx_enable_set[g]) begin
           e_q <= 32'd0;
           echg_q <= now;
-        end else if (finish && fin_ctx == g) begin
-          e_q <= e_q + 32'd1;
-          echg_q <= now;
-        end else if (fire && sel == g && my_act != ACT_STALE && my_act != ACT_BUILD) begin
-          e_q <= (my_act == ACT_SKIP || my_act == ACT_TSKIP) ? e_q + act_min[g*32 +: 32] : e_q + 32'd1;
+        end else if (d1_q && d1_ctx_q == g && d1_act_q != ACT_STALE) begin
+          e_q <= (d1_act_q == ACT_SKIP || d1_act_q == ACT_TSKIP) ? e_q + d1_min_q : e_q + 32'd1;
           echg_q <= now;
         end
       end
@@ -793,6 +824,102 @@ const char* kSchedBody = R"V(
     end
   endgenerate
 
+  // ---------------------------------------------------------------- builder state
+  // Captured at the decision (n_*), used by the issue stage; copied into p_* when the first
+  // read is issued, for the header patch and the tree beside the reads (the next build may be
+  // decided before this one's last beat has passed the patch).
+  reg [N-1:0] n_mask_q, p_mask_q;
+  reg [N*${BW}-1:0] n_ptr_q;
+  reg [${PW}-1:0] n_low_q, p_low_q;
+  reg n_mcast_q, n_fin_q, n_ce_q, p_mcast_q, p_fin_q, p_ce_q;
+  reg [47:0] n_gmac_q, n_omac_q, p_gmac_q, p_omac_q, b_cmac_q;
+  reg [31:0] n_gip_q, n_oip_q, p_gip_q, p_oip_q, b_cip_q;
+  reg [15:0] b_csum_q;
+  always @(posedge clk) begin
+    if (start_build) begin
+      n_mask_q <= sel_mem;
+      n_low_q <= act_low[sel*${PW} +: ${PW}];
+      n_beats_q <= sel_beats;
+      n_rem_q <= act_rem[sel*(${KW}+1) +: ${KW}+1];
+      n_mcast_q <= ~ctx_upstream[sel];
+      n_fin_q <= act_fin[sel];
+      n_ce_q <= act_ce[sel];
+      n_gmac_q <= ctx_group_mac[sel*48 +: 48];
+      n_omac_q <= ctx_own_mac[sel*48 +: 48];
+      n_gip_q <= ctx_group_ip[sel*32 +: 32];
+      n_oip_q <= ctx_own_ip[sel*32 +: 32];
+    end
+  end
+  generate
+    for (g = 0; g < N; g = g + 1) begin : g_ptr
+      always @(posedge clk)
+        if (start_build) n_ptr_q[g*${BW} +: ${BW}] <= q_ptr[(g*C + sel32)*${BW} +: ${BW}];
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------- I: reads
+  // Beat 0 at each member's head frame, then each following beat at the link read with the
+  // one before.
+  reg first_q;  // I issues beat 0
+  always @(posedge clk) begin
+    if (rst) begin
+      busy_q <= 1'b0;
+      first_q <= 1'b0;
+      b_beat_q <= {${NB}{1'b0}};
+    end else begin
+      busy_q <= start_build | (busy_q & ~last_issue);
+      first_q <= start_build;
+      b_beat_q <= (start_build | ~busy_q | last_issue) ? {${NB}{1'b0}} : b_beat_q + 1'b1;
+    end
+    if (first_q) begin
+      p_mask_q <= n_mask_q;
+      p_low_q <= n_low_q;
+      p_mcast_q <= n_mcast_q;
+      p_fin_q <= n_fin_q;
+      p_ce_q <= n_ce_q;
+      p_gmac_q <= n_gmac_q;
+      p_omac_q <= n_omac_q;
+      p_gip_q <= n_gip_q;
+      p_oip_q <= n_oip_q;
+    end
+  end
+  assign rd_addr = first_q ? n_ptr_q : rd_link;
+
+  // The ports answer meta_sel (the decision, registered) the cycle after: header fields of the
+  // heads of the context chosen, read before its pops take effect, valid when beat 0 leaves
+  // the read stage.
+  assign meta_sel = d1_ctx_q;
+  reg b_hdr_q;  // the cycle the meta_* outputs are the new build's headers
+  always @(posedge clk) begin
+    if (rst) b_hdr_q <= 1'b0;
+    else b_hdr_q <= first_q;
+  end
+  wire [47:0] low_mac = meta_eth_dst[p_low_q*48 +: 48];
+  wire [7:0] low_tos = meta_tos[p_low_q*8 +: 8];
+  wire [31:0] low_ip = meta_ip_dst[p_low_q*32 +: 32];
+  wire [15:0] low_part = meta_csum_part[p_low_q*16 +: 16];
+  wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
+  // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
+  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
+  wire [7:0] new_tos = {low_tos[7:2], p_ce_q ? 2'b11 : low_tos[1:0]};
+  wire [31:0] new_src = p_mcast_q ? low_ip : p_oip_q;
+  wire [31:0] new_dst = p_mcast_q ? p_gip_q : low_ip;
+  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
+                          {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
+  wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
+  wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
+  // The copied fields the header patch uses: live in the first read cycle, then held.
+  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
+  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
+  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
+  always @(posedge clk) begin
+    if (b_hdr_q) begin
+      b_cmac_q <= low_mac;
+      b_cip_q <= low_ip;
+      b_csum_q <= ~csum_f2;
+    end
+  end
+
   // ---------------------------------------------------------------- datapath
   // Cycle after a read: the words of every port go into the adder tree; the lowest member's
   // word, with the header bytes rewritten, travels beside the tree for the header beats.
@@ -800,24 +927,21 @@ const char* kSchedBody = R"V(
   reg [${NB}-1:0] rd_beat_q;
   reg rd_last_q;
   reg [BB-1:0] rd_keep_q;
-  reg [${PW}-1:0] rd_low_q;
   // tkeep of the beat being issued: all ones but on a frame's last beat.
-  wire [${KW}:0] issue_rem = busy_q ? b_rem_q : sel_rem;
-  wire [BB-1:0] issue_keep = (~finish | (issue_rem == {${KW}+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << issue_rem);
+  wire [BB-1:0] issue_keep = (~last_issue | (n_rem_q == {${KW}+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << n_rem_q);
   always @(posedge clk) begin
     if (rst) rd_valid_q <= 1'b0;
-    else rd_valid_q <= issue;
-    rd_beat_q <= issue_beat;
-    rd_last_q <= finish;
+    else rd_valid_q <= busy_q;
+    rd_beat_q <= b_beat_q;
+    rd_last_q <= last_issue;
     rd_keep_q <= issue_keep;
-    rd_low_q <= busy_q ? b_low_q : low;
   end
-  wire [W-1:0] raw = rd_data[rd_low_q*W +: W];
+  wire [W-1:0] raw = rd_data[p_low_q*W +: W];
   wire [W-1:0] patched;
 ${PATCH}
   wire tree_valid;
   wire [W-1:0] tree_sum;
-  ${PREFIX}_addtree u_addtree (.clk(clk), .rst(rst), .in_valid(rd_valid_q), .in_mask(b_mask_q),
+  ${PREFIX}_addtree u_addtree (.clk(clk), .rst(rst), .in_valid(rd_valid_q), .in_mask(p_mask_q),
                                .in_data(rd_data), .out_valid(tree_valid), .out_data(tree_sum));
   // Side pipeline of L stages beside the tree: the patched word, beat index, last flag, tkeep.
   localparam SIDE = W + ${NB} + 1 + BB;
@@ -842,7 +966,12 @@ ${SELECT}
   reg [W+BB:0] fifo [0:FD-1];
   reg [${FAW}-1:0] f_wp_q, f_rp_q;
   reg [${FCW}-1:0] f_cnt_q;
-  wire f_pop = m_agg_axis_tvalid & m_agg_axis_tready;
+  // Output register: m_agg is driven by flip-flops only. f_take moves the FIFO's head into it;
+  // f_pop is the handshake (the reservation counts a beat until it has left).
+  reg [W+BB:0] o_word_q;
+  reg o_valid_q;
+  wire f_take = (f_cnt_q != {${FCW}{1'b0}}) & (~o_valid_q | m_agg_axis_tready);
+  wire f_pop = o_valid_q & m_agg_axis_tready;
   always @(posedge clk) begin
     if (tree_valid) fifo[f_wp_q] <= {out_last, out_keep, out_word};
   end
@@ -854,17 +983,21 @@ ${SELECT}
       reserved_q <= {${FCW}{1'b0}};
     end else begin
       if (tree_valid) f_wp_q <= f_wp_q + 1'b1;
-      if (f_pop) f_rp_q <= f_rp_q + 1'b1;
-      f_cnt_q <= f_cnt_q + {{(${FCW}-1){1'b0}}, tree_valid} - {{(${FCW}-1){1'b0}}, f_pop};
+      if (f_take) f_rp_q <= f_rp_q + 1'b1;
+      f_cnt_q <= f_cnt_q + {{(${FCW}-1){1'b0}}, tree_valid} - {{(${FCW}-1){1'b0}}, f_take};
       reserved_q <= reserved_q + (start_build ? ${BEATS_FCW} : {${FCW}{1'b0}}) -
                     {{(${FCW}-1){1'b0}}, f_pop};
     end
   end
-  wire [W+BB:0] f_head = fifo[f_rp_q];
-  assign m_agg_axis_tvalid = f_cnt_q != {${FCW}{1'b0}};
-  assign m_agg_axis_tdata = f_head[W-1:0];
-  assign m_agg_axis_tkeep = f_head[W+BB-1:W];
-  assign m_agg_axis_tlast = f_head[W+BB];
+  always @(posedge clk) begin
+    if (f_take) o_word_q <= fifo[f_rp_q];
+    if (rst) o_valid_q <= 1'b0;
+    else o_valid_q <= f_take | (o_valid_q & ~m_agg_axis_tready);
+  end
+  assign m_agg_axis_tvalid = o_valid_q;
+  assign m_agg_axis_tdata = o_word_q[W-1:0];
+  assign m_agg_axis_tkeep = o_word_q[W+BB-1:W];
+  assign m_agg_axis_tlast = o_word_q[W+BB];
   assign agg_tx_inc = f_pop & m_agg_axis_tlast;
 
 endmodule
@@ -883,7 +1016,9 @@ BufferPlan buffer_plan(const Config& c) {
   // A contribution is at least 64 bytes long.
   const int min_beats = (64 + c.bus_bytes - 1) / c.bus_bytes;
   b.descs = std::max(1, b.contrib_beats / min_beats);
-  int need = b.frame_beats + c.addtree_latency + 4;
+  // The whole frame plus the beats in flight behind the reservation: issue, read, tree, FIFO
+  // and output registers.
+  int need = b.frame_beats + c.addtree_latency + 6;
   b.agg_fifo = 4;
   while (b.agg_fifo < need) b.agg_fifo *= 2;
   return b;
@@ -931,8 +1066,12 @@ std::string emit_port(const Config& c) {
     << "  output wire [${C}*${BW}-1:0] q_ptr,\n"
     << "  // Cycle at which each head became head.\n"
     << "  output wire [${C}*32-1:0] q_since,\n"
-    << "  // Remove the head of context c (its beats and descriptor become free).\n"
+    << "  // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold).\n"
     << "  input  wire [${C}-1:0] q_pop,\n"
+    << "  // The frame popped this cycle is a build's: keep its beats until q_release.\n"
+    << "  input  wire q_hold,\n"
+    << "  // The build's last read is done: free the beats of the frame held.\n"
+    << "  input  wire q_release,\n"
     << "  // Header fields of the head of context meta_sel (registered: the cycle after), for the result builder.\n"
     << "  input  wire [${CW}-1:0] meta_sel,\n"
     << "  output wire [47:0] meta_eth_dst,\n"
@@ -964,15 +1103,15 @@ namespace {
 std::string patch_byte(int o, const std::string& r) {
   auto mac = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(47 - 8 * i) + " -: 8]"; };
   auto ip = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(31 - 8 * i) + " -: 8]"; };
-  if (o <= 5) return "b_mcast_q ? " + mac("b_gmac_q", o) + " : " + r;                  // eth.dst
-  if (o <= 11) return "b_mcast_q ? " + mac("h_cmac", o - 6) + " : " + mac("b_omac_q", o - 6);  // eth.src
-  if (o == 15) return "{" + r + "[7:2], b_ce_q ? 2'b11 : " + r + "[1:0]}";              // ECN
+  if (o <= 5) return "p_mcast_q ? " + mac("p_gmac_q", o) + " : " + r;                  // eth.dst
+  if (o <= 11) return "p_mcast_q ? " + mac("h_cmac", o - 6) + " : " + mac("p_omac_q", o - 6);  // eth.src
+  if (o == 15) return "{" + r + "[7:2], p_ce_q ? 2'b11 : " + r + "[1:0]}";              // ECN
   if (o == 24) return "h_csum[15:8]";
   if (o == 25) return "h_csum[7:0]";
-  if (o >= 26 && o <= 29) return "b_mcast_q ? " + ip("h_cip", o - 26) + " : " + ip("b_oip_q", o - 26);
-  if (o >= 30 && o <= 33) return "b_mcast_q ? " + ip("b_gip_q", o - 30) + " : " + r;
+  if (o >= 26 && o <= 29) return "p_mcast_q ? " + ip("h_cip", o - 26) + " : " + ip("p_oip_q", o - 26);
+  if (o >= 30 && o <= 33) return "p_mcast_q ? " + ip("p_gip_q", o - 30) + " : " + r;
   if (o == 40 || o == 41) return "8'h00";                                                // UDP checksum
-  if (o == 43) return "{" + r + "[7:2], b_mcast_q, b_fin_q}";                           // FLAGS
+  if (o == 43) return "{" + r + "[7:2], p_mcast_q, p_fin_q}";                           // FLAGS
   if (o == 54 || o == 55) return "8'hff";                                                // RANK
   return r;
 }
@@ -983,6 +1122,7 @@ std::string emit_sched(const Config& c) {
   auto v = common_values(c);
   const int BB = c.bus_bytes;
   v["KW"] = clog2(BB);
+  v["NP2"] = 1L << clog2(c.in.ports);
   const int NB = static_cast<int>(v["NB"]);
   std::ostringstream patch, select;
   for (int j = 0; j < BB; ++j) {
@@ -1034,8 +1174,11 @@ std::string emit_sched(const Config& c) {
     << "  input  wire [${N}*${C}-1:0] q_ce,\n"
     << "  input  wire [${N}*${C}*${BW}-1:0] q_ptr,\n"
     << "  input  wire [${N}*${C}*32-1:0] q_since,\n"
+    << "  // Registered: remove these heads; q_hold: they are a build's (free the beats at q_release).\n"
     << "  output reg  [${N}*${C}-1:0] q_pop,\n"
-    << "  // Header fields of each port's head of context meta_sel (the cycle after).\n"
+    << "  output reg  q_hold,\n"
+    << "  output reg  q_release,\n"
+    << "  // Header fields of each port's head of context meta_sel (registered; answered the cycle after).\n"
     << "  output wire [${CW}-1:0] meta_sel,\n"
     << "  input  wire [${N}*48-1:0] meta_eth_dst,\n"
     << "  input  wire [${N}*8-1:0] meta_tos,\n"
@@ -1188,6 +1331,7 @@ std::string emit_top(const Config& c) {
 
   // ---------------------------------------------------------------- ports and scheduler
   wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop;
+  wire q_hold, q_release;
   wire [N*C*32-1:0] q_vid, q_since;
   wire [N*C*16-1:0] q_count;
   wire [N*C*${BW}-1:0] q_ptr;
@@ -1218,7 +1362,7 @@ std::string emit_top(const Config& c) {
         .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
         .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
         .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_ptr(q_ptr[p*C*${BW} +: C*${BW}]),
-        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]),
+        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]), .q_hold(q_hold), .q_release(q_release),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
         .meta_flags(meta_flags[p*8 +: 8]),
@@ -1235,7 +1379,7 @@ std::string emit_top(const Config& c) {
     .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid),
     .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_ptr(q_ptr),
-    .q_since(q_since), .q_pop(q_pop),
+    .q_since(q_since), .q_pop(q_pop), .q_hold(q_hold), .q_release(q_release),
     .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
     .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
     .rd_addr(rd_addr), .rd_data(rd_data), .rd_link(rd_link), .drop_inc(drop_inc),

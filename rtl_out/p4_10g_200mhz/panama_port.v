@@ -43,8 +43,12 @@ module panama_port (
   output wire [8*13-1:0] q_ptr,
   // Cycle at which each head became head.
   output wire [8*32-1:0] q_since,
-  // Remove the head of context c (its beats and descriptor become free).
+  // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold).
   input  wire [8-1:0] q_pop,
+  // The frame popped this cycle is a build's: keep its beats until q_release.
+  input  wire q_hold,
+  // The build's last read is done: free the beats of the frame held.
+  input  wire q_release,
   // Header fields of the head of context meta_sel (registered: the cycle after), for the result builder.
   input  wire [3-1:0] meta_sel,
   output wire [47:0] meta_eth_dst,
@@ -234,20 +238,18 @@ module panama_port (
   // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
   // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
   // CAPB - C*R beats shared by all contexts. A frame fits if the growth of its context's use
-  // beyond R fits in what the pool has free (the SystemC model's PortBuffer::contrib_fits).
-  wire [C*UW-1:0] used_flat;
-  reg [31:0] used_c, shared, used_k, before_k, after_k;
-  always @* begin
-    shared = 32'd0;
-    for (c = 0; c < C; c = c + 1) begin
-      used_c = {{(32-UW){1'b0}}, used_flat[c*UW +: UW]};
-      if (used_c > SB) shared = shared + used_c - SB;
-    end
-    used_k = {{(32-UW){1'b0}}, used_flat[ctx_idx*UW +: UW]};
-    before_k = (used_k > SB) ? used_k - SB : 32'd0;
-    after_k = (used_k + {{(32-SBW){1'b0}}, frame_beats} > SB) ? used_k + {{(32-SBW){1'b0}}, frame_beats} - SB : 32'd0;
-  end
-  wire contrib_fits = shared - before_k + after_k + RESERVED <= CAPB;
+  // beyond R fits in what the pool has free (the SystemC model's PortBuffer::contrib_fits):
+  // shared - over(used_k) + over(used_k + F) <= CAPB - C*R, with over(u) = max(0, u - R) and
+  // shared = sum over contexts of over(used), kept as a running sum (g_queue) rather than
+  // added up every cycle. A negative pool (C*R > CAPB) refuses every contribution.
+  wire [C*UW-1:0] used_flat, over_flat;
+  reg [UW-1:0] shared_q;
+  wire [UW-1:0] used_k = used_flat[ctx_idx*UW +: UW];
+  wire [UW-1:0] before_k = over_flat[ctx_idx*UW +: UW];
+  wire [UW:0] grown_k = {1'b0, used_k} + {{(UW+1-SBW){1'b0}}, frame_beats};
+  wire [UW:0] after_k = (grown_k > SB) ? grown_k - SB : {(UW+1){1'b0}};
+  wire [UW+1:0] need_k = {1'b0, after_k} + {2'b0, shared_q} - {2'b0, before_k};
+  wire contrib_fits = (RESERVED <= CAPB) && ({{(32-UW-2){1'b0}}, need_k} <= CAPB - RESERVED);
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
   wire is_result = desc_flags[1];
   wire is_bypass = desc_class == CLASS_BYPASS;
@@ -324,30 +326,57 @@ module panama_port (
     end
   end
 
-  // The head being removed (at most one per cycle: the scheduler pops one context at a time).
+  // The head being removed (at most one per cycle: the scheduler pops one context at a time;
+  // q_pop comes from a register in the scheduler).
   wire [C*DW-1:0] head_flat, tail_flat;
   wire [C*HIW-1:0] info_flat;
   wire [C-1:0] becomes_head, pops;
   reg pop_any;
+  reg [2:0] pop_ctx;
   reg [DW-1:0] pop_desc;
   reg [HIW-1:0] pop_info;
   always @* begin
     pop_any = 1'b0;
+    pop_ctx = {3{1'b0}};
     pop_desc = {DW{1'b0}};
     pop_info = {HIW{1'b0}};
     for (c = 0; c < C; c = c + 1)
       if (pops[c]) begin
         pop_any = 1'b1;
+        pop_ctx = c[2:0];
         pop_desc = head_flat[c*DW +: DW];
         pop_info = info_flat[c*HIW +: HIW];
       end
   end
   wire [DW-1:0] after_desc = d_next[pop_desc];
   wire [HIW-1:0] after_info = d_info[after_desc];
-  wire [BW-1:0] pop_first = pop_info[BW-1:0];
-  wire [BW-1:0] pop_last = pop_info[2*BW-1:BW];
-  wire [SBW-1:0] pop_beats = pop_info[2*BW +: SBW];
   wire unused_pop_info = ^pop_info[HIW-1:IB];  // the head fields go to the scheduler, not here
+  // A frame popped by a build is still being read: its beats (and its share of the context's
+  // use) are freed only at q_release, after its last read. At most one frame is held: the
+  // release of one build and the pop of the next can fall in the same cycle, never two pops.
+  reg held_q;
+  reg [2:0] held_ctx_q;
+  reg [BW-1:0] held_first_q, held_last_q;
+  reg [SBW-1:0] held_beats_q;
+  always @(posedge clk) begin
+    if (rst) held_q <= 1'b0;
+    else if (pop_any & q_hold) held_q <= 1'b1;
+    else if (q_release) held_q <= 1'b0;
+    if (pop_any & q_hold) begin
+      held_ctx_q <= pop_ctx;
+      held_first_q <= pop_info[BW-1:0];
+      held_last_q <= pop_info[2*BW-1:BW];
+      held_beats_q <= pop_info[2*BW +: SBW];
+    end
+  end
+  // Frames whose beats go back to the free chain this cycle: a dropped head, or the held frame.
+  // The scheduler never drops while a build's frame is held and not released this cycle.
+  wire rel_now = q_release & held_q;
+  wire free_any = rel_now | (pop_any & ~q_hold);
+  wire [2:0] free_ctx = rel_now ? held_ctx_q : pop_ctx;
+  wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_info[BW-1:0];
+  wire [BW-1:0] pop_last = rel_now ? held_last_q : pop_info[2*BW-1:BW];
+  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[2*BW +: SBW];
 
   always @(posedge clk) begin
     if (rst) begin
@@ -389,7 +418,7 @@ module panama_port (
         fl_rem_q <= nxt_rem;
         fl_fresh_q <= nxt_fresh;
       end
-      if (pop_any) fl_tail_q <= pop_last;
+      if (free_any) fl_tail_q <= pop_last;
     end
     if (beat_write) begin
       a_ptr_q <= nxt_ptr;
@@ -399,12 +428,13 @@ module panama_port (
     if (rx_beat & ~in_frame_q) first_q <= cur_ptr;
   end
   always @(posedge clk) begin
-    if (pop_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
+    if (free_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
   end
 
   // ---------------------------------------------------------------- queues
   // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
   // registers (the scheduler reads every context's head at once) and the context's beats in use.
+  wire [C*(UW+1)-1:0] dn_flat, da_flat;  // over(used) change per context without / with push
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
@@ -412,19 +442,27 @@ module panama_port (
       reg [DCW-1:0] occ_q;
       reg [HIW-1:0] info_q;
       reg [31:0] since_q;
-      reg [UW-1:0] used_q;
+      reg [UW-1:0] used_q, over_q;
       wire push = commit_contrib & (ctx_idx == g);
       wire pop = q_pop[g] & (occ_q != {DCW{1'b0}});
       assign pops[g] = pop;
       assign becomes_head[g] = push & ((occ_q == {DCW{1'b0}}) | (pop & (occ_q == OCC_ONE)));
+      // Beats freed from this context this cycle, and its use with and without this cycle's
+      // push (both ready before admission decides, which only picks one).
+      wire [UW-1:0] sub = (free_any & (free_ctx == g)) ? {{(UW-SBW){1'b0}}, pop_beats} : {UW{1'b0}};
+      wire [UW-1:0] used_n = used_q - sub;
+      wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
+      wire [UW-1:0] over_n = (used_n > SB) ? used_n - SB : {UW{1'b0}};
+      wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
       always @(posedge clk) begin
         if (rst) begin
           occ_q <= {DCW{1'b0}};
           used_q <= {UW{1'b0}};
+          over_q <= {UW{1'b0}};
         end else begin
           occ_q <= occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
-          used_q <= used_q + (push ? {{(UW-SBW){1'b0}}, frame_beats} : {UW{1'b0}}) -
-                    (pop ? {{(UW-SBW){1'b0}}, info_q[2*BW +: SBW]} : {UW{1'b0}});
+          used_q <= push ? used_a : used_n;
+          over_q <= push ? over_a : over_n;
         end
         if (becomes_head[g]) begin
           head_q <= d_new;
@@ -441,6 +479,9 @@ module panama_port (
       assign tail_flat[g*DW +: DW] = tail_q;
       assign info_flat[g*HIW +: HIW] = info_q;
       assign used_flat[g*UW +: UW] = used_q;
+      assign over_flat[g*UW +: UW] = over_q;
+      assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
+      assign da_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_q};
       assign q_valid[g] = occ_q != {DCW{1'b0}};
       assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
       assign q_vid[g*32 +: 32] = info_q[IB +: 32];
@@ -450,6 +491,15 @@ module panama_port (
       assign q_since[g*32 +: 32] = since_q;
     end
   endgenerate
+  // The running sum of over(used): only the pushed context and the freed one change.
+  wire [UW:0] sh_push = commit_contrib ? da_flat[ctx_idx*(UW+1) +: UW+1] : dn_flat[ctx_idx*(UW+1) +: UW+1];
+  wire [UW:0] sh_free = (free_any & (free_ctx != ctx_idx)) ? dn_flat[free_ctx*(UW+1) +: UW+1] : {(UW+1){1'b0}};
+  wire [UW:0] shared_n = {1'b0, shared_q} + sh_push + sh_free;
+  always @(posedge clk) begin
+    if (rst) shared_q <= {UW{1'b0}};
+    else shared_q <= shared_n[UW-1:0];
+  end
+  wire unused_shared_n = shared_n[UW];
   wire link_write = commit_contrib & ~becomes_head[ctx_idx];
   always @(posedge clk) begin
     if (link_write) d_next[tail_flat[ctx_idx*DW +: DW]] <= d_new;
@@ -476,7 +526,9 @@ module panama_port (
   reg [1:0] tx_wp_q, tx_rp_q;
   reg [2:0] tx_cnt_q;
   assign tx_issue = (byp_count_q != {BCW{1'b0}}) & (({1'b0, tx_cnt_q} + {3'b0, tx_inflight_q}) < 4'd3);
-  wire tx_pop = m_axis_tvalid & m_axis_tready;
+  // A FIFO entry moves to the output register when that is empty or being taken.
+  wire tx_pop = (tx_cnt_q != 3'd0) & (~tx_out_valid_q | m_axis_tready);
+  wire tx_take = tx_pop;
   always @(posedge clk) begin
     if (tx_issue) tx_word_q <= byp_mem[byp_rd_q];
     if (tx_inflight_q) tx_fifo[tx_wp_q] <= tx_word_q;
@@ -496,12 +548,19 @@ module panama_port (
       tx_cnt_q <= tx_cnt_q + {2'b0, tx_inflight_q} - {2'b0, tx_pop};
     end
   end
-  wire [W+BB+1:0] tx_head = tx_fifo[tx_rp_q];
-  assign m_axis_tvalid = tx_cnt_q != 3'd0;
-  assign m_axis_tdata = tx_head[W-1:0];
-  assign m_axis_tkeep = tx_head[W+BB-1:W];
-  assign m_axis_tlast = tx_head[W+BB];
-  assign m_axis_tuser = tx_head[W+BB+1];
+  // Output register: mPP is driven by flip-flops only.
+  reg [W+BB+1:0] tx_out_q;
+  reg tx_out_valid_q;
+  always @(posedge clk) begin
+    if (tx_take) tx_out_q <= tx_fifo[tx_rp_q];
+    if (rst) tx_out_valid_q <= 1'b0;
+    else tx_out_valid_q <= tx_take | (tx_out_valid_q & ~m_axis_tready);
+  end
+  assign m_axis_tvalid = tx_out_valid_q;
+  assign m_axis_tdata = tx_out_q[W-1:0];
+  assign m_axis_tkeep = tx_out_q[W+BB-1:W];
+  assign m_axis_tlast = tx_out_q[W+BB];
+  assign m_axis_tuser = tx_out_q[W+BB+1];
 
 endmodule
 

@@ -30,8 +30,11 @@ module panama_sched (
   input  wire [8*8-1:0] q_ce,
   input  wire [8*8*10-1:0] q_ptr,
   input  wire [8*8*32-1:0] q_since,
+  // Registered: remove these heads; q_hold: they are a build's (free the beats at q_release).
   output reg  [8*8-1:0] q_pop,
-  // Header fields of each port's head of context meta_sel (the cycle after).
+  output reg  q_hold,
+  output reg  q_release,
+  // Header fields of each port's head of context meta_sel (registered; answered the cycle after).
   output wire [3-1:0] meta_sel,
   input  wire [8*48-1:0] meta_eth_dst,
   input  wire [8*8-1:0] meta_tos,
@@ -72,15 +75,29 @@ module panama_sched (
 
   genvar g;
 
-  // ---------------------------------------------------------------- decisions per context
-  // Decisions depend only on the heads of the member queues (and, for timeouts, on time).
-  // Per context c: its action, the stale and at-E heads, the beats of its vector's frames
-  // and the bytes of their last beat (0 = a full beat), packed at c*width.
+  // The decision is a pipeline of registered stages:
+  //  A  (every cycle, every context) the action of each context from its member heads and E,
+  //     registered (a_*);
+  //  B  the lowest-index context whose registered action is ready goes first (rule 8); its
+  //     pops, counter pulses and build parameters are registered;
+  //  I  a build issues one read per cycle to every member's contribution memory.
+  // A context's heads and E change only one cycle after its own decision (the ports pop from
+  // the registered q_pop, E moves from the registered decision), so its stage-A result is stale
+  // for the two cycles after a decision: the context is masked for them ("dirty"). A build may
+  // be decided in the last issue cycle of the one before, so back-to-back vectors of one
+  // context leave at one beat per cycle as long as a vector is at least three beats long.
+
+  // ---------------------------------------------------------------- A: actions per context
+  // Leaves of the minimum tree (N rounded up to a power of two) and its nodes.
+  localparam MP = 8;
+  localparam MT = 2*MP - 1;
   wire [C*3-1:0] act;
   wire [C*N-1:0] act_stale, act_at_e;
   wire [C*5-1:0] act_beats;
   wire [C*(6+1)-1:0] act_rem;
   wire [C*32-1:0] act_min;  // smallest distance VID - E among the heads considered
+  wire [C*3-1:0] act_low;  // the lowest member (it supplies the copied header)
+  wire [C-1:0] act_fin, act_ce;
   // Expected VIDs and the cycles of their last changes (registers in g_e below).
   wire [C*32-1:0] e_flat, echg_flat;
   generate
@@ -90,14 +107,30 @@ module panama_sched (
       wire [31:0] echg_g = echg_flat[g*32 +: 32];
       reg [N-1:0] has, stale, at_e, cnt_ne, expired;
       reg [15:0] ref_cnt;
-      reg [31:0] min_d, d, age, age_e;
+      reg [31:0] d;
+      // The distances of the heads not stale (all ones otherwise), reduced to their minimum by
+      // a tree of compares (log2 N deep) rather than a chain.
+      reg [32*MT-1:0] mt;
+      reg e_old;
+      reg [3-1:0] low;
+      reg fin_or, ce_or;
       integer p;
       always @* begin
         ref_cnt = 16'd0;
+        low = {3{1'b0}};
+        fin_or = 1'b0;
+        ce_or = 1'b0;
         for (p = N - 1; p >= 0; p = p - 1)
-          if (mem[p]) ref_cnt = q_count[(p*C + g)*16 +: 16];
-        min_d = 32'hffffffff;
-        age_e = now - echg_g;
+          if (mem[p]) begin
+            ref_cnt = q_count[(p*C + g)*16 +: 16];
+            low = p[3-1:0];
+            fin_or = fin_or | q_fin[p*C + g];
+            ce_or = ce_or | q_ce[p*C + g];
+          end
+        mt = {32*MT{1'b1}};
+        // A head waits from when it became head or from the last change of E, the later: it
+        // has waited more than the timeout iff both times lie more than the timeout back.
+        e_old = (now - echg_g) > ctx_timeout[g*32 +: 32];
         for (p = 0; p < N; p = p + 1) begin
           has[p] = mem[p] & q_valid[p*C + g];
           d = q_vid[(p*C + g)*32 +: 32] - e_g;
@@ -105,13 +138,14 @@ module panama_sched (
           stale[p] = has[p] & d[31];
           at_e[p] = has[p] & (d == 32'd0);
           cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
-          if (has[p] && !d[31] && d < min_d) min_d = d;
-          // A head waits from when it became head or from the last change of E, the later.
-          age = now - q_since[(p*C + g)*32 +: 32];
-          if (age_e < age) age = age_e;
-          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & (age > ctx_timeout[g*32 +: 32]);
+          if (has[p] && !d[31]) mt[(MP - 1 + p)*32 +: 32] = d;
+          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old &
+                       ((now - q_since[(p*C + g)*32 +: 32]) > ctx_timeout[g*32 +: 32]);
         end
+        for (p = MP - 2; p >= 0; p = p - 1)
+          mt[p*32 +: 32] = (mt[(2*p+1)*32 +: 32] <= mt[(2*p+2)*32 +: 32]) ? mt[(2*p+1)*32 +: 32] : mt[(2*p+2)*32 +: 32];
       end
+      wire [31:0] min_d = mt[31:0];
       wire all_heads = (&(has | ~mem)) & (|mem);
       wire all_at_e = &(at_e | ~mem);
       wire [2:0] my_act = ~ctx_enable[g] ? ACT_NONE :
@@ -119,201 +153,146 @@ module panama_sched (
                       all_heads ? (all_at_e ? ((|cnt_ne) ? ACT_MISMATCH : ACT_BUILD) :
                                    (|at_e) ? ACT_INCOMPLETE : ACT_SKIP) :
                       ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : ACT_TSKIP) : ACT_NONE;
-      assign act[g*3 +: 3] = my_act;
-      assign act_stale[g*N +: N] = stale;
-      assign act_at_e[g*N +: N] = at_e;
-      assign act_min[g*32 +: 32] = min_d;
       wire [17:0] len = 18'd64 + ref_cnt * ES;
       /* verilator lint_off UNUSEDSIGNAL */
       wire [17:0] beats = (len + BB - 1) >> 6;
       /* verilator lint_on UNUSEDSIGNAL */
-      assign act_beats[g*5 +: 5] = beats[5-1:0];
-      assign act_rem[g*(6+1) +: 6+1] = {1'b0, len[6-1:0]};
+      reg [2:0] act_q;
+      reg [N-1:0] stale_q, at_e_q;
+      reg [31:0] min_q;
+      reg [5-1:0] beats_q;
+      reg [6:0] rem_q;
+      reg [3-1:0] low_q;
+      reg fin_q, ce_q;
+      always @(posedge clk) begin
+        if (rst) act_q <= ACT_NONE;
+        else act_q <= my_act;
+        stale_q <= stale;
+        at_e_q <= at_e;
+        min_q <= min_d;
+        beats_q <= beats[5-1:0];
+        rem_q <= {1'b0, len[6-1:0]};
+        low_q <= low;
+        fin_q <= fin_or;
+        ce_q <= ce_or;
+      end
+      assign act[g*3 +: 3] = act_q;
+      assign act_stale[g*N +: N] = stale_q;
+      assign act_at_e[g*N +: N] = at_e_q;
+      assign act_min[g*32 +: 32] = min_q;
+      assign act_beats[g*5 +: 5] = beats_q;
+      assign act_rem[g*(6+1) +: 6+1] = rem_q;
+      assign act_low[g*3 +: 3] = low_q;
+      assign act_fin[g] = fin_q;
+      assign act_ce[g] = ce_q;
     end
   endgenerate
 
-  // ---------------------------------------------------------------- choice
-  // The lowest-index context that can act goes first (rule 8); building waits for room in the
-  // m_agg FIFO for the whole frame, so a started frame never stalls in the tree's pipeline.
-  reg busy_q;
+  // ---------------------------------------------------------------- B: choice
+  // Building waits for room in the m_agg FIFO for the whole frame, so a started frame never
+  // stalls in the tree's pipeline. A build may be decided while the issue stage sends the last
+  // beat of the one before; any other action waits until the issue stage is idle (its pops
+  // free beats at once, which must not meet a build's release in the same cycle).
+  reg busy_q;                    // I is issuing a build's reads
+  reg [5-1:0] b_beat_q;      // the beat I issues
   reg [7-1:0] reserved_q;   // FIFO entries held by frames being built or queued
+  reg d1_q, d2_q;                // a decision one and two cycles ago
+  reg [3-1:0] d1_ctx_q, d2_ctx_q;
+  reg [2:0] d1_act_q;
+  reg [31:0] d1_min_q;
+  reg [5-1:0] n_beats_q;     // the build being issued: beats, bytes of the last beat
+  reg [6:0] n_rem_q;
+  wire last_issue = busy_q & (b_beat_q == n_beats_q - 1'b1);
+  wire issue_free = ~busy_q | last_issue;
   reg [C-1:0] ready;
   reg [3-1:0] sel;
-  reg fire;
+  reg any_ready;
   integer k;
   always @* begin
     sel = {3{1'b0}};
-    fire = 1'b0;
+    any_ready = 1'b0;
     for (k = C - 1; k >= 0; k = k - 1) begin
-      ready[k] = ~busy_q & (act[k*3 +: 3] != ACT_NONE) &
+      ready[k] = (act[k*3 +: 3] != ACT_NONE) &
+                 ~(d1_q & (d1_ctx_q == k[3-1:0])) & ~(d2_q & (d2_ctx_q == k[3-1:0])) &
                  ((act[k*3 +: 3] != ACT_BUILD) |
                   ({{(32-7){1'b0}}, reserved_q} + {{(32-5){1'b0}}, act_beats[k*5 +: 5]} <= FD));
       if (ready[k]) begin
         sel = k[3-1:0];
-        fire = 1'b1;
+        any_ready = 1'b1;
       end
     end
   end
   wire [2:0] sel_act = act[sel*3 +: 3];
+  wire sel_build = sel_act == ACT_BUILD;
+  wire fire = any_ready & (sel_build ? issue_free : ~busy_q);
+  wire start_build = fire & sel_build;
   wire [31:0] sel32 = {{(32-3){1'b0}}, sel};
   wire [N-1:0] sel_mem = ctx_members[sel*N +: N];
-
-  // ---------------------------------------------------------------- builder state
-  reg [3-1:0] b_ctx_q;
-  reg [N-1:0] b_mask_q;
-  reg [3-1:0] b_low_q;
-  reg [5-1:0] b_beats_q, b_beat_q;
-  reg [6:0] b_rem_q;
-  reg b_mcast_q, b_fin_q, b_ce_q;
-  reg [47:0] b_gmac_q, b_cmac_q, b_omac_q;
-  reg [31:0] b_gip_q, b_cip_q, b_oip_q;
-  reg [15:0] b_csum_q;
-
-  // The lowest member supplies the copied header.
-  reg [3-1:0] low;
-  reg fin_or, ce_or;
-  integer q;
-  always @* begin
-    low = {3{1'b0}};
-    fin_or = 1'b0;
-    ce_or = 1'b0;
-    for (q = N - 1; q >= 0; q = q - 1)
-      if (sel_mem[q]) begin
-        low = q[3-1:0];
-        fin_or = fin_or | q_fin[q*C + sel32];
-        ce_or = ce_or | q_ce[q*C + sel32];
-      end
-  end
-  // The ports answer meta_sel the cycle after (their header tables are block RAM): in the cycle
-  // after a build starts, they hold the heads of the context chosen, and the b_*_q registers
-  // (written at the start) say which member supplies them.
-  assign meta_sel = sel;
-  reg b_hdr_q;  // the cycle after a build started: the meta_* outputs are its headers
-  wire [47:0] low_mac = meta_eth_dst[b_low_q*48 +: 48];
-  wire [7:0] low_tos = meta_tos[b_low_q*8 +: 8];
-  wire [31:0] low_ip = meta_ip_dst[b_low_q*32 +: 32];
-  wire [15:0] low_part = meta_csum_part[b_low_q*16 +: 16];
-  wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
-  // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
-  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
-  wire sel_mcast = ~ctx_upstream[sel];
-  wire [7:0] new_tos = {low_tos[7:2], b_ce_q ? 2'b11 : low_tos[1:0]};
-  wire [31:0] new_src = b_mcast_q ? low_ip : b_oip_q;
-  wire [31:0] new_dst = b_mcast_q ? b_gip_q : low_ip;
-  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
-                          {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
-  wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
-  wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
-  // The copied fields the header patch uses: live the cycle after the start, then held.
-  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
-  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
-  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
-
-  wire start_build = fire & (sel_act == ACT_BUILD);
-  wire issue = start_build | busy_q;
-  wire [5-1:0] issue_beat = busy_q ? b_beat_q : {5{1'b0}};
   wire [5-1:0] sel_beats = act_beats[sel*5 +: 5];
-  wire [6:0] sel_rem = act_rem[sel*(6+1) +: 6+1];
-  wire [5-1:0] issue_beats = busy_q ? b_beats_q : sel_beats;
-  wire finish = issue & (issue_beat == issue_beats - 1'b1);
-  wire [3-1:0] fin_ctx = busy_q ? b_ctx_q : sel;
-  wire [N-1:0] fin_mask = busy_q ? b_mask_q : sel_mem;
-  wire [31:0] fin_ctx32 = {{(32-3){1'b0}}, fin_ctx};
 
-  // Memory reads: beat 0 of each port's head frame of the context being built in the decision
-  // cycle, then each following beat at the link read with the one before.
-  generate
-    for (g = 0; g < N; g = g + 1) begin : g_rd
-      assign rd_addr[g*10 +: 10] = busy_q ? rd_link[g*10 +: 10] : q_ptr[(g*C + sel32)*10 +: 10];
-    end
-  endgenerate
-
-  always @(posedge clk) begin
-    if (start_build) begin
-      b_ctx_q <= sel;
-      b_mask_q <= sel_mem;
-      b_low_q <= low;
-      b_beats_q <= sel_beats;
-      b_rem_q <= sel_rem;
-      b_mcast_q <= sel_mcast;
-      b_fin_q <= fin_or;
-      b_ce_q <= ce_or;
-      b_gmac_q <= ctx_group_mac[sel*48 +: 48];
-      b_omac_q <= ctx_own_mac[sel*48 +: 48];
-      b_gip_q <= ctx_group_ip[sel*32 +: 32];
-      b_oip_q <= ctx_own_ip[sel*32 +: 32];
-    end
-    if (b_hdr_q) begin
-      b_cmac_q <= low_mac;
-      b_cip_q <= low_ip;
-      b_csum_q <= ~csum_f2;
-    end
-  end
-  always @(posedge clk) begin
-    if (rst) b_hdr_q <= 1'b0;
-    else b_hdr_q <= start_build;
-    if (rst) begin
-      busy_q <= 1'b0;
-      b_beat_q <= {5{1'b0}};
-    end else if (issue) begin
-      busy_q <= ~finish;
-      b_beat_q <= finish ? {5{1'b0}} : issue_beat + 1'b1;
-    end
-  end
-
-  // ---------------------------------------------------------------- pops, E, counters
+  // Pops and counter pulses of the decision, registered.
   integer m;
-  always @* begin
-    q_pop = {N*C{1'b0}};
-    drop_inc = {N*4{1'b0}};
-    ctx_completed_inc = {C{1'b0}};
-    ctx_dropped_inc = {C{1'b0}};
-    if (finish) begin
-      for (m = 0; m < N; m = m + 1) q_pop[m*C + fin_ctx32] = fin_mask[m];
-      ctx_completed_inc[fin_ctx] = 1'b1;
-    end
+  always @(posedge clk) begin
+    q_pop <= {N*C{1'b0}};
+    drop_inc <= {N*4{1'b0}};
+    ctx_completed_inc <= {C{1'b0}};
+    ctx_dropped_inc <= {C{1'b0}};
+    q_hold <= start_build;
+    q_release <= last_issue;
     if (fire) begin
       for (m = 0; m < N; m = m + 1) begin
         case (sel_act)
+          ACT_BUILD: q_pop[m*C + sel32] <= sel_mem[m];
           ACT_STALE: begin
-            q_pop[m*C + sel32] = act_stale[sel32*N + m];
-            drop_inc[m*4 + 0] = act_stale[sel32*N + m];
+            q_pop[m*C + sel32] <= act_stale[sel32*N + m];
+            drop_inc[m*4 + 0] <= act_stale[sel32*N + m];
           end
           ACT_INCOMPLETE: begin
-            q_pop[m*C + sel32] = act_at_e[sel32*N + m];
-            drop_inc[m*4 + 1] = act_at_e[sel32*N + m];
+            q_pop[m*C + sel32] <= act_at_e[sel32*N + m];
+            drop_inc[m*4 + 1] <= act_at_e[sel32*N + m];
           end
           ACT_MISMATCH: begin
-            q_pop[m*C + sel32] = sel_mem[m];
-            drop_inc[m*4 + 2] = sel_mem[m];
+            q_pop[m*C + sel32] <= sel_mem[m];
+            drop_inc[m*4 + 2] <= sel_mem[m];
           end
           ACT_TDROP: begin
-            q_pop[m*C + sel32] = act_at_e[sel32*N + m];
-            drop_inc[m*4 + 3] = act_at_e[sel32*N + m];
+            q_pop[m*C + sel32] <= act_at_e[sel32*N + m];
+            drop_inc[m*4 + 3] <= act_at_e[sel32*N + m];
           end
           default: ;
         endcase
       end
+      if (sel_act == ACT_BUILD) ctx_completed_inc[sel] <= 1'b1;
       if (sel_act == ACT_INCOMPLETE || sel_act == ACT_MISMATCH || sel_act == ACT_TDROP)
-        ctx_dropped_inc[sel] = 1'b1;
+        ctx_dropped_inc[sel] <= 1'b1;
     end
+    if (rst) begin
+      q_pop <= {N*C{1'b0}};
+      q_hold <= 1'b0;
+      q_release <= 1'b0;
+      d1_q <= 1'b0;
+      d2_q <= 1'b0;
+    end else begin
+      d1_q <= fire;
+      d2_q <= d1_q;
+    end
+    d1_ctx_q <= sel;
+    d2_ctx_q <= d1_ctx_q;
+    d1_act_q <= sel_act;
+    d1_min_q <= act_min[sel*32 +: 32];
   end
 
-  // E moves: to 0 on enabling; +1 after a built, mismatched, incomplete or timed-out vector; to
-  // the smallest waiting VID on a skip.
+  // E moves, one cycle after the decision (with the pops): to 0 on enabling; +1 after a built,
+  // mismatched, incomplete or timed-out vector; to the smallest waiting VID on a skip.
   generate
     for (g = 0; g < C; g = g + 1) begin : g_e
       reg [31:0] e_q, echg_q;
-      wire [2:0] my_act = act[g*3 +: 3];
       always @(posedge clk) begin
         if (ctx_enable_set[g]) begin
           e_q <= 32'd0;
           echg_q <= now;
-        end else if (finish && fin_ctx == g) begin
-          e_q <= e_q + 32'd1;
-          echg_q <= now;
-        end else if (fire && sel == g && my_act != ACT_STALE && my_act != ACT_BUILD) begin
-          e_q <= (my_act == ACT_SKIP || my_act == ACT_TSKIP) ? e_q + act_min[g*32 +: 32] : e_q + 32'd1;
+        end else if (d1_q && d1_ctx_q == g && d1_act_q != ACT_STALE) begin
+          e_q <= (d1_act_q == ACT_SKIP || d1_act_q == ACT_TSKIP) ? e_q + d1_min_q : e_q + 32'd1;
           echg_q <= now;
         end
       end
@@ -323,6 +302,102 @@ module panama_sched (
     end
   endgenerate
 
+  // ---------------------------------------------------------------- builder state
+  // Captured at the decision (n_*), used by the issue stage; copied into p_* when the first
+  // read is issued, for the header patch and the tree beside the reads (the next build may be
+  // decided before this one's last beat has passed the patch).
+  reg [N-1:0] n_mask_q, p_mask_q;
+  reg [N*10-1:0] n_ptr_q;
+  reg [3-1:0] n_low_q, p_low_q;
+  reg n_mcast_q, n_fin_q, n_ce_q, p_mcast_q, p_fin_q, p_ce_q;
+  reg [47:0] n_gmac_q, n_omac_q, p_gmac_q, p_omac_q, b_cmac_q;
+  reg [31:0] n_gip_q, n_oip_q, p_gip_q, p_oip_q, b_cip_q;
+  reg [15:0] b_csum_q;
+  always @(posedge clk) begin
+    if (start_build) begin
+      n_mask_q <= sel_mem;
+      n_low_q <= act_low[sel*3 +: 3];
+      n_beats_q <= sel_beats;
+      n_rem_q <= act_rem[sel*(6+1) +: 6+1];
+      n_mcast_q <= ~ctx_upstream[sel];
+      n_fin_q <= act_fin[sel];
+      n_ce_q <= act_ce[sel];
+      n_gmac_q <= ctx_group_mac[sel*48 +: 48];
+      n_omac_q <= ctx_own_mac[sel*48 +: 48];
+      n_gip_q <= ctx_group_ip[sel*32 +: 32];
+      n_oip_q <= ctx_own_ip[sel*32 +: 32];
+    end
+  end
+  generate
+    for (g = 0; g < N; g = g + 1) begin : g_ptr
+      always @(posedge clk)
+        if (start_build) n_ptr_q[g*10 +: 10] <= q_ptr[(g*C + sel32)*10 +: 10];
+    end
+  endgenerate
+
+  // ---------------------------------------------------------------- I: reads
+  // Beat 0 at each member's head frame, then each following beat at the link read with the
+  // one before.
+  reg first_q;  // I issues beat 0
+  always @(posedge clk) begin
+    if (rst) begin
+      busy_q <= 1'b0;
+      first_q <= 1'b0;
+      b_beat_q <= {5{1'b0}};
+    end else begin
+      busy_q <= start_build | (busy_q & ~last_issue);
+      first_q <= start_build;
+      b_beat_q <= (start_build | ~busy_q | last_issue) ? {5{1'b0}} : b_beat_q + 1'b1;
+    end
+    if (first_q) begin
+      p_mask_q <= n_mask_q;
+      p_low_q <= n_low_q;
+      p_mcast_q <= n_mcast_q;
+      p_fin_q <= n_fin_q;
+      p_ce_q <= n_ce_q;
+      p_gmac_q <= n_gmac_q;
+      p_omac_q <= n_omac_q;
+      p_gip_q <= n_gip_q;
+      p_oip_q <= n_oip_q;
+    end
+  end
+  assign rd_addr = first_q ? n_ptr_q : rd_link;
+
+  // The ports answer meta_sel (the decision, registered) the cycle after: header fields of the
+  // heads of the context chosen, read before its pops take effect, valid when beat 0 leaves
+  // the read stage.
+  assign meta_sel = d1_ctx_q;
+  reg b_hdr_q;  // the cycle the meta_* outputs are the new build's headers
+  always @(posedge clk) begin
+    if (rst) b_hdr_q <= 1'b0;
+    else b_hdr_q <= first_q;
+  end
+  wire [47:0] low_mac = meta_eth_dst[p_low_q*48 +: 48];
+  wire [7:0] low_tos = meta_tos[p_low_q*8 +: 8];
+  wire [31:0] low_ip = meta_ip_dst[p_low_q*32 +: 32];
+  wire [15:0] low_part = meta_csum_part[p_low_q*16 +: 16];
+  wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
+  // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
+  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
+  wire [7:0] new_tos = {low_tos[7:2], p_ce_q ? 2'b11 : low_tos[1:0]};
+  wire [31:0] new_src = p_mcast_q ? low_ip : p_oip_q;
+  wire [31:0] new_dst = p_mcast_q ? p_gip_q : low_ip;
+  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
+                          {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
+  wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
+  wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
+  // The copied fields the header patch uses: live in the first read cycle, then held.
+  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
+  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
+  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
+  always @(posedge clk) begin
+    if (b_hdr_q) begin
+      b_cmac_q <= low_mac;
+      b_cip_q <= low_ip;
+      b_csum_q <= ~csum_f2;
+    end
+  end
+
   // ---------------------------------------------------------------- datapath
   // Cycle after a read: the words of every port go into the adder tree; the lowest member's
   // word, with the header bytes rewritten, travels beside the tree for the header beats.
@@ -330,25 +405,22 @@ module panama_sched (
   reg [5-1:0] rd_beat_q;
   reg rd_last_q;
   reg [BB-1:0] rd_keep_q;
-  reg [3-1:0] rd_low_q;
   // tkeep of the beat being issued: all ones but on a frame's last beat.
-  wire [6:0] issue_rem = busy_q ? b_rem_q : sel_rem;
-  wire [BB-1:0] issue_keep = (~finish | (issue_rem == {6+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << issue_rem);
+  wire [BB-1:0] issue_keep = (~last_issue | (n_rem_q == {6+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << n_rem_q);
   always @(posedge clk) begin
     if (rst) rd_valid_q <= 1'b0;
-    else rd_valid_q <= issue;
-    rd_beat_q <= issue_beat;
-    rd_last_q <= finish;
+    else rd_valid_q <= busy_q;
+    rd_beat_q <= b_beat_q;
+    rd_last_q <= last_issue;
     rd_keep_q <= issue_keep;
-    rd_low_q <= busy_q ? b_low_q : low;
   end
-  wire [W-1:0] raw = rd_data[rd_low_q*W +: W];
+  wire [W-1:0] raw = rd_data[p_low_q*W +: W];
   wire [W-1:0] patched;
   wire [7:0] rb0 = raw[7:0];
   reg [7:0] pb0;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb0 = b_mcast_q ? b_gmac_q[47 -: 8] : rb0;
+      5'd0: pb0 = p_mcast_q ? p_gmac_q[47 -: 8] : rb0;
       default: pb0 = rb0;
     endcase
   end
@@ -357,7 +429,7 @@ module panama_sched (
   reg [7:0] pb1;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb1 = b_mcast_q ? b_gmac_q[39 -: 8] : rb1;
+      5'd0: pb1 = p_mcast_q ? p_gmac_q[39 -: 8] : rb1;
       default: pb1 = rb1;
     endcase
   end
@@ -366,7 +438,7 @@ module panama_sched (
   reg [7:0] pb2;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb2 = b_mcast_q ? b_gmac_q[31 -: 8] : rb2;
+      5'd0: pb2 = p_mcast_q ? p_gmac_q[31 -: 8] : rb2;
       default: pb2 = rb2;
     endcase
   end
@@ -375,7 +447,7 @@ module panama_sched (
   reg [7:0] pb3;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb3 = b_mcast_q ? b_gmac_q[23 -: 8] : rb3;
+      5'd0: pb3 = p_mcast_q ? p_gmac_q[23 -: 8] : rb3;
       default: pb3 = rb3;
     endcase
   end
@@ -384,7 +456,7 @@ module panama_sched (
   reg [7:0] pb4;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb4 = b_mcast_q ? b_gmac_q[15 -: 8] : rb4;
+      5'd0: pb4 = p_mcast_q ? p_gmac_q[15 -: 8] : rb4;
       default: pb4 = rb4;
     endcase
   end
@@ -393,7 +465,7 @@ module panama_sched (
   reg [7:0] pb5;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb5 = b_mcast_q ? b_gmac_q[7 -: 8] : rb5;
+      5'd0: pb5 = p_mcast_q ? p_gmac_q[7 -: 8] : rb5;
       default: pb5 = rb5;
     endcase
   end
@@ -402,7 +474,7 @@ module panama_sched (
   reg [7:0] pb6;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb6 = b_mcast_q ? h_cmac[47 -: 8] : b_omac_q[47 -: 8];
+      5'd0: pb6 = p_mcast_q ? h_cmac[47 -: 8] : p_omac_q[47 -: 8];
       default: pb6 = rb6;
     endcase
   end
@@ -411,7 +483,7 @@ module panama_sched (
   reg [7:0] pb7;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb7 = b_mcast_q ? h_cmac[39 -: 8] : b_omac_q[39 -: 8];
+      5'd0: pb7 = p_mcast_q ? h_cmac[39 -: 8] : p_omac_q[39 -: 8];
       default: pb7 = rb7;
     endcase
   end
@@ -420,7 +492,7 @@ module panama_sched (
   reg [7:0] pb8;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb8 = b_mcast_q ? h_cmac[31 -: 8] : b_omac_q[31 -: 8];
+      5'd0: pb8 = p_mcast_q ? h_cmac[31 -: 8] : p_omac_q[31 -: 8];
       default: pb8 = rb8;
     endcase
   end
@@ -429,7 +501,7 @@ module panama_sched (
   reg [7:0] pb9;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb9 = b_mcast_q ? h_cmac[23 -: 8] : b_omac_q[23 -: 8];
+      5'd0: pb9 = p_mcast_q ? h_cmac[23 -: 8] : p_omac_q[23 -: 8];
       default: pb9 = rb9;
     endcase
   end
@@ -438,7 +510,7 @@ module panama_sched (
   reg [7:0] pb10;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb10 = b_mcast_q ? h_cmac[15 -: 8] : b_omac_q[15 -: 8];
+      5'd0: pb10 = p_mcast_q ? h_cmac[15 -: 8] : p_omac_q[15 -: 8];
       default: pb10 = rb10;
     endcase
   end
@@ -447,7 +519,7 @@ module panama_sched (
   reg [7:0] pb11;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb11 = b_mcast_q ? h_cmac[7 -: 8] : b_omac_q[7 -: 8];
+      5'd0: pb11 = p_mcast_q ? h_cmac[7 -: 8] : p_omac_q[7 -: 8];
       default: pb11 = rb11;
     endcase
   end
@@ -483,7 +555,7 @@ module panama_sched (
   reg [7:0] pb15;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb15 = {rb15[7:2], b_ce_q ? 2'b11 : rb15[1:0]};
+      5'd0: pb15 = {rb15[7:2], p_ce_q ? 2'b11 : rb15[1:0]};
       default: pb15 = rb15;
     endcase
   end
@@ -582,7 +654,7 @@ module panama_sched (
   reg [7:0] pb26;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb26 = b_mcast_q ? h_cip[31 -: 8] : b_oip_q[31 -: 8];
+      5'd0: pb26 = p_mcast_q ? h_cip[31 -: 8] : p_oip_q[31 -: 8];
       default: pb26 = rb26;
     endcase
   end
@@ -591,7 +663,7 @@ module panama_sched (
   reg [7:0] pb27;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb27 = b_mcast_q ? h_cip[23 -: 8] : b_oip_q[23 -: 8];
+      5'd0: pb27 = p_mcast_q ? h_cip[23 -: 8] : p_oip_q[23 -: 8];
       default: pb27 = rb27;
     endcase
   end
@@ -600,7 +672,7 @@ module panama_sched (
   reg [7:0] pb28;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb28 = b_mcast_q ? h_cip[15 -: 8] : b_oip_q[15 -: 8];
+      5'd0: pb28 = p_mcast_q ? h_cip[15 -: 8] : p_oip_q[15 -: 8];
       default: pb28 = rb28;
     endcase
   end
@@ -609,7 +681,7 @@ module panama_sched (
   reg [7:0] pb29;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb29 = b_mcast_q ? h_cip[7 -: 8] : b_oip_q[7 -: 8];
+      5'd0: pb29 = p_mcast_q ? h_cip[7 -: 8] : p_oip_q[7 -: 8];
       default: pb29 = rb29;
     endcase
   end
@@ -618,7 +690,7 @@ module panama_sched (
   reg [7:0] pb30;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb30 = b_mcast_q ? b_gip_q[31 -: 8] : rb30;
+      5'd0: pb30 = p_mcast_q ? p_gip_q[31 -: 8] : rb30;
       default: pb30 = rb30;
     endcase
   end
@@ -627,7 +699,7 @@ module panama_sched (
   reg [7:0] pb31;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb31 = b_mcast_q ? b_gip_q[23 -: 8] : rb31;
+      5'd0: pb31 = p_mcast_q ? p_gip_q[23 -: 8] : rb31;
       default: pb31 = rb31;
     endcase
   end
@@ -636,7 +708,7 @@ module panama_sched (
   reg [7:0] pb32;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb32 = b_mcast_q ? b_gip_q[15 -: 8] : rb32;
+      5'd0: pb32 = p_mcast_q ? p_gip_q[15 -: 8] : rb32;
       default: pb32 = rb32;
     endcase
   end
@@ -645,7 +717,7 @@ module panama_sched (
   reg [7:0] pb33;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb33 = b_mcast_q ? b_gip_q[7 -: 8] : rb33;
+      5'd0: pb33 = p_mcast_q ? p_gip_q[7 -: 8] : rb33;
       default: pb33 = rb33;
     endcase
   end
@@ -735,7 +807,7 @@ module panama_sched (
   reg [7:0] pb43;
   always @* begin
     case (rd_beat_q)
-      5'd0: pb43 = {rb43[7:2], b_mcast_q, b_fin_q};
+      5'd0: pb43 = {rb43[7:2], p_mcast_q, p_fin_q};
       default: pb43 = rb43;
     endcase
   end
@@ -923,7 +995,7 @@ module panama_sched (
 
   wire tree_valid;
   wire [W-1:0] tree_sum;
-  panama_addtree u_addtree (.clk(clk), .rst(rst), .in_valid(rd_valid_q), .in_mask(b_mask_q),
+  panama_addtree u_addtree (.clk(clk), .rst(rst), .in_valid(rd_valid_q), .in_mask(p_mask_q),
                                .in_data(rd_data), .out_valid(tree_valid), .out_data(tree_sum));
   // Side pipeline of L stages beside the tree: the patched word, beat index, last flag, tkeep.
   localparam SIDE = W + 5 + 1 + BB;
@@ -1012,7 +1084,12 @@ module panama_sched (
   reg [W+BB:0] fifo [0:FD-1];
   reg [6-1:0] f_wp_q, f_rp_q;
   reg [7-1:0] f_cnt_q;
-  wire f_pop = m_agg_axis_tvalid & m_agg_axis_tready;
+  // Output register: m_agg is driven by flip-flops only. f_take moves the FIFO's head into it;
+  // f_pop is the handshake (the reservation counts a beat until it has left).
+  reg [W+BB:0] o_word_q;
+  reg o_valid_q;
+  wire f_take = (f_cnt_q != {7{1'b0}}) & (~o_valid_q | m_agg_axis_tready);
+  wire f_pop = o_valid_q & m_agg_axis_tready;
   always @(posedge clk) begin
     if (tree_valid) fifo[f_wp_q] <= {out_last, out_keep, out_word};
   end
@@ -1024,17 +1101,21 @@ module panama_sched (
       reserved_q <= {7{1'b0}};
     end else begin
       if (tree_valid) f_wp_q <= f_wp_q + 1'b1;
-      if (f_pop) f_rp_q <= f_rp_q + 1'b1;
-      f_cnt_q <= f_cnt_q + {{(7-1){1'b0}}, tree_valid} - {{(7-1){1'b0}}, f_pop};
+      if (f_take) f_rp_q <= f_rp_q + 1'b1;
+      f_cnt_q <= f_cnt_q + {{(7-1){1'b0}}, tree_valid} - {{(7-1){1'b0}}, f_take};
       reserved_q <= reserved_q + (start_build ? {{2{1'b0}}, sel_beats} : {7{1'b0}}) -
                     {{(7-1){1'b0}}, f_pop};
     end
   end
-  wire [W+BB:0] f_head = fifo[f_rp_q];
-  assign m_agg_axis_tvalid = f_cnt_q != {7{1'b0}};
-  assign m_agg_axis_tdata = f_head[W-1:0];
-  assign m_agg_axis_tkeep = f_head[W+BB-1:W];
-  assign m_agg_axis_tlast = f_head[W+BB];
+  always @(posedge clk) begin
+    if (f_take) o_word_q <= fifo[f_rp_q];
+    if (rst) o_valid_q <= 1'b0;
+    else o_valid_q <= f_take | (o_valid_q & ~m_agg_axis_tready);
+  end
+  assign m_agg_axis_tvalid = o_valid_q;
+  assign m_agg_axis_tdata = o_word_q[W-1:0];
+  assign m_agg_axis_tkeep = o_word_q[W+BB-1:W];
+  assign m_agg_axis_tlast = o_word_q[W+BB];
   assign agg_tx_inc = f_pop & m_agg_axis_tlast;
 
 endmodule

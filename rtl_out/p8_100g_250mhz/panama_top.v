@@ -281,6 +281,7 @@ module panama_top (
 
   // ---------------------------------------------------------------- ports and scheduler
   wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop;
+  wire q_hold, q_release;
   wire [N*C*32-1:0] q_vid, q_since;
   wire [N*C*16-1:0] q_count;
   wire [N*C*10-1:0] q_ptr;
@@ -311,7 +312,7 @@ module panama_top (
         .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
         .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
         .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_ptr(q_ptr[p*C*10 +: C*10]),
-        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]),
+        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]), .q_hold(q_hold), .q_release(q_release),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
         .meta_flags(meta_flags[p*8 +: 8]),
@@ -328,7 +329,7 @@ module panama_top (
     .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid),
     .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_ptr(q_ptr),
-    .q_since(q_since), .q_pop(q_pop),
+    .q_since(q_since), .q_pop(q_pop), .q_hold(q_hold), .q_release(q_release),
     .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
     .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
     .rd_addr(rd_addr), .rd_data(rd_data), .rd_link(rd_link), .drop_inc(drop_inc),
