@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "exactsum.h"
 #include "fpadd.h"
 #include "top.h"
 #include "parser.h"
@@ -41,13 +42,24 @@ std::vector<OutputFile> build_output(const Config& c) {
     const std::string m = c.module_name(base);
     files.push_back({m + ".v", banner(c, m, what) + body + trailer(), true});
   };
-  add_v("fpadd", "pipelined IEEE-754 " + to_string(c.in.format) + " adder, roundTiesToEven, " +
-                     (c.in.subnormals == Subnormals::ieee ? std::string("subnormals kept")
-                                                          : std::string("subnormals flushed (FTZ/DAZ)")),
-        emit_fpadd(c));
-  add_v("addtree", "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " + std::to_string(c.in.ports) +
-                       " ports in the fixed order of numerics.md",
-        emit_addtree(c));
+  if (c.exact_sum()) {
+    add_v("exactlane", "exact sum of " + std::to_string(c.in.ports) + " " + to_string(c.in.format) +
+                           " leaves, one roundTiesToEven rounding, " +
+                           (c.in.subnormals == Subnormals::ieee ? std::string("subnormals kept")
+                                                                : std::string("subnormals flushed (FTZ/DAZ)")),
+          emit_exactlane(c));
+    add_v("addtree", "SIMD exact-sum adder tree, " + std::to_string(c.lanes) + " lane(s) over " +
+                         std::to_string(c.in.ports) + " ports (numerics.md, exact-sum mode)",
+          emit_addtree(c));
+  } else {
+    add_v("fpadd", "pipelined IEEE-754 " + to_string(c.in.format) + " adder, roundTiesToEven, " +
+                       (c.in.subnormals == Subnormals::ieee ? std::string("subnormals kept")
+                                                            : std::string("subnormals flushed (FTZ/DAZ)")),
+          emit_fpadd(c));
+    add_v("addtree", "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " + std::to_string(c.in.ports) +
+                         " ports in the fixed order of numerics.md",
+          emit_addtree(c));
+  }
   if (c.in.module == "top")
     add_v("parser", "per-port receive parser: classification, validation and header fields on the fly, " +
                         std::to_string(c.bus_bits) + "-bit stream",
