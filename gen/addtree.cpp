@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "emit.h"
+#include "exactsum.h"
 #include "fpadd.h"
 
 namespace panama {
@@ -32,6 +33,7 @@ std::vector<std::vector<NodeKind>> resolve_tree(int ports) {
 }
 
 std::string emit_addtree(const Config& c) {
+  if (c.exact_sum()) return emit_exact_addtree(c);
   const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits, L = c.addtree_latency, LA = c.adder.latency;
   const auto tree = resolve_tree(N);
   std::ostringstream v;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "exactsum.h"
 #include "fpadd.h"
 
 namespace panama {
@@ -63,6 +64,8 @@ Config Config::derive(const Inputs& in) {
   if (in.buffer_kib > 1024 * 1024) throw ConfigError("--buffer-kib must be at most 1048576");
   if (in.module != "top" && in.module != "addtree")
     throw ConfigError("--module must be top or addtree, got '" + in.module + "'");
+  if (in.sum != "tree" && in.sum != "exact")
+    throw ConfigError("--sum must be tree or exact, got '" + in.sum + "'");
   if (in.prefix.empty() || !(std::isalpha(static_cast<unsigned char>(in.prefix[0])) || in.prefix[0] == '_'))
     throw ConfigError("--prefix must be a Verilog identifier, got '" + in.prefix + "'");
   for (char ch : in.prefix)
@@ -106,6 +109,10 @@ Config Config::derive(const Inputs& in) {
   }
   c.adder = plan_fpadd(c.fmt, in.subnormals, in.mhz);
   c.addtree_latency = c.tree_levels * c.adder.latency;
+  if (c.exact_sum()) {
+    c.exact = plan_exact(c.fmt, in.subnormals, in.ports, in.mhz);
+    c.addtree_latency = c.exact.latency;
+  }
   // Contracts for the full datapath (accelerator.md, performance): fixed cycle counts from the
   // last beat in to the first beat out on an idle transmit port. See docs/architecture.md.
   // (docs/rtl.md, "Latencies": the registered mPP / m_agg outputs add one cycle each, the
@@ -129,6 +136,7 @@ Config Config::from_json(const nlohmann::json& j) {
     in.buffer_kib = static_cast<int>(j.at("buffer_bytes").get<long>() / 1024);
     in.prefix = j.at("prefix").get<std::string>();
     in.module = j.at("module").get<std::string>();
+    in.sum = j.value("sum", std::string("tree"));  // outputs older than exact-sum mode
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(std::string("config.json: ") + e.what());
   }
@@ -147,6 +155,7 @@ nlohmann::json Config::to_json() const {
   j["exp_bits"] = fmt.exp_bits;
   j["frac_bits"] = fmt.frac_bits;
   j["subnormals"] = to_string(in.subnormals);
+  j["sum"] = in.sum;
   j["contexts"] = in.contexts;
   j["max_elems"] = max_elems;
   j["buffer_bytes"] = buffer_bytes;
@@ -166,6 +175,16 @@ nlohmann::json Config::to_json() const {
                      {"delay_ns", std::round(adder.step_delay_ns[i] * 1000) / 1000},
                      {"register_after", static_cast<bool>(adder.reg_after[i])}});
   j["fpadd_pipeline"] = steps;
+  if (exact_sum()) {
+    const ExactWidths xw = exact_widths(fmt, in.ports);
+    j["exact_acc_bits"] = xw.acc_bits;
+    nlohmann::json xs = nlohmann::json::array();
+    for (size_t i = 0; i < exact.step_names.size(); ++i)
+      xs.push_back({{"step", exact.step_names[i]},
+                    {"delay_ns", std::round(exact.step_delay_ns[i] * 1000) / 1000},
+                    {"register_after", static_cast<bool>(exact.reg_after[i])}});
+    j["exact_pipeline"] = xs;
+  }
   j["addtree_latency"] = addtree_latency;
   j["agg_latency"] = agg_latency;
   j["bypass_latency"] = bypass_latency;
@@ -185,6 +204,7 @@ std::string Config::command_line() const {
      << " --format " << to_string(in.format) << " --subnormals " << to_string(in.subnormals) << " --contexts "
      << in.contexts << " --max-elems " << max_elems << " --buffer-kib " << in.buffer_kib << " --prefix "
      << in.prefix << " --module " << in.module;
+  if (exact_sum()) os << " --sum exact";  // tree mode's banners stay as they were
   return os.str();
 }
 

@@ -44,6 +44,7 @@ struct Inputs {
   int buffer_kib = 64;
   std::string prefix = "panama";
   std::string module = "top";  // top | addtree
+  std::string sum = "tree";    // tree | exact (numerics.md "Exact-sum mode")
 };
 
 // One pipeline stage boundary plan of the floating-point adder (see gen/fpadd.cpp).
@@ -79,6 +80,7 @@ struct Config {
   int tree_leaves = 0;      // P, smallest power of two >= ports
   int tree_levels = 0;      // log2(P)
   AdderPlan adder;
+  AdderPlan exact;          // --sum exact: one lane's exact accumulator (gen/exactsum.cpp)
   int addtree_latency = 0;
   int agg_latency = 0;
   int bypass_latency = 0;
@@ -90,6 +92,7 @@ struct Config {
 
   nlohmann::json to_json() const;
   std::string top_name() const;     // the top module of this output
+  bool exact_sum() const { return in.sum == "exact"; }
   std::string module_name(const std::string& base) const { return in.prefix + "_" + base; }
   // The generator command line that produced this config, without --out (for banners).
   std::string command_line() const;

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "exactsum.h"
 #include "fpadd.h"
 #include "top.h"
 #include "regs_rtl.h"
@@ -52,18 +53,30 @@ struct Block {
   std::vector<std::pair<std::string, long>> (*params)(const Config&) = nullptr;
 };
 
+std::string subnormals_text(const Config& c) {
+  return c.in.subnormals == Subnormals::ieee ? "subnormals kept" : "subnormals flushed (FTZ/DAZ)";
+}
+bool tree_sum(const Config& c) { return !c.exact_sum(); }
+bool exact_sum(const Config& c) { return c.exact_sum(); }
+
 const Block kBlocks[] = {
-    {"fpadd", always,
+    {"fpadd", tree_sum,
      [](const Config& c) {
-       return "pipelined IEEE-754 " + to_string(c.in.format) + " adder, roundTiesToEven, " +
-              (c.in.subnormals == Subnormals::ieee ? std::string("subnormals kept")
-                                                   : std::string("subnormals flushed (FTZ/DAZ)"));
+       return "pipelined IEEE-754 " + to_string(c.in.format) + " adder, roundTiesToEven, " + subnormals_text(c);
      },
      emit_fpadd},
+    {"exactlane", exact_sum,
+     [](const Config& c) {
+       return "exact sum of " + std::to_string(c.in.ports) + " " + to_string(c.in.format) +
+              " leaves, one roundTiesToEven rounding, " + subnormals_text(c);
+     },
+     emit_exactlane},
     {"addtree", always,
      [](const Config& c) {
-       return "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " + std::to_string(c.in.ports) +
-              " ports in the fixed order of numerics.md";
+       return c.exact_sum() ? "SIMD exact-sum adder tree, " + std::to_string(c.lanes) + " lane(s) over " +
+                                  std::to_string(c.in.ports) + " ports (numerics.md, exact-sum mode)"
+                            : "SIMD adder tree, " + std::to_string(c.lanes) + " lane(s) over " +
+                                  std::to_string(c.in.ports) + " ports in the fixed order of numerics.md";
      },
      emit_addtree},
     {"parser", full_top,

@@ -14,6 +14,7 @@
 //   infinity all fall out of one increment.
 #include "fpadd.h"
 #include "top.h"
+#include "exactsum.h"
 
 #include "emit.h"
 
@@ -406,6 +407,17 @@ Resources estimate_resources(const Config& c) {
   const long luts_per_adder = c.elem_bits == 32 ? 517 : (c.fmt.exp_bits == 8 ? 194 : 199);
   r.luts = r.fpadd_instances * luts_per_adder;
   r.ffs = r.fpadd_instances * fpadd_flipflops(c) + c.addtree_latency;
+  if (c.exact_sum()) {
+    // Exact mode: per lane the leaf shifters, N - 1 rows of 3:2 compressors (one LUT6_2 per
+    // bit), the addition and negation carry chains, the leading-one search and the final shift.
+    const ExactWidths xw = exact_widths(c.fmt, c.in.ports);
+    const long N = c.in.ports, M = xw.mag_bits, A = xw.acc_bits, PW = clog2(A - 1);
+    const long lane = N * (M * ((c.fmt.exp_bits + 1) / 2) + c.elem_bits) + (N - 1) * A + 2 * A + A + A * (PW + 1) / 2 +
+                      3 * (c.fmt.exp_bits + c.fmt.frac_bits);
+    r.fpadd_instances = 0;
+    r.luts = lane * c.lanes;
+    r.ffs = exactlane_flipflops(c) * c.lanes + c.addtree_latency;
+  }
   if (c.in.module != "top") return r;
   const long N = c.in.ports, C = c.in.contexts, W = c.bus_bits;
   const BufferPlan plan = buffer_plan(c);

@@ -41,6 +41,7 @@ int main(int argc, char** argv) {
   app.add_option("--buffer-kib", in.buffer_kib, "buffer per port in KiB");
   app.add_option("--prefix", in.prefix, "module name prefix");
   app.add_option("--module", in.module, "top (the accelerator) or addtree (the SIMD adder tree alone)");
+  app.add_option("--sum", in.sum, "tree (fixed tree order, default) or exact (one rounding of the exact sum)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

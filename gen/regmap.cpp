@@ -63,7 +63,8 @@ std::vector<Register> RegMap::global_registers() const {
       {"BUS_BITS", kBusBits, "RO", 0, "data bus width W (reset value: the generated W)", {}},
       {"MAX_ELEMS", kMaxElems, "RO", 0, "largest COUNT accepted (reset value: the generated MAX_ELEMS)", {}},
       {"FORMAT", kFormat, "RO", 0, "element format",
-       {{"FORMAT", 0, 2, "0 fp32, 1 bf16, 2 fp16"}, {"FTZ", 8, 1, "1 = subnormals flushed"}}},
+       {{"FORMAT", 0, 2, "0 fp32, 1 bf16, 2 fp16"}, {"FTZ", 8, 1, "1 = subnormals flushed"},
+        {"EXACT", 9, 1, "1 = exact-sum mode (--sum exact), 0 = fixed tree order"}}},
       {"BUFFER_BYTES", kBufferBytes, "RO", 0, "buffer bytes per port", {}},
       {"AGG_PORT", kAggPort, "RW", 9056,
        "aggregation UDP port; writes are ignored while any context is enabled",
@@ -135,7 +136,8 @@ static uint32_t global_reset(const Config& c, const Register& r) {
     case RegMap::kBusBits: return static_cast<uint32_t>(c.bus_bits);
     case RegMap::kMaxElems: return static_cast<uint32_t>(c.max_elems);
     case RegMap::kFormat:
-      return static_cast<uint32_t>(c.in.format) | (c.in.subnormals == Subnormals::ftz ? 0x100u : 0u);
+      return static_cast<uint32_t>(c.in.format) | (c.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
+             (c.exact_sum() ? 0x200u : 0u);
     case RegMap::kBufferBytes: return static_cast<uint32_t>(c.buffer_bytes);
     default: return r.reset;
   }

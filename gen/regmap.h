@@ -51,7 +51,7 @@ struct RegMap {
   static constexpr uint32_t kContexts = 0x00C;    // RO C
   static constexpr uint32_t kBusBits = 0x010;     // RO W
   static constexpr uint32_t kMaxElems = 0x014;    // RO MAX_ELEMS
-  static constexpr uint32_t kFormat = 0x018;      // RO [1:0] 0 fp32 1 bf16 2 fp16, [8] ftz
+  static constexpr uint32_t kFormat = 0x018;      // RO [1:0] 0 fp32 1 bf16 2 fp16, [8] ftz, [9] exact sum
   static constexpr uint32_t kBufferBytes = 0x01C; // RO per-port buffer bytes
   static constexpr uint32_t kAggPort = 0x020;     // RW [15:0] aggregation UDP port (9056)
   static constexpr uint32_t kClearCounters = 0x024;  // WO write 1: clear every counter

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "exact_model.h"
 #include "ref_float.h"
 
 namespace panama::model {
@@ -137,7 +138,8 @@ uint32_t RegFile::read(uint32_t addr) {
     case RegMap::kBusBits: return static_cast<uint32_t>(cfg_.bus_bits);
     case RegMap::kMaxElems: return static_cast<uint32_t>(cfg_.max_elems);
     case RegMap::kFormat:
-      return static_cast<uint32_t>(cfg_.in.format) | (cfg_.in.subnormals == Subnormals::ftz ? 0x100u : 0u);
+      return static_cast<uint32_t>(cfg_.in.format) | (cfg_.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
+             (cfg_.exact_sum() ? 0x200u : 0u);
     case RegMap::kBufferBytes: return static_cast<uint32_t>(cfg_.buffer_bytes);
     case RegMap::kAggPort: return agg_port_;
     case RegMap::kAggTxFramesLo: return read_counter(agg_tx_, false);
@@ -436,7 +438,15 @@ void ResultBuilder::build(int ci, const RegFile::Ctx& c, const std::vector<const
   for (int p = 0; p < n; ++p)
     if (heads[p]) vals[p] = wire::elems_from_payload(heads[p]->data.data() + wire::kHeaderBytes, count, es);
   std::vector<uint32_t> sum(count);
-  {
+  if (cfg_.exact_sum()) {
+    // numerics.md, exact-sum mode: the exact sum of the members' elements, rounded once.
+    for (size_t i = 0; i < count; ++i) {
+      model_exact::Sum acc(cfg_.fmt.exp_bits, cfg_.fmt.frac_bits, cfg_.fmt.canonical_nan, ftz);
+      for (int p = 0; p < n; ++p)
+        if (heads[p]) acc.add(vals[p][i]);
+      sum[i] = acc.result();
+    }
+  } else {
     ref::MxcsrScope mx(ftz);
     std::vector<uint32_t> node(leaves);
     for (size_t i = 0; i < count; ++i) {

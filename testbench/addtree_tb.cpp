@@ -6,6 +6,10 @@
 // TestFloat way (exponent x significand patterns, both signs), plus cancellation pairs,
 // overflow, near-equal exponents, random bits and random member masks; idle cycles between
 // beats carry garbage data that must not show.
+//
+// In exact-sum mode (config.json "sum": "exact") the expected sums come from the tests' exact
+// accumulator (exact_ref.h), and further beat kinds aim at that mode: all -0.0 columns, ties at
+// every bit position, massive cancellation across all ports, results near the subnormal range.
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -18,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Vaddtree.h"
+#include "exact_ref.h"
 #include "ref_float.h"
 #include "tb_util.h"
 #include "verilated.h"
@@ -126,6 +131,9 @@ int main(int argc, char** argv) {
   const std::string fmt_s = cfg.at("format");
   const Fmt fmt = fmt_s == "fp32" ? Fmt::fp32 : fmt_s == "bf16" ? Fmt::bf16 : Fmt::fp16;
   const bool ftz = cfg.at("subnormals") == "ftz";
+  const bool exact = cfg.value("sum", std::string("tree")) == "exact";
+  const panama::xref::Fmt xfmt = fmt == Fmt::fp32 ? panama::xref::fp32() : fmt == Fmt::bf16 ? panama::xref::bf16()
+                                                                                          : panama::xref::fp16();
 
   auto ctx = std::make_unique<VerilatedContext>();
   ctx->commandArgs(argc, argv);
@@ -215,11 +223,29 @@ int main(int argc, char** argv) {
     const bool send = beats < args.beats && static_cast<int>(ops.rnd(100)) >= args.idle;
     // Inputs for the coming edge; idle cycles carry garbage that must not surface.
     uint64_t mask = 0;
-    const int kind = static_cast<int>(ops.rnd(8));
+    const int kind = static_cast<int>(ops.rnd(exact ? 13 : 8));
+    const uint32_t S = 1u << (WD - 1);
     for (int l = 0; l < LANES; ++l) {
+      // Exact-mode columns: a tie between x and half its ulp (shifted by k), a big x cancelled
+      // by -x with small leaves left over, and values around the smallest normal.
+      const uint32_t x0 = ops.finite();
+      const int xe = static_cast<int>((x0 >> F) & ops.emax());
+      const int k = static_cast<int>(ops.rnd(F + 4));
       for (int p = 0; p < N; ++p) {
         uint32_t v;
         switch (kind) {
+          case 8: v = S; break;  // all -0.0 (a +0.0 now and then)
+          case 9:
+            v = p == 0 ? x0
+                : p == 1 ? (xe - F - 1 >= 1 ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1), 0) : S)
+                : (xe - F - 1 - k >= 1 && ops.rnd(2) ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1 - k), 0) : S);
+            break;
+          case 10:
+            v = p == 0 ? x0 : p == 1 ? x0 ^ S : ops.pack(ops.rnd(2), ops.rnd(F + 3), ops.significand());
+            if (p >= 2 && p % 2 == 1 && ops.rnd(2)) v = vals[(p - 1) * LANES + l] ^ S;
+            break;
+          case 11: v = ops.pack(ops.rnd(2), ops.rnd(3), ops.significand()); break;
+          case 12: v = ops.rnd(8) ? S : 0; break;
           case 0: v = ops.random_bits(); break;
           case 1: case 2: v = ops.corner(); break;
           case 3: v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.finite(); break;
@@ -247,7 +273,8 @@ int main(int argc, char** argv) {
       ex.inputs = vals;
       for (int l = 0; l < LANES; ++l) {
         for (int p = 0; p < N; ++p) col[p] = vals[p * LANES + l];
-        ex.lanes.push_back(panama::ref::tree_sum(fmt, ftz, col, member));
+        ex.lanes.push_back(exact ? panama::xref::exact_sum(xfmt, ftz, col, member)
+                                 : panama::ref::tree_sum(fmt, ftz, col, member));
       }
       pending.push_back(std::move(ex));
       ++beats;
@@ -258,8 +285,8 @@ int main(int argc, char** argv) {
     if (mismatches > 50) break;
   }
   top->final();
-  std::printf("addtree %s: %d ports x %d lanes of %s/%s, latency %d: %ld beats, %ld additions, %ld checked, %ld mismatches\n",
-              args.config.c_str(), N, LANES, fmt_s.c_str(), ftz ? "ftz" : "ieee", L, beats, additions, checked,
-              mismatches);
+  std::printf("addtree %s: %d ports x %d lanes of %s/%s%s, latency %d: %ld beats, %ld additions, %ld checked, %ld mismatches\n",
+              args.config.c_str(), N, LANES, fmt_s.c_str(), ftz ? "ftz" : "ieee", exact ? " exact" : "", L, beats,
+              additions, checked, mismatches);
   return mismatches == 0 ? 0 : 1;
 }

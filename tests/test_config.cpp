@@ -120,3 +120,37 @@ TEST(Tree, AbsentLeavesBecomeConstantsAndPassThroughs) {
     for (auto k : lv) adders += k == NodeKind::adder;
   EXPECT_EQ(adders, 255);
 }
+
+// Exact-sum mode (--sum exact): selected by Inputs::sum, carried through config.json, and its
+// accumulator wide enough for N times the largest finite value (numerics.md).
+TEST(Config, ExactSumModeRoundTripsAndSetsTheTreeLatency) {
+  Inputs in = base(8, 10, 250);
+  in.sum = "exact";
+  const Config c = Config::derive(in);
+  EXPECT_TRUE(c.exact_sum());
+  EXPECT_EQ(c.addtree_latency, c.exact.latency);
+  EXPECT_GT(c.exact.latency, 0);
+  const auto j = c.to_json();
+  EXPECT_EQ(j.at("sum"), "exact");
+  // fp32: 23 fraction bits + exponents 1..254 (253 shifts) + hidden = 277; 8 ports: 3 more; sign.
+  EXPECT_EQ(j.at("exact_acc_bits"), 277 + 3 + 1);
+  const Config back = Config::from_json(j);
+  EXPECT_TRUE(back.exact_sum());
+  EXPECT_EQ(back.addtree_latency, c.addtree_latency);
+  EXPECT_EQ(Config::derive(base(8, 10, 250)).to_json().at("sum"), "tree");
+  in.sum = "fast";
+  try {
+    Config::derive(in);
+    FAIL() << "--sum fast accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(), "--sum must be tree or exact, got 'fast'");
+  }
+}
+
+TEST(Config, ExactSumPipelineFollowsTheClock) {
+  Inputs in = base(8, 10, 150);
+  in.sum = "exact";
+  const int slow = Config::derive(in).addtree_latency;
+  in.mhz = 450;
+  EXPECT_GT(Config::derive(in).addtree_latency, slow);
+}

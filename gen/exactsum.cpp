@@ -1,0 +1,422 @@
+// The exact-sum adder tree (--sum exact).
+//
+// Per lane, every finite leaf is converted to a two's-complement integer in units of the
+// format's smallest subnormal 2^(1 - bias - F): a finite value is sig * 2^(e_eff - 1) units with
+// sig = {hidden, fraction} and e_eff = max(e, 1), so the largest needs M = F + 2^E - 2 bits and N
+// of them fit in A = M + clog2(N) + 1 bits with the sign. Every leaf is representable exactly,
+// so the integer sum is the exact real sum; it is rounded once at the end. That is why the result
+// does not depend on the order of the leaves.
+//
+// Datapath, as a sequence of combinational steps that the delay model packs into clock periods
+// (the plan is like the floating-point adder's, gen/fpadd.cpp):
+//   decode     classify, flush (ftz), shift the significand to its place; a negative leaf is
+//              entered as its ones' complement and the count of negative leaves is one more
+//              operand, so no per-leaf carry chain is needed (-x = ~x + 1);
+//   csa k      one level of 3:2 carry-save compressors (one LUT level each), until two remain;
+//   cpa k      the carry-propagate addition of the last two, in segments whose carry chains
+//              meet the clock, the carry registered between segments;
+//   neg k      the magnitude |S| = (S ^ sign) + sign, segmented the same way;
+//   lzc        the position p of the leading one of |S|;
+//   shift      right shift by sh = max(p - F, 0): F + 1 significand bits, guard and sticky;
+//   round      packed = (sh << F) + significand (the hidden bit carries the exponent up by one,
+//              a subnormal has sh = 0 and no hidden bit), + roundTiesToEven increment, then the
+//              specials: NaN, infinities, exact zero (-0 only if every leaf is -0), overflow to
+//              infinity, ftz flush of a result below the smallest normal.
+// A subnormal result (p < F) is exact: the integer's unit is the subnormal grid.
+#include "exactsum.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include "emit.h"
+
+namespace panama {
+namespace {
+
+std::string n(long v) { return std::to_string(v); }
+
+// Live signals of the pipeline: a register stage registers every live signal.
+class Pipe {
+ public:
+  std::ostringstream v;
+  long ffs = 0;
+  int stages = 0;
+
+  const std::string& get(const std::string& k) const {
+    auto it = live_.find(k);
+    if (it == live_.end()) throw std::logic_error("exactlane: no live signal " + k);
+    return it->second.name;
+  }
+  std::string tmp(int w, const std::string& expr, const std::string& hint) {
+    const std::string nm = hint + "_" + n(seq_++);
+    v << "  wire [" << w - 1 << ":0] " << nm << " = " << expr << ";\n";
+    return nm;
+  }
+  void def(const std::string& k, int w, const std::string& expr) { live_[k] = {tmp(w, expr, k), w}; }
+  void drop(const std::string& k) { live_.erase(k); }
+  void reg() {
+    ++stages;
+    v << "  // ---- register stage " << stages << "\n";
+    for (auto& kv : live_) {
+      const std::string q = kv.first + "_q" + n(stages);
+      v << "  reg  [" << kv.second.width - 1 << ":0] " << q << ";\n";
+      v << "  always @(posedge clk) " << q << " <= " << kv.second.name << ";\n";
+      kv.second.name = q;
+      ffs += kv.second.width;
+    }
+  }
+
+ private:
+  struct Sig {
+    std::string name;
+    int width;
+  };
+  std::map<std::string, Sig> live_;
+  int seq_ = 0;
+};
+
+struct XStep {
+  std::string name;
+  double delay;
+  std::function<void(Pipe&)> emit;
+};
+
+// Equal segments of at most `max_w` bits covering `total` bits, lowest first.
+std::vector<int> segments(int total, int max_w) {
+  const int k = (total + max_w - 1) / max_w;
+  std::vector<int> s;
+  int left = total;
+  for (int i = 0; i < k; ++i) {
+    const int w = (left + (k - i) - 1) / (k - i);
+    s.push_back(w);
+    left -= w;
+  }
+  return s;
+}
+
+// A tree priority encoder: position of the leading one of src[width-1:0] (0 if none) and
+// whether any bit is set. Returns {valid, pos} names; pos has clog2(width) bits (width >= 2).
+std::pair<std::string, std::string> emit_lead(Pipe& p, const std::string& src, int width) {
+  const int PW = clog2(width);
+  std::function<std::pair<std::string, std::string>(int, int)> node = [&](int lo, int lvl) {
+    if (lvl == 1) {
+      const std::string b0 = lo < width ? src + "[" + n(lo) + "]" : "1'b0";
+      const std::string b1 = lo + 1 < width ? src + "[" + n(lo + 1) + "]" : "1'b0";
+      return std::make_pair(p.tmp(1, b1 + " | " + b0, "lv"), p.tmp(1, b1, "lp"));
+    }
+    const int half = 1 << (lvl - 1);
+    if (lo + half >= width) {  // the high half is padding: only the low half counts
+      auto l = node(lo, lvl - 1);
+      return std::make_pair(l.first, p.tmp(lvl, "{1'b0, " + l.second + "}", "lp"));
+    }
+    auto h = node(lo + half, lvl - 1), l = node(lo, lvl - 1);
+    return std::make_pair(p.tmp(1, h.first + " | " + l.first, "lv"),
+                          p.tmp(lvl, h.first + " ? {1'b1, " + h.second + "} : {1'b0, " + l.second + "}", "lp"));
+  };
+  return node(0, PW);
+}
+
+std::vector<XStep> exact_steps(const FormatInfo& fmt, bool ftz, int N, double mhz, const DelayModel& dm) {
+  const int E = fmt.exp_bits, F = fmt.frac_bits, W = 1 + E + F;
+  const ExactWidths xw = exact_widths(fmt, N);
+  const int M = xw.mag_bits, A = xw.acc_bits;
+  const int CW = clog2(N + 1);           // count of negative leaves
+  const int PW = clog2(A - 1);           // leading-one position in |S| (A - 1 bits)
+  const int PK = std::max(PW, E) + F + 1;  // packed {exponent, fraction} before saturation
+  const double budget = 1000.0 / mhz - dm.ff_overhead;
+  // Widest carry chain (plus the LUT in front of it) that fits a period; at least 8 bits.
+  const int seg_w = std::max(8, static_cast<int>((budget - dm.lut_level - dm.carry_base) / dm.carry_per_bit));
+  std::vector<XStep> st;
+
+  st.push_back({"decode", dm.lut_level * (2 + (clog2(M) + 1) / 2), [=](Pipe& p) {
+    std::string nan_any, pinf, ninf, allnz, nneg;
+    for (int i = 0; i < N; ++i) {
+      const std::string L = "data[" + n(i * W + W - 1) + ":" + n(i * W) + "]";
+      const std::string en = "mask[" + n(i) + "]";
+      const std::string lf = p.tmp(W, L, "leaf");
+      const std::string ex = lf + "[" + n(W - 2) + ":" + n(F) + "]", fr = lf + "[" + n(F - 1) + ":0]";
+      const std::string s = lf + "[" + n(W - 1) + "]";
+      const std::string emax = p.tmp(1, "&" + ex, "emax"), ez = p.tmp(1, "~|" + ex, "ez");
+      const std::string fz = p.tmp(1, "~|" + fr, "fz");
+      const std::string isnan = p.tmp(1, en + " & " + emax + " & ~" + fz, "isnan");
+      const std::string isinf = p.tmp(1, en + " & " + emax + " & " + fz, "isinf");
+      // fin: contributes its value (a subnormal is a zero of its sign in ftz mode).
+      const std::string fin = p.tmp(1, en + " & ~" + emax + (ftz ? " & ~" + ez : std::string()), "fin");
+      const std::string zero = ftz ? ez : p.tmp(1, ez + " & " + fz, "zero");
+      const std::string nz = p.tmp(1, "~" + en + " | (" + s + " & " + zero + ")", "nz");
+      const std::string sig = p.tmp(F + 1, "{" + (ftz ? std::string("1'b1") : "~" + ez) + ", " + fr + "} & {" +
+                                               n(F + 1) + "{" + fin + "}}", "sig");
+      const std::string sh = p.tmp(E, ez + " ? " + n(E) + "'d0 : " + ex + " - " + n(E) + "'d1", "sh");
+      const std::string mag = p.tmp(M, "{" + n(M - F - 1) + "'d0, " + sig + "} << " + sh, "mag");
+      const std::string neg = p.tmp(1, fin + " & " + s, "neg");
+      // -x = ~x + 1: the +1s are added as one operand, the count of negative leaves.
+      p.def("o0_" + n(i), A, "{" + n(A - M) + "'d0, " + mag + "} ^ {" + n(A) + "{" + neg + "}}");
+      auto join = [](std::string& acc, const std::string& op, const std::string& t) {
+        acc = acc.empty() ? t : acc + " " + op + " " + t;
+      };
+      join(nan_any, "|", isnan);
+      join(pinf, "|", "(" + isinf + " & ~" + s + ")");
+      join(ninf, "|", "(" + isinf + " & " + s + ")");
+      join(allnz, "&", nz);
+      join(nneg, "+", "{" + n(CW - 1) + "'d0, " + neg + "}");
+    }
+    const std::string pi = p.tmp(1, pinf, "pinf"), ni = p.tmp(1, ninf, "ninf");
+    p.def("f_nan", 1, nan_any + " | (" + pi + " & " + ni + ")");
+    p.def("f_inf", 1, pi + " | " + ni);
+    p.def("f_infs", 1, ni);
+    p.def("f_nz", 1, allnz);
+    const std::string cnt = p.tmp(CW, nneg, "nneg");
+    p.def("o0_" + n(N), A, "{" + n(A - CW) + "'d0, " + cnt + "}");
+  }});
+
+  // Carry-save levels: groups of three become a sum and a shifted carry (mod 2^A).
+  int ops = N + 1, level = 0;
+  while (ops > 2) {
+    const int in_ops = ops, lv = level;
+    const int out_ops = (in_ops / 3) * 2 + in_ops % 3;
+    st.push_back({"csa" + n(lv + 1), dm.lut_level, [=](Pipe& p) {
+      int o = 0;
+      for (int g = 0; g + 3 <= in_ops; g += 3) {
+        const std::string a = p.get("o" + n(lv) + "_" + n(g)), b = p.get("o" + n(lv) + "_" + n(g + 1)),
+                          c = p.get("o" + n(lv) + "_" + n(g + 2));
+        p.def("o" + n(lv + 1) + "_" + n(o++), A, a + " ^ " + b + " ^ " + c);
+        const std::string maj = p.tmp(A - 1, "(" + a + "[" + n(A - 2) + ":0] & " + b + "[" + n(A - 2) + ":0]) | (" + a +
+                                                 "[" + n(A - 2) + ":0] & " + c + "[" + n(A - 2) + ":0]) | (" + b + "[" +
+                                                 n(A - 2) + ":0] & " + c + "[" + n(A - 2) + ":0])", "maj");
+        p.def("o" + n(lv + 1) + "_" + n(o++), A, "{" + maj + ", 1'b0}");
+      }
+      for (int g = (in_ops / 3) * 3; g < in_ops; ++g) p.def("o" + n(lv + 1) + "_" + n(o++), A, p.get("o" + n(lv) + "_" + n(g)));
+      for (int g = 0; g < in_ops; ++g) p.drop("o" + n(lv) + "_" + n(g));
+    }});
+    ops = out_ops;
+    ++level;
+  }
+
+  // Carry-propagate addition of the last two operands, segment by segment.
+  {
+    const auto segs = segments(A, seg_w);
+    int done = 0;
+    for (size_t k = 0; k < segs.size(); ++k) {
+      const int w = segs[k], lo = done, lv = level;
+      const bool first = k == 0, last = k + 1 == segs.size();
+      st.push_back({"cpa" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) {
+        const std::string X = first ? p.get("o" + n(lv) + "_0") : p.get("cx");
+        const std::string Y = first ? p.get("o" + n(lv) + "_1") : p.get("cy");
+        const int rest = A - lo;  // bits of X and Y still to add
+        const std::string cin = first ? std::string("1'b0") : p.get("cc");
+        const std::string t = p.tmp(w + 1, "{1'b0, " + X + "[" + n(w - 1) + ":0]} + {1'b0, " + Y + "[" + n(w - 1) +
+                                               ":0]} + {" + n(w) + "'d0, " + cin + "}", "cpa");
+        const std::string low = first ? t + "[" + n(w - 1) + ":0]" : "{" + t + "[" + n(w - 1) + ":0], " + p.get("cs") + "}";
+        p.def("cs", lo + w, low);
+        if (!last) {
+          p.def("cx", rest - w, X + "[" + n(rest - 1) + ":" + n(w) + "]");
+          p.def("cy", rest - w, Y + "[" + n(rest - 1) + ":" + n(w) + "]");
+          p.def("cc", 1, t + "[" + n(w) + "]");
+        } else {
+          p.drop("cx");
+          p.drop("cy");
+          p.drop("cc");
+        }
+        if (first) {
+          p.drop("o" + n(lv) + "_0");
+          p.drop("o" + n(lv) + "_1");
+        }
+      }});
+      done += w;
+    }
+  }
+
+  // Magnitude: |S| = (S ^ sign) + sign over A - 1 bits, segmented like the addition.
+  {
+    const auto segs = segments(A - 1, seg_w);
+    int done = 0;
+    for (size_t k = 0; k < segs.size(); ++k) {
+      const int w = segs[k], lo = done;
+      const bool first = k == 0, last = k + 1 == segs.size();
+      st.push_back({"neg" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) {
+        if (first) {
+          const std::string S = p.get("cs");
+          p.def("sgn", 1, S + "[" + n(A - 1) + "]");
+          p.def("nx", A - 1, S + "[" + n(A - 2) + ":0]");
+          p.drop("cs");
+        }
+        const std::string X = p.get("nx"), sg = p.get("sgn");
+        const int rest = A - 1 - lo;
+        const std::string cin = first ? sg : p.get("nc");
+        const std::string t = p.tmp(w + 1, "{1'b0, " + X + "[" + n(w - 1) + ":0] ^ {" + n(w) + "{" + sg + "}}} + {" +
+                                               n(w) + "'d0, " + cin + "}", "neg");
+        const std::string low = first ? t + "[" + n(w - 1) + ":0]" : "{" + t + "[" + n(w - 1) + ":0], " + p.get("mag") + "}";
+        p.def("mag", lo + w, low);
+        if (!last) {
+          p.def("nx", rest - w, X + "[" + n(rest - 1) + ":" + n(w) + "]");
+          p.def("nc", 1, t + "[" + n(w) + "]");
+        } else {
+          p.drop("nx");
+          p.drop("nc");
+        }
+      }});
+      done += w;
+    }
+  }
+
+  st.push_back({"lzc", dm.lut_level * ((PW + 1) / 2 + 1), [=](Pipe& p) {
+    auto r = emit_lead(p, p.get("mag"), A - 1);
+    p.def("nonzero", 1, r.first);
+    p.def("pos", PW, r.second);
+  }});
+
+  st.push_back({"shift", dm.lut_level * ((PW + 1) / 2 + 2), [=](Pipe& p) {
+    const std::string pos = p.get("pos"), mag = p.get("mag");
+    p.def("sh", PW, "(" + pos + " >= " + n(PW) + "'d" + n(F) + ") ? " + pos + " - " + n(PW) + "'d" + n(F) + " : " + n(PW) + "'d0");
+    const std::string sh = p.get("sh");
+    const std::string ext = p.tmp(A, "{" + mag + ", 1'b0}", "ext");
+    const std::string shd = p.tmp(A, ext + " >> " + sh, "shd");
+    p.def("sig", F + 1, shd + "[" + n(F + 1) + ":1]");
+    p.def("guard", 1, shd + "[0]");
+    p.def("sticky", 1, "|(" + ext + " & ~({" + n(A) + "{1'b1}} << " + sh + "))");
+    p.drop("pos");
+    p.drop("mag");
+  }});
+
+  st.push_back({"round", dm.lut_level * 2 + dm.carry(PK), [=](Pipe& p) {
+    const std::string sig = p.get("sig"), sh = p.get("sh");
+    // The hidden bit at F adds one to the exponent field; a subnormal (sh = 0) has none.
+    const std::string packed = p.tmp(PK, "{" + n(PK - F - PW) + "'d0, " + sh + ", " + n(F) + "'d0} + {" + n(PK - F - 1) +
+                                             "'d0, " + sig + "}", "packed");
+    const std::string ru = p.tmp(1, p.get("guard") + " & (" + p.get("sticky") + " | " + sig + "[0])", "ru");
+    const std::string rd = p.tmp(PK, packed + " + {" + n(PK - 1) + "'d0, " + ru + "}", "rounded");
+    const std::string inf_at = n(PK) + "'d" + n(((1L << E) - 1) << F);
+    const std::string ovf = p.tmp(1, rd + " >= " + inf_at, "ovf");
+    const std::string s = p.get("sgn");
+    const std::string INF = "{" + n(E) + "'h" + [&] { std::ostringstream o; o << std::hex << ((1 << E) - 1); return o.str(); }() +
+                            ", " + n(F) + "'d0}";
+    std::ostringstream nan;
+    nan << W << "'h" << std::hex << fmt.canonical_nan;
+    std::string fin = "{" + s + ", " + rd + "[" + n(E + F - 1) + ":0]}";
+    if (ftz)  // a result below the smallest normal (exponent field 0 after rounding) is a zero
+      fin = "(" + rd + " < " + n(PK) + "'d" + n(1L << F) + ") ? {" + s + ", " + n(E + F) + "'d0} : " + fin;
+    p.def("y", W, p.get("f_nan") + " ? " + nan.str() + " : " + p.get("f_inf") + " ? {" + p.get("f_infs") + ", " + INF +
+                      "} : ~" + p.get("nonzero") + " ? {" + p.get("f_nz") + ", " + n(E + F) + "'d0} : " + ovf + " ? {" +
+                      s + ", " + INF + "} : " + fin);
+    for (const char* k : {"sig", "sh", "guard", "sticky", "sgn", "nonzero", "f_nan", "f_inf", "f_infs", "f_nz"}) p.drop(k);
+  }});
+  return st;
+}
+
+AdderPlan pack(const std::vector<XStep>& steps, double mhz, const DelayModel& dm) {
+  AdderPlan p;
+  const double budget = 1000.0 / mhz - dm.ff_overhead;
+  double acc = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    p.step_names.push_back(steps[i].name);
+    p.step_delay_ns.push_back(steps[i].delay);
+    p.reg_after.push_back(false);
+    if (i > 0 && acc + steps[i].delay > budget) {
+      p.reg_after[i - 1] = true;
+      acc = 0;
+    }
+    acc += steps[i].delay;
+  }
+  p.reg_after.back() = true;
+  p.latency = static_cast<int>(std::count(p.reg_after.begin(), p.reg_after.end(), true));
+  return p;
+}
+
+// The lane module's body and its flip-flop count.
+std::pair<std::string, long> lane_body(const Config& c) {
+  const auto steps = exact_steps(c.fmt, c.in.subnormals == Subnormals::ftz, c.in.ports, c.in.mhz, DelayModel{});
+  Pipe p;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    p.v << "  // ---- step " << steps[i].name << " (" << std::round(steps[i].delay * 100) / 100 << " ns est.)\n";
+    steps[i].emit(p);
+    if (c.exact.reg_after.at(i)) p.reg();
+  }
+  p.v << "  assign y = " << p.get("y") << ";\n";
+  return {p.v.str(), p.ffs};
+}
+
+}  // namespace
+
+ExactWidths exact_widths(const FormatInfo& fmt, int ports) {
+  ExactWidths w;
+  w.mag_bits = fmt.frac_bits + (1 << fmt.exp_bits) - 2;
+  w.acc_bits = w.mag_bits + clog2(ports) + 1;
+  return w;
+}
+
+AdderPlan plan_exact(const FormatInfo& fmt, Subnormals sub, int ports, double mhz, const DelayModel& dm) {
+  return pack(exact_steps(fmt, sub == Subnormals::ftz, ports, mhz, dm), mhz, dm);
+}
+
+long exactlane_flipflops(const Config& c) { return lane_body(c).second; }
+
+std::string emit_exactlane(const Config& c) {
+  const int N = c.in.ports, W = c.elem_bits;
+  const ExactWidths xw = exact_widths(c.fmt, N);
+  std::ostringstream v;
+  v << "// Accumulator: " << xw.acc_bits << " bits (" << xw.mag_bits << "-bit leaf magnitudes in units of the smallest\n"
+    << "// subnormal, " << clog2(N) << " bits of growth, sign); latency " << c.exact.latency << ".\n";
+  v << "module " << c.module_name("exactlane") << " (\n"
+    << "  input  wire clk,\n"
+    << "  // 1 = port p is a member; an absent port's leaf is -0.0.\n"
+    << "  input  wire [" << N - 1 << ":0] mask,\n"
+    << "  // Port p's element at [p*WIDTH +: WIDTH].\n"
+    << "  input  wire [" << N * W - 1 << ":0] data,\n"
+    << "  output wire [" << W - 1 << ":0] y\n"
+    << ");\n\n";
+  v << "  /* verilator lint_off UNUSEDSIGNAL */\n";
+  v << lane_body(c).first;
+  v << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+  v << "\nendmodule\n";
+  return v.str();
+}
+
+std::string emit_exact_addtree(const Config& c) {
+  const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits, L = c.addtree_latency;
+  std::ostringstream v;
+  v << "module " << c.module_name("addtree") << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n"
+    << "  // One beat: LANES elements from each of the N ports.\n"
+    << "  input  wire in_valid,\n"
+    << "  // 1 = port p is a member for this beat; an absent port's leaf is -0.0.\n"
+    << "  input  wire [" << N - 1 << ":0] in_mask,\n"
+    << "  // Port p, lane l at [(p*LANES + l)*WIDTH +: WIDTH].\n"
+    << "  input  wire [" << N * LANES * WD - 1 << ":0] in_data,\n"
+    << "  output wire out_valid,\n"
+    << "  // Lane l at [l*WIDTH +: WIDTH].\n"
+    << "  output wire [" << LANES * WD - 1 << ":0] out_data\n"
+    << ");\n\n";
+  v << "  // Elements per beat.\n  localparam LANES = " << LANES << ";\n";
+  v << "  // Element width in bits.\n  localparam WIDTH = " << WD << ";\n";
+  v << "  // Cycles from a beat in to its sum out (one exact accumulation per lane).\n  localparam LATENCY = " << L
+    << ";\n\n";
+  v << "  // Valid travels beside the data; the data registers need no reset.\n";
+  v << "  reg [LATENCY-1:0] valid_q;\n";
+  v << "  always @(posedge clk) begin\n"
+    << "    if (rst) valid_q <= {LATENCY{1'b0}};\n";
+  if (L == 1)
+    v << "    else valid_q <= in_valid;\n";
+  else
+    v << "    else valid_q <= {valid_q[LATENCY-2:0], in_valid};\n";
+  v << "  end\n";
+  v << "  assign out_valid = valid_q[LATENCY-1];\n\n";
+  v << "  genvar lane;\n";
+  v << "  generate\n";
+  v << "    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane\n";
+  v << "      wire [" << N * WD - 1 << ":0] leaves = {";
+  for (int p = N - 1; p >= 0; --p)
+    v << "in_data[(" << p << "*LANES + lane)*WIDTH +: WIDTH]" << (p ? ", " : "");
+  v << "};\n";
+  v << "      " << c.module_name("exactlane") << " u_lane (.clk(clk), .mask(in_mask), .data(leaves), .y(out_data[lane*WIDTH +: WIDTH]));\n";
+  v << "    end\n";
+  v << "  endgenerate\n\n";
+  v << "endmodule\n";
+  return v.str();
+}
+
+}  // namespace panama
