@@ -13,10 +13,7 @@
 #include "regs_rtl.h"
 #include "rtl_lib.h"
 
-#if __has_include("regmap.h")
 #include "regmap.h"
-#define PANAMA_HAVE_REGMAP 1
-#endif
 
 namespace panama {
 
@@ -138,9 +135,8 @@ std::vector<OutputFile> build_output(const Config& c) {
     if (f.verilog) fl << f.name << "\n";
   files.push_back({"filelist.f", fl.str(), false});
   files.push_back({"config.json", c.to_json().dump(2) + "\n", false});
-#ifdef PANAMA_HAVE_REGMAP
-  (void)0;
-#endif
+  if (c.in.module == "top")
+    for (auto& f : regmap_files(c)) files.push_back({f.first, std::move(f.second), false});
   return files;
 }
 

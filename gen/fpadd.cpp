@@ -41,7 +41,6 @@ struct Step {
   std::string body;                 // ${in} previous boundary, @{out} this step's outputs, %{x} locals
 };
 
-std::string vstr(int w, const std::string& bits) { return std::to_string(w) + "'b" + bits; }
 
 // A tree leading-zero counter over `src` (width bits, a local or input reference), padded to
 // a power of two with a 1 just below it, so the count is defined and equals `width` for zero.
@@ -269,7 +268,6 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     s.body = b.str();
     st.push_back(s);
   }
-  (void)vstr;
   return st;
 }
 

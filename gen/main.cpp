@@ -6,10 +6,6 @@
 #include "boards.h"
 #include "emit.h"
 
-#if __has_include("regmap.h")
-#include "regmap.h"
-#define PANAMA_HAVE_REGMAP 1
-#endif
 
 int main(int argc, char** argv) {
   using namespace panama;
@@ -77,9 +73,6 @@ int main(int argc, char** argv) {
     auto files = build_output(c);
     if (board) add_board_files(*board, c, files);
     write_output(files, out);
-#ifdef PANAMA_HAVE_REGMAP
-    if (c.in.module == "top") write_regmap(c, out);
-#endif
   } catch (const std::exception& e) {
     std::fprintf(stderr, "panama-gen: %s\n", e.what());
     return 1;

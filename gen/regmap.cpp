@@ -259,10 +259,12 @@ std::string regmap_markdown(const Config& c) {
   return o.str();
 }
 
+std::vector<std::pair<std::string, std::string>> regmap_files(const Config& c) {
+  return {{"regmap.json", regmap_json(c)}, {"regmap.h", regmap_c_header(c)}, {"regmap.md", regmap_markdown(c)}};
+}
+
 void write_regmap(const Config& c, const std::string& dir) {
-  const std::pair<const char*, std::string> files[] = {
-      {"regmap.json", regmap_json(c)}, {"regmap.h", regmap_c_header(c)}, {"regmap.md", regmap_markdown(c)}};
-  for (const auto& f : files) {
+  for (const auto& f : regmap_files(c)) {
     const std::string path = dir + "/" + f.first;
     std::ofstream out(path, std::ios::binary);
     out << f.second;

@@ -1,6 +1,6 @@
 // The accelerator's register map (AXI4-Lite, 32-bit data, 32-bit byte addresses), derived from a
 // Config. This is the single definition: the generator writes it out as regmap.json/.h/.md, the
-// SystemC model's register file implements it, and the RTL (issue 4) must implement the same map.
+// SystemC model's register file implements it, and the RTL implements the same map.
 //
 // Layout (all offsets in bytes, registers 32 bits wide and 4-byte aligned):
 //   0x0000 ..          global registers (identification, aggregation UDP port, agg_tx_frames)
@@ -114,6 +114,8 @@ struct RegMap {
 
 // Writes regmap.json, regmap.h (C #defines) and regmap.md into dir (deterministic content).
 // Throws std::runtime_error when a file cannot be written.
+// The published register map of c: regmap.json, regmap.h, regmap.md (name, content).
+std::vector<std::pair<std::string, std::string>> regmap_files(const Config& c);
 void write_regmap(const Config& c, const std::string& dir);
 
 // The three texts, for tests and for writers that want them in memory.

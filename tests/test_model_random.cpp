@@ -185,8 +185,12 @@ void random_scenario(uint64_t seed, int ports, int idle, int bp, uint32_t timeou
   }
   EXPECT_GT(not_member, 0u);
   EXPECT_GT(recovered, 0u);
-  if (buffer_kib < 64) EXPECT_GT(overflow, 0u);
-  if (timeout > 0) EXPECT_GT(timeouts, 0u);
+  if (buffer_kib < 64) {
+    EXPECT_GT(overflow, 0u);
+  }
+  if (timeout > 0) {
+    EXPECT_GT(timeouts, 0u);
+  }
 }
 
 }  // namespace
