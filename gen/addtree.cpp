@@ -60,7 +60,8 @@ std::string emit_addtree(const Config& c) {
     for (size_t k = 0; k < tree[level].size(); ++k)
       if (tree[level][k] == NodeKind::adder && tree[level - 1][2 * k + 1] == NodeKind::neg_zero) neg_zero_used = true;
   if (neg_zero_used)
-    v << "  // The identity of roundTiesToEven addition: the leaves of absent ports.\n  localparam [WIDTH-1:0] NEG_ZERO = "
+    v << "  // The identity of roundTiesToEven addition: the leaves of absent ports.\n  localparam [WIDTH-1:0] "
+         "NEG_ZERO = "
       << neg_zero << ";\n";
   v << "\n";
 
@@ -108,8 +109,8 @@ std::string emit_addtree(const Config& c) {
           v << "      // " << a << " + -0.0 = " << a << ": delay only.\n";
           for (int d = 0; d < LA; ++d) {
             v << "      reg [WIDTH-1:0] " << out << "_d" << d << ";\n";
-            v << "      always @(posedge clk) " << out << "_d" << d << " <= "
-              << (d == 0 ? a : out + "_d" + std::to_string(d - 1)) << ";\n";
+            v << "      always @(posedge clk) " << out << "_d" << d
+              << " <= " << (d == 0 ? a : out + "_d" + std::to_string(d - 1)) << ";\n";
           }
           v << "      wire [WIDTH-1:0] " << out << " = " << out << "_d" << LA - 1 << ";\n";
           break;

@@ -11,10 +11,10 @@ namespace panama {
 
 const std::vector<Board>& boards() {
   static const std::vector<Board> list = {
-      {"sume", "NetFPGA SUME, Virtex-7, 4 x SFP+ 10GBASE-R (AXI 10G Ethernet Subsystem)",
-       "xc7vx690tffg1761-3", "panama_sume_top", 4, 10, 200, 64},
-      {"u250", "Xilinx Alveo U250, 2 x QSFP28 100GBASE-SR4/CR4 (UltraScale+ CMAC, RS-FEC)",
-       "xcu250-figd2104-2L-e", "panama_u250_top", 2, 100, 250, 512},
+      {"sume", "NetFPGA SUME, Virtex-7, 4 x SFP+ 10GBASE-R (AXI 10G Ethernet Subsystem)", "xc7vx690tffg1761-3",
+       "panama_sume_top", 4, 10, 200, 64},
+      {"u250", "Xilinx Alveo U250, 2 x QSFP28 100GBASE-SR4/CR4 (UltraScale+ CMAC, RS-FEC)", "xcu250-figd2104-2L-e",
+       "panama_u250_top", 2, 100, 250, 512},
   };
   return list;
 }
@@ -46,7 +46,8 @@ void check_board_config(const Board& b, const Config& c) {
 static std::string with_prefix(std::string s, const std::string& prefix) {
   if (prefix == "panama") return s;
   const std::string from = "panama_", to = prefix + "_";
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
+  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
+    s.replace(pos, from.size(), to);
   return s;
 }
 

@@ -11,11 +11,11 @@
 namespace panama {
 
 struct Board {
-  std::string name;         // --board NAME
+  std::string name;  // --board NAME
   std::string description;
-  std::string part;         // Vivado part
-  std::string top;          // board top module (prefix applied when written)
-  int ports;                // the core configuration the shell wires
+  std::string part;  // Vivado part
+  std::string top;   // board top module (prefix applied when written)
+  int ports;         // the core configuration the shell wires
   double gbps;
   double mhz;
   int bus_bits;

@@ -12,18 +12,24 @@ const char* const kGeneratorVersion = "panama-gen 0.1.0";
 
 FormatInfo format_info(Format f) {
   switch (f) {
-    case Format::fp32: return {4, 8, 23, 0x7FC00000u};
-    case Format::bf16: return {2, 8, 7, 0x7FC0u};
-    case Format::fp16: return {2, 5, 10, 0x7E00u};
+    case Format::fp32:
+      return {4, 8, 23, 0x7FC00000u};
+    case Format::bf16:
+      return {2, 8, 7, 0x7FC0u};
+    case Format::fp16:
+      return {2, 5, 10, 0x7E00u};
   }
   throw ConfigError("unknown format");
 }
 
 std::string to_string(Format f) {
   switch (f) {
-    case Format::fp32: return "fp32";
-    case Format::bf16: return "bf16";
-    case Format::fp16: return "fp16";
+    case Format::fp32:
+      return "fp32";
+    case Format::bf16:
+      return "bf16";
+    case Format::fp16:
+      return "fp16";
   }
   return "?";
 }
@@ -64,8 +70,7 @@ Config Config::derive(const Inputs& in) {
   if (in.buffer_kib > 1024 * 1024) throw ConfigError("--buffer-kib must be at most 1048576");
   if (in.module != "top" && in.module != "addtree")
     throw ConfigError("--module must be top or addtree, got '" + in.module + "'");
-  if (in.sum != "tree" && in.sum != "exact")
-    throw ConfigError("--sum must be tree or exact, got '" + in.sum + "'");
+  if (in.sum != "tree" && in.sum != "exact") throw ConfigError("--sum must be tree or exact, got '" + in.sum + "'");
   if (in.prefix.empty() || !(std::isalpha(static_cast<unsigned char>(in.prefix[0])) || in.prefix[0] == '_'))
     throw ConfigError("--prefix must be a Verilog identifier, got '" + in.prefix + "'");
   for (char ch : in.prefix)
@@ -202,8 +207,8 @@ std::string Config::command_line() const {
   std::ostringstream os;
   os << "panama-gen --ports " << in.ports << " --gbps " << fmt_num(in.gbps) << " --mhz " << fmt_num(in.mhz)
      << " --format " << to_string(in.format) << " --subnormals " << to_string(in.subnormals) << " --contexts "
-     << in.contexts << " --max-elems " << max_elems << " --buffer-kib " << in.buffer_kib << " --prefix "
-     << in.prefix << " --module " << in.module;
+     << in.contexts << " --max-elems " << max_elems << " --buffer-kib " << in.buffer_kib << " --prefix " << in.prefix
+     << " --module " << in.module;
   if (exact_sum()) os << " --sum exact";  // tree mode's banners stay as they were
   return os.str();
 }

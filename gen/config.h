@@ -23,7 +23,7 @@ struct ConfigError : std::runtime_error {
 struct FormatInfo {
   int elem_bytes;  // ES
   int exp_bits;
-  int frac_bits;   // stored fraction bits (without the hidden one)
+  int frac_bits;  // stored fraction bits (without the hidden one)
   uint32_t canonical_nan;
 };
 FormatInfo format_info(Format f);
@@ -49,10 +49,10 @@ struct Inputs {
 
 // One pipeline stage boundary plan of the floating-point adder (see gen/fpadd.cpp).
 struct AdderPlan {
-  std::vector<std::string> step_names;   // combinational steps in order
-  std::vector<double> step_delay_ns;     // delay model estimate of each step
-  std::vector<bool> reg_after;           // register after step i (the last is always true)
-  int latency = 0;                       // number of register stages
+  std::vector<std::string> step_names;  // combinational steps in order
+  std::vector<double> step_delay_ns;    // delay model estimate of each step
+  std::vector<bool> reg_after;          // register after step i (the last is always true)
+  int latency = 0;                      // number of register stages
 };
 
 struct Resources {
@@ -68,10 +68,10 @@ struct Config {
 
   // Derived.
   FormatInfo fmt{};
-  int bus_bits = 0;      // W
-  int bus_bytes = 0;     // W / 8
-  int lanes = 0;         // W / (8 * ES)
-  int elem_bits = 0;     // 8 * ES
+  int bus_bits = 0;   // W
+  int bus_bytes = 0;  // W / 8
+  int lanes = 0;      // W / (8 * ES)
+  int elem_bits = 0;  // 8 * ES
   int max_elems = 0;
   long buffer_bytes = 0;
   long bypass_bytes = 0;
@@ -80,7 +80,7 @@ struct Config {
   int tree_leaves = 0;      // P, smallest power of two >= ports
   int tree_levels = 0;      // log2(P)
   AdderPlan adder;
-  AdderPlan exact;          // --sum exact: one lane's exact accumulator (gen/exactsum.cpp)
+  AdderPlan exact;  // --sum exact: one lane's exact accumulator (gen/exactsum.cpp)
   int addtree_latency = 0;
   int agg_latency = 0;
   int bypass_latency = 0;
@@ -91,7 +91,7 @@ struct Config {
   static Config from_json(const nlohmann::json& j);  // reads a config.json (re-derives)
 
   nlohmann::json to_json() const;
-  std::string top_name() const;     // the top module of this output
+  std::string top_name() const;  // the top module of this output
   bool exact_sum() const { return in.sum == "exact"; }
   std::string module_name(const std::string& base) const { return in.prefix + "_" + base; }
   // The generator command line that produced this config, without --out (for banners).

@@ -10,9 +10,9 @@
 namespace panama {
 
 struct OutputFile {
-  std::string name;     // relative to the output directory
+  std::string name;  // relative to the output directory
   std::string content;
-  bool verilog = false; // listed in filelist.f, in dependency order
+  bool verilog = false;  // listed in filelist.f, in dependency order
 };
 
 // A tree node after the generator resolved which leaves are absent.

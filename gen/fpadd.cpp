@@ -36,11 +36,10 @@ struct Sig {
 struct Step {
   std::string name;
   double delay;
-  std::vector<Sig> outs;            // produced by the body (declared by the framework)
-  std::vector<std::string> pass;    // forwarded unchanged from the previous boundary
-  std::string body;                 // ${in} previous boundary, @{out} this step's outputs, %{x} locals
+  std::vector<Sig> outs;          // produced by the body (declared by the framework)
+  std::vector<std::string> pass;  // forwarded unchanged from the previous boundary
+  std::string body;               // ${in} previous boundary, @{out} this step's outputs, %{x} locals
 };
-
 
 // A tree leading-zero counter over `src` (width bits, a local or input reference), padded to
 // a power of two with a 1 just below it, so the count is defined and equals `width` for zero.
@@ -61,7 +60,8 @@ std::string emit_lzc(std::ostream& b, const std::string& tag, const std::string&
   b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
   auto node = [&](int lvl, int g) { return "%{" + tag + n(lvl) + "_" + n(g); };
   for (int g = 0; g < P2 / 2; ++g) {
-    if (needv(1, g)) b << "  wire " << node(1, g) << "_v} = |%{" << tag << "_pad}[" << 2 * g + 1 << ":" << 2 * g << "];\n";
+    if (needv(1, g))
+      b << "  wire " << node(1, g) << "_v} = |%{" << tag << "_pad}[" << 2 * g + 1 << ":" << 2 * g << "];\n";
     b << "  wire [0:0] " << node(1, g) << "_c} = ~%{" << tag << "_pad}[" << 2 * g + 1 << "];\n";
   }
   for (int lvl = 2; lvl <= CW; ++lvl) {
@@ -77,8 +77,8 @@ std::string emit_lzc(std::ostream& b, const std::string& tag, const std::string&
 
 std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm) {
   const int E = fmt.exp_bits, F = fmt.frac_bits, W = 1 + E + F;
-  const int A = F + 4;      // aligned significand: hidden, F fraction bits, guard, round, sticky
-  const int S = F + 5;      // sum: carry + A
+  const int A = F + 4;  // aligned significand: hidden, F fraction bits, guard, round, sticky
+  const int S = F + 5;  // sum: carry + A
   const int LZW = std::max(clog2(S + 1), 1);
   const int K = std::min(clog2(F + 3), E);  // shifter stages that can keep a bit in view
   std::vector<Step> st;
@@ -86,8 +86,8 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
 
   {  // 1. Classify both operands, flush subnormal inputs in ftz mode, compare magnitudes.
     Step s{"classify", dm.lut_level + dm.carry(W - 1), {}, {}, ""};
-    s.outs = {{"sx", 1}, {"sy", 1}, {"ma", W - 1}, {"mb", W - 1}, {"ge", 1}, {"any", 1}, {"both", 1},
-              {"nan", 1}, {"inf", 1}, {"inf_sign", 1}};
+    s.outs = {{"sx", 1},  {"sy", 1},   {"ma", W - 1}, {"mb", W - 1}, {"ge", 1},
+              {"any", 1}, {"both", 1}, {"nan", 1},    {"inf", 1},    {"inf_sign", 1}};
     std::ostringstream b;
     for (const char* x : {"a", "b"}) {
       std::string X = x;
@@ -98,8 +98,8 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
       if (ftz) {
         // DAZ: a subnormal input is a zero of its sign.
         b << "  wire %{" << X << "_expzero} = ~|${" << X << "}[" << W - 2 << ":" << F << "];\n";
-        b << "  assign @{m" << X << "} = %{" << X << "_expzero} ? {" << W - 1 << "{1'b0}} : ${" << X << "}["
-          << W - 2 << ":0];\n";
+        b << "  assign @{m" << X << "} = %{" << X << "_expzero} ? {" << W - 1 << "{1'b0}} : ${" << X << "}[" << W - 2
+          << ":0];\n";
       } else {
         b << "  assign @{m" << X << "} = ${" << X << "}[" << W - 2 << ":0];\n";
       }
@@ -137,7 +137,7 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     s.body = b.str();
     st.push_back(s);
   }
-  {  // 3. Align the smaller significand; shifted-out bits OR into sticky.
+  {                                      // 3. Align the smaller significand; shifted-out bits OR into sticky.
     const int levels = (K + 1) / 2 + 1;  // two shifter stages per LUT6 level, plus sticky
     Step s{"align", dm.lut_level * levels, {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sig_x"}, ""};
     s.outs = {{"y_al", A}};
@@ -193,14 +193,16 @@ std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel&
     st.push_back(s);
   }
   {  // 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
-    Step s{"lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
+    Step s{"lzc",
+           dm.lut_level * ((clog2(S) + 1) / 2 + 2),
+           {},
+           {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"},
+           ""};
     s.outs = {{"lz", LZW}};
     std::ostringstream b;
     const std::string lz_raw = emit_lzc(b, "z", "${sum}", S);
     const int CW = std::max(E, LZW);
-    auto ext = [&](const std::string& x, int w) {
-      return w < CW ? "{" + n(CW - w) + "'d0, " + x + "}" : x;
-    };
+    auto ext = [&](const std::string& x, int w) { return w < CW ? "{" + n(CW - w) + "'d0, " + x + "}" : x; };
     b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = " << lz_raw << ";\n";
     b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
     b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
@@ -342,8 +344,7 @@ std::string emit_fpadd(const Config& c) {
     const Step& s = steps[i];
     const std::string pre = "s" + std::to_string(i + 1) + "_";
     v << "  // ---- step " << i + 1 << ": " << s.name << " (" << std::round(s.delay * 100) / 100 << " ns est.)\n";
-    for (const auto& o : s.outs)
-      v << "  wire [" << o.width - 1 << ":0] " << pre << o.name << ";\n";
+    for (const auto& o : s.outs) v << "  wire [" << o.width - 1 << ":0] " << pre << o.name << ";\n";
     std::string body = s.body;
     // Substitute placeholders.
     std::string out;

@@ -6,7 +6,6 @@
 #include "boards.h"
 #include "emit.h"
 
-
 int main(int argc, char** argv) {
   using namespace panama;
   CLI::App app{"panama-gen: generate a PANAMA-style in-network aggregation accelerator", "panama-gen"};

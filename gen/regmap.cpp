@@ -12,31 +12,30 @@
 namespace panama {
 
 const std::vector<std::string>& port_counter_names() {
-  static const std::vector<std::string> names = {
-      "rx_frames", "tx_frames", "bypass_frames", "agg_admitted", "result_passed", "runt",
-      "rx_error",  "malformed", "no_context",    "not_member",   "overflow",      "bypass_overflow",
-      "stale",     "incomplete", "count_mismatch", "timeout"};
+  static const std::vector<std::string> names = {"rx_frames",     "tx_frames",  "bypass_frames",  "agg_admitted",
+                                                 "result_passed", "runt",       "rx_error",       "malformed",
+                                                 "no_context",    "not_member", "overflow",       "bypass_overflow",
+                                                 "stale",         "incomplete", "count_mismatch", "timeout"};
   return names;
 }
 
 static const char* port_counter_desc(int i) {
-  static const char* d[] = {
-      "every frame received, runts included",
-      "frames sent on mPP (bypass_frames + result_passed)",
-      "bypass frames admitted to the bypass buffer",
-      "contributions queued (RESULT frames excluded)",
-      "final sums passed down from the upstream port",
-      "frames shorter than 14 bytes",
-      "frames with tuser set on the last beat",
-      "aggregation frames that are not well-formed",
-      "aggregation frames with no enabled context of their (JID, TID)",
-      "contributions from a non-member port, or RESULT frames not on the upstream port",
-      "aggregation frames dropped for lack of buffer space",
-      "bypass frames dropped for lack of buffer space",
-      "stale head frames dropped",
-      "heads dropped because their vector could not complete",
-      "heads dropped because the COUNTs of a vector differed",
-      "heads dropped by the context timeout"};
+  static const char* d[] = {"every frame received, runts included",
+                            "frames sent on mPP (bypass_frames + result_passed)",
+                            "bypass frames admitted to the bypass buffer",
+                            "contributions queued (RESULT frames excluded)",
+                            "final sums passed down from the upstream port",
+                            "frames shorter than 14 bytes",
+                            "frames with tuser set on the last beat",
+                            "aggregation frames that are not well-formed",
+                            "aggregation frames with no enabled context of their (JID, TID)",
+                            "contributions from a non-member port, or RESULT frames not on the upstream port",
+                            "aggregation frames dropped for lack of buffer space",
+                            "bypass frames dropped for lack of buffer space",
+                            "stale head frames dropped",
+                            "heads dropped because their vector could not complete",
+                            "heads dropped because the COUNTs of a vector differed",
+                            "heads dropped by the context timeout"};
   return d[i];
 }
 
@@ -62,27 +61,51 @@ std::vector<Register> RegMap::global_registers() const {
       {"CONTEXTS", kContexts, "RO", static_cast<uint32_t>(contexts), "number of contexts C", {}},
       {"BUS_BITS", kBusBits, "RO", 0, "data bus width W (reset value: the generated W)", {}},
       {"MAX_ELEMS", kMaxElems, "RO", 0, "largest COUNT accepted (reset value: the generated MAX_ELEMS)", {}},
-      {"FORMAT", kFormat, "RO", 0, "element format",
-       {{"FORMAT", 0, 2, "0 fp32, 1 bf16, 2 fp16"}, {"FTZ", 8, 1, "1 = subnormals flushed"},
+      {"FORMAT",
+       kFormat,
+       "RO",
+       0,
+       "element format",
+       {{"FORMAT", 0, 2, "0 fp32, 1 bf16, 2 fp16"},
+        {"FTZ", 8, 1, "1 = subnormals flushed"},
         {"EXACT", 9, 1, "1 = exact-sum mode (--sum exact), 0 = fixed tree order"}}},
       {"BUFFER_BYTES", kBufferBytes, "RO", 0, "buffer bytes per port", {}},
-      {"AGG_PORT", kAggPort, "RW", 9056,
+      {"AGG_PORT",
+       kAggPort,
+       "RW",
+       9056,
        "aggregation UDP port; writes are ignored while any context is enabled",
        {{"PORT", 0, 16, "UDP destination port of aggregation frames"}}},
-      {"CLEAR_COUNTERS", kClearCounters, "WO", 0, "write 1 to clear every counter (not expected_vid)",
+      {"CLEAR_COUNTERS",
+       kClearCounters,
+       "WO",
+       0,
+       "write 1 to clear every counter (not expected_vid)",
        {{"CLEAR", 0, 1, "self-clearing"}}},
-      {"AGG_TX_FRAMES_LO", kAggTxFramesLo, "RO", 0, "frames sent on m_agg, bits 31:0 (reading latches the high word)", {}},
+      {"AGG_TX_FRAMES_LO",
+       kAggTxFramesLo,
+       "RO",
+       0,
+       "frames sent on m_agg, bits 31:0 (reading latches the high word)",
+       {}},
       {"AGG_TX_FRAMES_HI", kAggTxFramesHi, "RO", 0, "frames sent on m_agg, bits 63:32 (as latched)", {}},
   };
 }
 
 std::vector<Register> RegMap::context_registers() const {
   std::vector<Register> r = {
-      {"CTX_CTRL", kCtxCtrl, "RW", 0,
+      {"CTX_CTRL",
+       kCtxCtrl,
+       "RW",
+       0,
        "writing ENABLE=1 to a disabled context tries to enable it (expected VID := 0); refused with an "
        "error bit in CTX_STATUS unless the checks pass; ENABLE=0 disables. Any write clears the error bits",
        {{"ENABLE", 0, 1, "1 = enable"}}},
-      {"CTX_STATUS", kCtxStatus, "RO", 0, "state and the reason of the last refusal",
+      {"CTX_STATUS",
+       kCtxStatus,
+       "RO",
+       0,
+       "state and the reason of the last refusal",
        {{"ENABLED", 0, 1, "context is enabled"},
         {"ERR_NO_MEMBERS", 8, 1, "enable refused: member bitmap empty"},
         {"ERR_UPSTREAM_MEMBER", 9, 1, "enable refused: upstream mode and the upstream port is a member"},
@@ -101,14 +124,27 @@ std::vector<Register> RegMap::context_registers() const {
       {"CTX_OWN_IP", kCtxOwnIp, "RW", 0, "own IPv4 address (upstream mode source)", {}},
       {"CTX_TIMEOUT", kCtxTimeout, "RW", 0, "timeout in cycles, 0 = never", {}},
       {"CTX_EXPECTED_VID", kCtxExpectedVid, "RO", 0, "expected VID E (wraps)", {}},
-      {"CTX_VECTORS_COMPLETED_LO", kCtxCompletedLo, "RO", 0, "vectors_completed bits 31:0 (reading latches the high word)", {}},
+      {"CTX_VECTORS_COMPLETED_LO",
+       kCtxCompletedLo,
+       "RO",
+       0,
+       "vectors_completed bits 31:0 (reading latches the high word)",
+       {}},
       {"CTX_VECTORS_COMPLETED_HI", kCtxCompletedHi, "RO", 0, "vectors_completed bits 63:32", {}},
-      {"CTX_VECTORS_DROPPED_LO", kCtxDroppedLo, "RO", 0, "vectors_dropped bits 31:0 (reading latches the high word)", {}},
+      {"CTX_VECTORS_DROPPED_LO",
+       kCtxDroppedLo,
+       "RO",
+       0,
+       "vectors_dropped bits 31:0 (reading latches the high word)",
+       {}},
       {"CTX_VECTORS_DROPPED_HI", kCtxDroppedHi, "RO", 0, "vectors_dropped bits 63:32", {}},
   };
   for (int k = 0; k < member_words; ++k) {
     const int lo = 32 * k, hi = std::min(ports, 32 * (k + 1)) - 1;
-    r.push_back({"CTX_MEMBERS" + std::to_string(k), kCtxMembers + 4u * static_cast<uint32_t>(k), "RW", 0,
+    r.push_back({"CTX_MEMBERS" + std::to_string(k),
+                 kCtxMembers + 4u * static_cast<uint32_t>(k),
+                 "RW",
+                 0,
                  "member bitmap, bit i = port " + std::to_string(lo) + "+i (ports " + std::to_string(lo) + ".." +
                      std::to_string(hi) + "; bits of ports >= N read 0)",
                  {}});
@@ -122,10 +158,18 @@ std::vector<Register> RegMap::port_registers() const {
   for (int i = 0; i < kNumPortCounters; ++i) {
     std::string up = names[i];
     for (auto& ch : up) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-    r.push_back({"PORT_" + up + "_LO", 8u * static_cast<uint32_t>(i), "RO", 0,
-                 std::string(port_counter_desc(i)) + ", bits 31:0 (reading latches the high word)", {}});
-    r.push_back({"PORT_" + up + "_HI", 8u * static_cast<uint32_t>(i) + 4, "RO", 0,
-                 std::string(port_counter_desc(i)) + ", bits 63:32", {}});
+    r.push_back({"PORT_" + up + "_LO",
+                 8u * static_cast<uint32_t>(i),
+                 "RO",
+                 0,
+                 std::string(port_counter_desc(i)) + ", bits 31:0 (reading latches the high word)",
+                 {}});
+    r.push_back({"PORT_" + up + "_HI",
+                 8u * static_cast<uint32_t>(i) + 4,
+                 "RO",
+                 0,
+                 std::string(port_counter_desc(i)) + ", bits 63:32",
+                 {}});
   }
   return r;
 }
@@ -133,13 +177,17 @@ std::vector<Register> RegMap::port_registers() const {
 // Reset values that depend on the configuration (the tables above leave them 0).
 static uint32_t global_reset(const Config& c, const Register& r) {
   switch (r.offset) {
-    case RegMap::kBusBits: return static_cast<uint32_t>(c.bus_bits);
-    case RegMap::kMaxElems: return static_cast<uint32_t>(c.max_elems);
+    case RegMap::kBusBits:
+      return static_cast<uint32_t>(c.bus_bits);
+    case RegMap::kMaxElems:
+      return static_cast<uint32_t>(c.max_elems);
     case RegMap::kFormat:
       return static_cast<uint32_t>(c.in.format) | (c.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
              (c.exact_sum() ? 0x200u : 0u);
-    case RegMap::kBufferBytes: return static_cast<uint32_t>(c.buffer_bytes);
-    default: return r.reset;
+    case RegMap::kBufferBytes:
+      return static_cast<uint32_t>(c.buffer_bytes);
+    default:
+      return r.reset;
   }
 }
 
@@ -153,7 +201,8 @@ static nlohmann::json regs_json(const std::vector<Register>& regs, const Config*
   nlohmann::json a = nlohmann::json::array();
   for (const auto& r : regs) {
     nlohmann::json f = nlohmann::json::array();
-    for (const auto& x : r.fields) f.push_back({{"name", x.name}, {"lsb", x.lsb}, {"width", x.width}, {"desc", x.desc}});
+    for (const auto& x : r.fields)
+      f.push_back({{"name", x.name}, {"lsb", x.lsb}, {"width", x.width}, {"desc", x.desc}});
     a.push_back({{"name", r.name},
                  {"offset", r.offset},
                  {"offset_hex", hex(r.offset)},
@@ -179,9 +228,13 @@ std::string regmap_json(const Config& c) {
   j["member_words"] = m.member_words;
   j["counter_semantics"] = "64-bit saturating; reading the LO word latches the HI word";
   j["global"] = regs_json(m.global_registers(), &c);
-  j["context_block"] = {{"base", m.ctx_base}, {"stride", m.ctx_stride}, {"count", m.contexts},
+  j["context_block"] = {{"base", m.ctx_base},
+                        {"stride", m.ctx_stride},
+                        {"count", m.contexts},
                         {"registers", regs_json(m.context_registers(), nullptr)}};
-  j["port_block"] = {{"base", m.port_base}, {"stride", m.port_stride}, {"count", m.ports},
+  j["port_block"] = {{"base", m.port_base},
+                     {"stride", m.port_stride},
+                     {"count", m.ports},
                      {"registers", regs_json(m.port_registers(), nullptr)}};
   return j.dump(1) + "\n";
 }
@@ -230,10 +283,11 @@ std::string regmap_c_header(const Config& c) {
 static void md_table(std::ostringstream& o, const std::vector<Register>& regs, const Config* c) {
   o << "| offset | name | access | reset | description |\n|---|---|---|---|---|\n";
   for (const auto& r : regs) {
-    o << "| " << hex(r.offset) << " | " << r.name << " | " << r.access << " | " << hex(c ? global_reset(*c, r) : r.reset, 1)
-      << " | " << r.desc;
+    o << "| " << hex(r.offset) << " | " << r.name << " | " << r.access << " | "
+      << hex(c ? global_reset(*c, r) : r.reset, 1) << " | " << r.desc;
     for (const auto& f : r.fields)
-      o << "; `" << f.name << "` [" << (f.lsb + f.width - 1) << ":" << f.lsb << "]" << (f.desc.empty() ? "" : " " + f.desc);
+      o << "; `" << f.name << "` [" << (f.lsb + f.width - 1) << ":" << f.lsb << "]"
+        << (f.desc.empty() ? "" : " " + f.desc);
     o << " |\n";
   }
 }
@@ -243,8 +297,8 @@ std::string regmap_markdown(const Config& c) {
   std::ostringstream o;
   o << "# Register map of `" << c.top_name() << "`\n\n";
   o << "Generated by " << kGeneratorVersion << ": `" << c.command_line() << "`.\n\n";
-  o << "AXI4-Lite slave, 32-bit data, byte addresses, " << hex(m.size) << " bytes of address space. "
-    << m.ports << " ports, " << m.contexts << " contexts. Counters are 64 bits and saturate; reading a "
+  o << "AXI4-Lite slave, 32-bit data, byte addresses, " << hex(m.size) << " bytes of address space. " << m.ports
+    << " ports, " << m.contexts << " contexts. Counters are 64 bits and saturate; reading a "
     << "counter's LO word copies its HI word into one shadow register shared by all counters, which "
     << "any HI read returns: read LO, then HI of the same counter. Context fields are writable only while "
     << "the context is disabled (a write while enabled is ignored and sets ERR_WRITE_ENABLED).\n\n";

@@ -37,23 +37,37 @@ struct Register {
 
 // Per-port counters of accelerator.md rule 10, in counters.json order.
 enum PortCounter : int {
-  kRxFrames, kTxFrames, kBypassFrames, kAggAdmitted, kResultPassed, kRunt, kRxError, kMalformed,
-  kNoContext, kNotMember, kOverflow, kBypassOverflow, kStale, kIncomplete, kCountMismatch, kTimeout,
+  kRxFrames,
+  kTxFrames,
+  kBypassFrames,
+  kAggAdmitted,
+  kResultPassed,
+  kRunt,
+  kRxError,
+  kMalformed,
+  kNoContext,
+  kNotMember,
+  kOverflow,
+  kBypassOverflow,
+  kStale,
+  kIncomplete,
+  kCountMismatch,
+  kTimeout,
   kNumPortCounters
 };
 const std::vector<std::string>& port_counter_names();  // "rx_frames", ... (counters.json keys)
 
 struct RegMap {
   // Global registers (absolute offsets).
-  static constexpr uint32_t kId = 0x000;          // RO 0x50414E41 ("PANA")
-  static constexpr uint32_t kVersion = 0x004;     // RO wire format version << 16 | map revision
-  static constexpr uint32_t kPorts = 0x008;       // RO N
-  static constexpr uint32_t kContexts = 0x00C;    // RO C
-  static constexpr uint32_t kBusBits = 0x010;     // RO W
-  static constexpr uint32_t kMaxElems = 0x014;    // RO MAX_ELEMS
-  static constexpr uint32_t kFormat = 0x018;      // RO [1:0] 0 fp32 1 bf16 2 fp16, [8] ftz, [9] exact sum
-  static constexpr uint32_t kBufferBytes = 0x01C; // RO per-port buffer bytes
-  static constexpr uint32_t kAggPort = 0x020;     // RW [15:0] aggregation UDP port (9056)
+  static constexpr uint32_t kId = 0x000;             // RO 0x50414E41 ("PANA")
+  static constexpr uint32_t kVersion = 0x004;        // RO wire format version << 16 | map revision
+  static constexpr uint32_t kPorts = 0x008;          // RO N
+  static constexpr uint32_t kContexts = 0x00C;       // RO C
+  static constexpr uint32_t kBusBits = 0x010;        // RO W
+  static constexpr uint32_t kMaxElems = 0x014;       // RO MAX_ELEMS
+  static constexpr uint32_t kFormat = 0x018;         // RO [1:0] 0 fp32 1 bf16 2 fp16, [8] ftz, [9] exact sum
+  static constexpr uint32_t kBufferBytes = 0x01C;    // RO per-port buffer bytes
+  static constexpr uint32_t kAggPort = 0x020;        // RW [15:0] aggregation UDP port (9056)
   static constexpr uint32_t kClearCounters = 0x024;  // WO write 1: clear every counter
   static constexpr uint32_t kAggTxFramesLo = 0x028;  // RO
   static constexpr uint32_t kAggTxFramesHi = 0x02C;  // RO
@@ -61,11 +75,11 @@ struct RegMap {
   static constexpr uint32_t kVersionValue = 0x00010001u;
 
   // Context block (relative to ctx_base + c*ctx_stride).
-  static constexpr uint32_t kCtxCtrl = 0x00;       // RW [0] ENABLE
-  static constexpr uint32_t kCtxStatus = 0x04;     // RO [0] ENABLED, [8..12] error bits
-  static constexpr uint32_t kCtxJid = 0x08;        // RW [15:0]
-  static constexpr uint32_t kCtxTid = 0x0C;        // RW [7:0]
-  static constexpr uint32_t kCtxMode = 0x10;       // RW [0] 0 multicast, 1 upstream
+  static constexpr uint32_t kCtxCtrl = 0x00;          // RW [0] ENABLE
+  static constexpr uint32_t kCtxStatus = 0x04;        // RO [0] ENABLED, [8..12] error bits
+  static constexpr uint32_t kCtxJid = 0x08;           // RW [15:0]
+  static constexpr uint32_t kCtxTid = 0x0C;           // RW [7:0]
+  static constexpr uint32_t kCtxMode = 0x10;          // RW [0] 0 multicast, 1 upstream
   static constexpr uint32_t kCtxUpstreamPort = 0x14;  // RW [7:0]
   static constexpr uint32_t kCtxGroupMacHi = 0x18;    // RW [15:0] MAC bytes 0..1
   static constexpr uint32_t kCtxGroupMacLo = 0x1C;    // RW MAC bytes 2..5
@@ -73,13 +87,13 @@ struct RegMap {
   static constexpr uint32_t kCtxOwnMacHi = 0x24;      // RW (upstream mode source MAC)
   static constexpr uint32_t kCtxOwnMacLo = 0x28;
   static constexpr uint32_t kCtxOwnIp = 0x2C;
-  static constexpr uint32_t kCtxTimeout = 0x30;       // RW cycles, 0 = never
-  static constexpr uint32_t kCtxExpectedVid = 0x34;   // RO
-  static constexpr uint32_t kCtxCompletedLo = 0x38;   // RO vectors_completed
+  static constexpr uint32_t kCtxTimeout = 0x30;      // RW cycles, 0 = never
+  static constexpr uint32_t kCtxExpectedVid = 0x34;  // RO
+  static constexpr uint32_t kCtxCompletedLo = 0x38;  // RO vectors_completed
   static constexpr uint32_t kCtxCompletedHi = 0x3C;
-  static constexpr uint32_t kCtxDroppedLo = 0x40;     // RO vectors_dropped
+  static constexpr uint32_t kCtxDroppedLo = 0x40;  // RO vectors_dropped
   static constexpr uint32_t kCtxDroppedHi = 0x44;
-  static constexpr uint32_t kCtxMembers = 0x80;       // RW word k: ports 32k..32k+31
+  static constexpr uint32_t kCtxMembers = 0x80;  // RW word k: ports 32k..32k+31
 
   // CTX_STATUS bits.
   static constexpr uint32_t kStEnabled = 1u << 0;

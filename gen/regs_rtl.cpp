@@ -44,9 +44,7 @@ std::string word(int width, const std::string& v) {
 }  // namespace
 
 int regs_counter_index_completed(const Config& c, int ctx) { return kNumPortCounters * c.in.ports + ctx; }
-int regs_counter_index_dropped(const Config& c, int ctx) {
-  return kNumPortCounters * c.in.ports + c.in.contexts + ctx;
-}
+int regs_counter_index_dropped(const Config& c, int ctx) { return kNumPortCounters * c.in.ports + c.in.contexts + ctx; }
 int regs_counter_index_agg_tx(const Config& c) { return kNumPortCounters * c.in.ports + 2 * c.in.contexts; }
 int regs_counter_count(const Config& c) { return regs_counter_index_agg_tx(c) + 1; }
 
@@ -141,14 +139,14 @@ std::string emit_regs(const Config& c) {
     << "  localparam [AW-1:0] CTX_BASE = " << hx(AW, m.ctx_base) << ";\n"
     << "  localparam [AW:0] CTX_END = " << hx(AW + 1, m.ctx(C, 0)) << ";\n"
     << "  localparam [AW-1:0] PORT_BASE = " << hx(AW, m.port_base) << ";\n"
-    << "  localparam [AW:0] PORT_END = "
-    << hx(AW + 1, m.port_base + static_cast<uint32_t>(N) * m.port_stride) << ";\n";
+    << "  localparam [AW:0] PORT_END = " << hx(AW + 1, m.port_base + static_cast<uint32_t>(N) * m.port_stride) << ";\n";
   v << "  // Global registers (regmap.json \"global\").\n";
   for (const auto& r : map_json.at("global"))
-    v << "  localparam [AW-1:0] A_" << r.at("name").get<std::string>() << " = " << hx(AW, r.at("offset").get<uint32_t>())
-      << ";\n";
+    v << "  localparam [AW-1:0] A_" << r.at("name").get<std::string>() << " = "
+      << hx(AW, r.at("offset").get<uint32_t>()) << ";\n";
   v << "  // Context block offsets (regmap.json \"context_block\").\n";
-  for (const auto& r : m.context_registers()) v << "  localparam [7:0] O_" << r.name << " = " << hx(8, r.offset) << ";\n";
+  for (const auto& r : m.context_registers())
+    v << "  localparam [7:0] O_" << r.name << " = " << hx(8, r.offset) << ";\n";
   v << "  // CTX_STATUS error bits 12..8, kept as err[4:0]: write while enabled, upstream port out\n"
     << "  // of range, duplicate (JID, TID), upstream port is a member, no members.\n\n";
   auto err_bit = [](uint32_t status_bit) {
@@ -355,22 +353,54 @@ std::string emit_regs(const Config& c) {
     std::string lhs;
     int width = 32;
     switch (r.offset) {
-      case RegMap::kCtxCtrl: case RegMap::kCtxStatus: case RegMap::kCtxExpectedVid:
-      case RegMap::kCtxCompletedLo: case RegMap::kCtxCompletedHi: case RegMap::kCtxDroppedLo:
+      case RegMap::kCtxCtrl:
+      case RegMap::kCtxStatus:
+      case RegMap::kCtxExpectedVid:
+      case RegMap::kCtxCompletedLo:
+      case RegMap::kCtxCompletedHi:
+      case RegMap::kCtxDroppedLo:
       case RegMap::kCtxDroppedHi:
         if (r.access == "RW" && r.offset != RegMap::kCtxCtrl) throw std::logic_error("emit_regs: " + r.name);
         continue;
-      case RegMap::kCtxJid: lhs = "jid_q[g*16 +: 16]"; width = 16; break;
-      case RegMap::kCtxTid: lhs = "tid_q[g*8 +: 8]"; width = 8; break;
-      case RegMap::kCtxMode: lhs = "up_q[g]"; width = 1; break;
-      case RegMap::kCtxUpstreamPort: lhs = "up_port_q[g*8 +: 8]"; width = 8; break;
-      case RegMap::kCtxGroupMacHi: lhs = "gmac_q[g*48+32 +: 16]"; width = 16; break;
-      case RegMap::kCtxGroupMacLo: lhs = "gmac_q[g*48 +: 32]"; break;
-      case RegMap::kCtxGroupIp: lhs = "gip_q[g*32 +: 32]"; break;
-      case RegMap::kCtxOwnMacHi: lhs = "omac_q[g*48+32 +: 16]"; width = 16; break;
-      case RegMap::kCtxOwnMacLo: lhs = "omac_q[g*48 +: 32]"; break;
-      case RegMap::kCtxOwnIp: lhs = "oip_q[g*32 +: 32]"; break;
-      case RegMap::kCtxTimeout: lhs = "tmo_q[g*32 +: 32]"; break;
+      case RegMap::kCtxJid:
+        lhs = "jid_q[g*16 +: 16]";
+        width = 16;
+        break;
+      case RegMap::kCtxTid:
+        lhs = "tid_q[g*8 +: 8]";
+        width = 8;
+        break;
+      case RegMap::kCtxMode:
+        lhs = "up_q[g]";
+        width = 1;
+        break;
+      case RegMap::kCtxUpstreamPort:
+        lhs = "up_port_q[g*8 +: 8]";
+        width = 8;
+        break;
+      case RegMap::kCtxGroupMacHi:
+        lhs = "gmac_q[g*48+32 +: 16]";
+        width = 16;
+        break;
+      case RegMap::kCtxGroupMacLo:
+        lhs = "gmac_q[g*48 +: 32]";
+        break;
+      case RegMap::kCtxGroupIp:
+        lhs = "gip_q[g*32 +: 32]";
+        break;
+      case RegMap::kCtxOwnMacHi:
+        lhs = "omac_q[g*48+32 +: 16]";
+        width = 16;
+        break;
+      case RegMap::kCtxOwnMacLo:
+        lhs = "omac_q[g*48 +: 32]";
+        break;
+      case RegMap::kCtxOwnIp:
+        lhs = "oip_q[g*32 +: 32]";
+        break;
+      case RegMap::kCtxTimeout:
+        lhs = "tmo_q[g*32 +: 32]";
+        break;
       default: {
         const uint32_t k = (r.offset - RegMap::kCtxMembers) / 4;
         if (r.offset < RegMap::kCtxMembers || r.offset % 4 != 0 || k >= static_cast<uint32_t>(MW))
@@ -449,21 +479,51 @@ std::string emit_regs(const Config& c) {
   for (const auto& r : m.context_registers()) {
     std::string e;
     switch (r.offset) {
-      case RegMap::kCtxCtrl: e = word(1, "en_q[g]"); break;
-      case RegMap::kCtxStatus: e = "{19'd0, err_q[g*5 +: 5], 7'd0, en_q[g]}"; break;
-      case RegMap::kCtxJid: e = word(16, "jid_q[g*16 +: 16]"); break;
-      case RegMap::kCtxTid: e = word(8, "tid_q[g*8 +: 8]"); break;
-      case RegMap::kCtxMode: e = word(1, "up_q[g]"); break;
-      case RegMap::kCtxUpstreamPort: e = word(8, "up_port_q[g*8 +: 8]"); break;
-      case RegMap::kCtxGroupMacHi: e = word(16, "gmac_q[g*48+32 +: 16]"); break;
-      case RegMap::kCtxGroupMacLo: e = "gmac_q[g*48 +: 32]"; break;
-      case RegMap::kCtxGroupIp: e = "gip_q[g*32 +: 32]"; break;
-      case RegMap::kCtxOwnMacHi: e = word(16, "omac_q[g*48+32 +: 16]"); break;
-      case RegMap::kCtxOwnMacLo: e = "omac_q[g*48 +: 32]"; break;
-      case RegMap::kCtxOwnIp: e = "oip_q[g*32 +: 32]"; break;
-      case RegMap::kCtxTimeout: e = "tmo_q[g*32 +: 32]"; break;
-      case RegMap::kCtxExpectedVid: e = "ctx_expected_vid[g*32 +: 32]"; break;
-      case RegMap::kCtxCompletedLo: case RegMap::kCtxCompletedHi: case RegMap::kCtxDroppedLo:
+      case RegMap::kCtxCtrl:
+        e = word(1, "en_q[g]");
+        break;
+      case RegMap::kCtxStatus:
+        e = "{19'd0, err_q[g*5 +: 5], 7'd0, en_q[g]}";
+        break;
+      case RegMap::kCtxJid:
+        e = word(16, "jid_q[g*16 +: 16]");
+        break;
+      case RegMap::kCtxTid:
+        e = word(8, "tid_q[g*8 +: 8]");
+        break;
+      case RegMap::kCtxMode:
+        e = word(1, "up_q[g]");
+        break;
+      case RegMap::kCtxUpstreamPort:
+        e = word(8, "up_port_q[g*8 +: 8]");
+        break;
+      case RegMap::kCtxGroupMacHi:
+        e = word(16, "gmac_q[g*48+32 +: 16]");
+        break;
+      case RegMap::kCtxGroupMacLo:
+        e = "gmac_q[g*48 +: 32]";
+        break;
+      case RegMap::kCtxGroupIp:
+        e = "gip_q[g*32 +: 32]";
+        break;
+      case RegMap::kCtxOwnMacHi:
+        e = word(16, "omac_q[g*48+32 +: 16]");
+        break;
+      case RegMap::kCtxOwnMacLo:
+        e = "omac_q[g*48 +: 32]";
+        break;
+      case RegMap::kCtxOwnIp:
+        e = "oip_q[g*32 +: 32]";
+        break;
+      case RegMap::kCtxTimeout:
+        e = "tmo_q[g*32 +: 32]";
+        break;
+      case RegMap::kCtxExpectedVid:
+        e = "ctx_expected_vid[g*32 +: 32]";
+        break;
+      case RegMap::kCtxCompletedLo:
+      case RegMap::kCtxCompletedHi:
+      case RegMap::kCtxDroppedLo:
       case RegMap::kCtxDroppedHi:
         continue;  // counters: the counter path below
       default: {
@@ -534,8 +594,7 @@ std::string emit_regs(const Config& c) {
   if (PXW > CIW - 4)
     v << "  // rd_port < N fits the counter index; its high bits are zero whenever rd_in_port.\n"
       << "  wire unused_rd_port = ^rd_port[" << PXW - 1 << ":" << CIW - 4 << "];\n";
-  v
-    << "  // The addressed counter, as an AND-OR multiplexer (a variable part-select of the wide\n"
+  v << "  // The addressed counter, as an AND-OR multiplexer (a variable part-select of the wide\n"
     << "  // array makes Yosys build a far larger and slower circuit).\n"
     << "  reg [63:0] rd_cnt;\n"
     << "  always @* begin\n"

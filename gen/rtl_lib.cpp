@@ -36,15 +36,30 @@ std::string emit_defs(const Config& c) {
     << "// Not every module reads every constant.\n"
     << "/* verilator lint_off UNUSEDPARAM */\n";
   v << "// Wire format: byte offsets in the frame (wire-format.md, \"Frame layout\").\n";
-  const std::pair<const char*, size_t> offs[] = {
-      {"ETH_DST", wire::off::eth_dst},   {"ETH_SRC", wire::off::eth_src},     {"ETH_TYPE", wire::off::eth_type},
-      {"IP", wire::off::ip},             {"IP_TOS", wire::off::ip_tos},       {"IP_TOTAL_LEN", wire::off::ip_total_len},
-      {"IP_FRAG", wire::off::ip_frag},   {"IP_PROTO", wire::off::ip_proto},   {"IP_CSUM", wire::off::ip_csum},
-      {"IP_SRC", wire::off::ip_src},     {"IP_DST", wire::off::ip_dst},       {"UDP_SPORT", wire::off::udp_sport},
-      {"UDP_DPORT", wire::off::udp_dport}, {"UDP_LEN", wire::off::udp_len},   {"UDP_CSUM", wire::off::udp_csum},
-      {"VER", wire::off::ver},           {"FLAGS", wire::off::flags},         {"JID", wire::off::jid},
-      {"TID", wire::off::tid},           {"COUNT", wire::off::count},         {"VID", wire::off::vid},
-      {"RANK", wire::off::rank},         {"COOKIE", wire::off::cookie},       {"PAYLOAD", wire::off::payload}};
+  const std::pair<const char*, size_t> offs[] = {{"ETH_DST", wire::off::eth_dst},
+                                                 {"ETH_SRC", wire::off::eth_src},
+                                                 {"ETH_TYPE", wire::off::eth_type},
+                                                 {"IP", wire::off::ip},
+                                                 {"IP_TOS", wire::off::ip_tos},
+                                                 {"IP_TOTAL_LEN", wire::off::ip_total_len},
+                                                 {"IP_FRAG", wire::off::ip_frag},
+                                                 {"IP_PROTO", wire::off::ip_proto},
+                                                 {"IP_CSUM", wire::off::ip_csum},
+                                                 {"IP_SRC", wire::off::ip_src},
+                                                 {"IP_DST", wire::off::ip_dst},
+                                                 {"UDP_SPORT", wire::off::udp_sport},
+                                                 {"UDP_DPORT", wire::off::udp_dport},
+                                                 {"UDP_LEN", wire::off::udp_len},
+                                                 {"UDP_CSUM", wire::off::udp_csum},
+                                                 {"VER", wire::off::ver},
+                                                 {"FLAGS", wire::off::flags},
+                                                 {"JID", wire::off::jid},
+                                                 {"TID", wire::off::tid},
+                                                 {"COUNT", wire::off::count},
+                                                 {"VID", wire::off::vid},
+                                                 {"RANK", wire::off::rank},
+                                                 {"COOKIE", wire::off::cookie},
+                                                 {"PAYLOAD", wire::off::payload}};
   for (const auto& o : offs) v << "localparam integer OFF_" << o.first << " = " << o.second << ";\n";
   v << "// Header: bytes before the payload, and the fewest bytes classification reads.\n"
     << "localparam integer HDR_BYTES = " << wire::kHeaderBytes << ";\n"

@@ -21,7 +21,7 @@ namespace panama {
 namespace {
 
 int bits_for(long max_value) { return std::max(1, clog2(max_value + 1)); }  // holds 0..max_value
-int index_bits(long n) { return std::max(1, clog2(n)); }                     // holds 0..n-1
+int index_bits(long n) { return std::max(1, clog2(n)); }                    // holds 0..n-1
 
 std::string subst(const std::string& text, const std::map<std::string, long>& vals) {
   std::string out;
@@ -578,7 +578,6 @@ const char* kPortBody = R"V(
 endmodule
 )V";
 
-
 const char* kSchedBody = R"V(
   // Ports, contexts, bus.
   localparam N = ${N};
@@ -1103,16 +1102,16 @@ namespace {
 std::string patch_byte(int o, const std::string& r) {
   auto mac = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(47 - 8 * i) + " -: 8]"; };
   auto ip = [&](const std::string& reg, int i) { return reg + "[" + std::to_string(31 - 8 * i) + " -: 8]"; };
-  if (o <= 5) return "p_mcast_q ? " + mac("p_gmac_q", o) + " : " + r;                  // eth.dst
+  if (o <= 5) return "p_mcast_q ? " + mac("p_gmac_q", o) + " : " + r;                          // eth.dst
   if (o <= 11) return "p_mcast_q ? " + mac("h_cmac", o - 6) + " : " + mac("p_omac_q", o - 6);  // eth.src
-  if (o == 15) return "{" + r + "[7:2], p_ce_q ? 2'b11 : " + r + "[1:0]}";              // ECN
+  if (o == 15) return "{" + r + "[7:2], p_ce_q ? 2'b11 : " + r + "[1:0]}";                     // ECN
   if (o == 24) return "h_csum[15:8]";
   if (o == 25) return "h_csum[7:0]";
   if (o >= 26 && o <= 29) return "p_mcast_q ? " + ip("h_cip", o - 26) + " : " + ip("p_oip_q", o - 26);
   if (o >= 30 && o <= 33) return "p_mcast_q ? " + ip("p_gip_q", o - 30) + " : " + r;
-  if (o == 40 || o == 41) return "8'h00";                                                // UDP checksum
-  if (o == 43) return "{" + r + "[7:2], p_mcast_q, p_fin_q}";                           // FLAGS
-  if (o == 54 || o == 55) return "8'hff";                                                // RANK
+  if (o == 40 || o == 41) return "8'h00";                      // UDP checksum
+  if (o == 43) return "{" + r + "[7:2], p_mcast_q, p_fin_q}";  // FLAGS
+  if (o == 54 || o == 55) return "8'hff";                      // RANK
   return r;
 }
 
@@ -1146,8 +1145,7 @@ std::string emit_sched(const Config& c) {
     patch << "      default: pb" << j << " = rb" << j << ";\n    endcase\n  end\n";
     patch << "  assign patched[" << 8 * j + 7 << ":" << 8 * j << "] = pb" << j << ";\n";
     select << "  assign out_word[" << 8 * j + 7 << ":" << 8 * j << "] = (out_beat < " << NB << "'d" << thr
-           << ") ? side_word[" << 8 * j + 7 << ":" << 8 * j << "] : tree_sum[" << 8 * j + 7 << ":" << 8 * j
-           << "];\n";
+           << ") ? side_word[" << 8 * j + 7 << ":" << 8 * j << "] : tree_sum[" << 8 * j + 7 << ":" << 8 * j << "];\n";
   }
   std::ostringstream o;
   o << "module " << c.module_name("sched") << " (\n"
@@ -1206,8 +1204,9 @@ std::string emit_sched(const Config& c) {
     for (size_t at; (at = body.find(key)) != std::string::npos;) body.replace(at, key.size(), text);
   };
   const int FCW = static_cast<int>(v["FCW"]);
-  put("${BEATS_FCW}", FCW > NB ? "{{" + std::to_string(FCW - NB) + "{1'b0}}, sel_beats}"
-                      : FCW == NB ? std::string("sel_beats") : "sel_beats[" + std::to_string(FCW - 1) + ":0]");
+  put("${BEATS_FCW}", FCW > NB    ? "{{" + std::to_string(FCW - NB) + "{1'b0}}, sel_beats}"
+                      : FCW == NB ? std::string("sel_beats")
+                                  : "sel_beats[" + std::to_string(FCW - 1) + ":0]");
   put("${PATCH}", patch.str());
   put("${SELECT}", select.str());
   put("${PREFIX}", c.in.prefix);

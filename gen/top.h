@@ -10,12 +10,12 @@ namespace panama {
 
 // Derived sizes of the per-port buffers (docs/rtl.md, "Buffers").
 struct BufferPlan {
-  int byp_beats = 0;    // bypass FIFO depth in beats (bypass_bytes / (W/8))
+  int byp_beats = 0;      // bypass FIFO depth in beats (bypass_bytes / (W/8))
   int frame_beats = 0;    // beats of the largest frame S (each context's reservation)
   int contrib_beats = 0;  // beats of the contribution half (contribution_bytes / (W/8))
   int mem_beats = 0;      // contribution memory depth: contrib_beats + frame_beats
   int descs = 0;          // frame descriptors: the most contributions the half can hold
-  int agg_fifo = 0;     // m_agg output FIFO depth in beats
+  int agg_fifo = 0;       // m_agg output FIFO depth in beats
 };
 BufferPlan buffer_plan(const Config& c);
 

@@ -22,8 +22,7 @@ AfPacketFabric::AfPacketFabric(const std::vector<std::string>& ifaces) : names_(
       if (idx == 0) throw std::runtime_error("no interface '" + name + "'");
       const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
       if (fd < 0)
-        throw std::runtime_error("AF_PACKET socket for " + name + ": " + std::strerror(errno) +
-                                 " (needs CAP_NET_RAW)");
+        throw std::runtime_error("AF_PACKET socket for " + name + ": " + std::strerror(errno) + " (needs CAP_NET_RAW)");
       fds_.push_back(fd);
       sockaddr_ll a{};
       a.sll_family = AF_PACKET;
@@ -141,8 +140,9 @@ void AfPacketFabric::wait(Clock::time_point until) {
   for (int fd : fds_) p.push_back(pollfd{fd, POLLIN, 0});
   const auto now = Clock::now();
   int ms = 0;
-  if (until > now) ms = static_cast<int>(std::min<long long>(
-                       std::chrono::duration_cast<std::chrono::microseconds>(until - now).count() / 1000 + 1, 100));
+  if (until > now)
+    ms = static_cast<int>(std::min<long long>(
+        std::chrono::duration_cast<std::chrono::microseconds>(until - now).count() / 1000 + 1, 100));
   (void)poll(p.data(), p.size(), ms);
 }
 

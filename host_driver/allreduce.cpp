@@ -104,17 +104,17 @@ struct Slot {
 };
 
 // What round r's status says of one vector (TreeState::plan).
-constexpr int kHeld = -2;     // every worker holds it: nothing to do
-constexpr int kReagg = -1;    // nobody holds it: re-aggregate; >= 0: the lowest-rank holder forwards
+constexpr int kHeld = -2;   // every worker holds it: nothing to do
+constexpr int kReagg = -1;  // nobody holds it: re-aggregate; >= 0: the lowest-rank holder forwards
 
 enum class Part : uint8_t { undecided, known, failed };
 
 struct TreeState {
-  size_t n = 0;                 // vectors of this call on the tree
-  size_t ns = 0;                // status parts per round
-  size_t vp = 0;                // vectors per status part
-  std::vector<Slot> slots;      // the reserved VID range, in VID order
-  size_t sent = 0, settled = 0; // slots handled (sent or skipped); settled prefix (results in VID order)
+  size_t n = 0;                       // vectors of this call on the tree
+  size_t ns = 0;                      // status parts per round
+  size_t vp = 0;                      // vectors per status part
+  std::vector<Slot> slots;            // the reserved VID range, in VID order
+  size_t sent = 0, settled = 0;       // slots handled (sent or skipped); settled prefix (results in VID order)
   std::vector<size_t> frames_before;  // frames_before[i]: frames actually sent at positions < i
   // Slots known to have left the accelerator's queues: a result for a later or equal VID came
   // back. Only these free window credit; a slot given up by the status wait may still sit in
@@ -123,11 +123,11 @@ struct TreeState {
   // One extra frame per status wait without any result (like a TCP retransmission timeout
   // sending one segment): if a peer's contribution at the head of the window was lost, the
   // peer's next frame makes the accelerator drop the incomplete vector and results flow again.
-  size_t probes = 0;  // at most kMaxProbes: a worker never runs further ahead than that
-  std::vector<std::vector<Part>> part;      // [round][part]
-  std::vector<std::vector<int>> plan;       // [round][vector]: kHeld, kReagg or a holder rank
-  std::vector<bool> status_started;         // [round]: its first status part went out
-  std::vector<bool> part_done;              // [part]: a status showed every vector held by all
+  size_t probes = 0;                    // at most kMaxProbes: a worker never runs further ahead than that
+  std::vector<std::vector<Part>> part;  // [round][part]
+  std::vector<std::vector<int>> plan;   // [round][vector]: kHeld, kReagg or a holder rank
+  std::vector<bool> status_started;     // [round]: its first status part went out
+  std::vector<bool> part_done;          // [part]: a status showed every vector held by all
   size_t parts_done = 0;
   bool done = false;
   size_t held = 0;                  // vectors of this tree this worker holds
@@ -153,7 +153,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   auto elems_of = [&](size_t k) { return std::min(Cd, n - k * Cd); };
   const ref::FmtBits fb = ref::fmt_bits(p_.format);
   const size_t B = p_.format == ref::Fmt::fp32 ? 24 : static_cast<size_t>(fb.frac_bits + 1);  // ranks per element
-  const size_t G = (W + B - 1) / B;       // status elements per vector
+  const size_t G = (W + B - 1) / B;  // status elements per vector
   const uint32_t neg0 = ref::neg_zero(p_.format);
   auto encode = [&](double v) -> uint32_t {
     if (p_.format == ref::Fmt::fp32) return ref::float_to_bits(static_cast<float>(v));
@@ -165,8 +165,9 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     return ref::half_to_double(b, fb, false);
   };
   auto get_elem = [&](const uint8_t* p, size_t i) -> uint32_t {
-    if (es == 4) return uint32_t{p[4 * i]} | uint32_t{p[4 * i + 1]} << 8 | uint32_t{p[4 * i + 2]} << 16 |
-                        uint32_t{p[4 * i + 3]} << 24;
+    if (es == 4)
+      return uint32_t{p[4 * i]} | uint32_t{p[4 * i + 1]} << 8 | uint32_t{p[4 * i + 2]} << 16 |
+             uint32_t{p[4 * i + 3]} << 24;
     return uint32_t{p[2 * i]} | uint32_t{p[2 * i + 1]} << 8;
   };
   auto put_elem = [&](uint8_t* p, size_t i, uint32_t v) {
@@ -220,7 +221,8 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
 
   // With repair on, a worker can legitimately hear nothing for a few (long) status waits while
   // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
-  const auto timeout = std::chrono::milliseconds(repair ? std::max(p_.timeout_ms, 16 * p_.status_wait_ms) : p_.timeout_ms);
+  const auto timeout =
+      std::chrono::milliseconds(repair ? std::max(p_.timeout_ms, 16 * p_.status_wait_ms) : p_.timeout_ms);
   const auto status_wait = std::chrono::milliseconds(p_.status_wait_ms);
   // How long a worker that holds every result waits in silence before it leaves (it may have
   // missed the final status): several status waits, since a peer still repairing can need a
@@ -318,7 +320,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     if (sl.kind == Kind::status) {
       if (s.part_done[sl.index]) return 2;  // every worker held its vectors at an earlier status
       if (s.status_started[r]) return 1;
-      if (s.settled != s.sent) return 0;    // the round's status waits until everything before it settled
+      if (s.settled != s.sent) return 0;  // the round's status waits until everything before it settled
       s.status_started[r] = true;
       return 1;
     }
@@ -375,7 +377,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   auto take_repair = [&](size_t t, const Slot& sl, const uint8_t* pay) {
     TreeState& s = tr[t];
     const auto& pl = s.plan[static_cast<size_t>(sl.round)];
-    if (pl.empty() || pl[sl.index] == kHeld) return;  // a slot this worker has no plan for
+    if (pl.empty() || pl[sl.index] == kHeld) return;                     // a slot this worker has no plan for
     if (decode(get_elem(pay, C - 1)) != static_cast<double>(W)) return;  // not every worker took part
     const size_t k = sl.index * T + t;
     if (!have[k]) {
@@ -479,7 +481,9 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
         for (size_t u = 0; u < T; ++u) {
           const TreeState& z = tr[u];
           const Slot* nx = z.sent < z.slots.size() ? &z.slots[z.sent] : nullptr;
-          std::fprintf(stderr, "rank %d tree %zu: n %zu sent %zu settled %zu acked %zu inflight %zu probes %zu held %zu done %d next kind %d round %d index %zu cwnd %d\n",
+          std::fprintf(stderr,
+                       "rank %d tree %zu: n %zu sent %zu settled %zu acked %zu inflight %zu probes %zu held %zu done "
+                       "%d next kind %d round %d index %zu cwnd %d\n",
                        p_.rank, u, z.n, z.sent, z.settled, z.acked, z.inflight(), z.probes, z.held, z.done,
                        nx ? static_cast<int>(nx->kind) : -1, nx ? nx->round : -1, nx ? nx->index : 0, cc_[u].allowed());
         }
@@ -572,8 +576,8 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
           const size_t pos = z.n + static_cast<size_t>(r) * (z.ns + z.n) + z.ns + j;
           std::fprintf(stderr, " r%d[part %d plan %d slot sent %d skipped %d lost %d]", r,
                        static_cast<int>(z.part[static_cast<size_t>(r)][j / z.vp]),
-                       z.plan[static_cast<size_t>(r)].empty() ? -9 : z.plan[static_cast<size_t>(r)][j],
-                       pos < z.sent, z.slots[pos].skipped, z.slots[pos].lost);
+                       z.plan[static_cast<size_t>(r)].empty() ? -9 : z.plan[static_cast<size_t>(r)][j], pos < z.sent,
+                       z.slots[pos].skipped, z.slots[pos].lost);
         }
         std::fprintf(stderr, "\n");
       }

@@ -27,12 +27,12 @@ struct AllReduceError : std::runtime_error {
 
 // Window and congestion-control parameters (per tree).
 struct WindowParams {
-  double init = 4;        // initial window, vectors in flight
-  double min = 1;         // floor of the window
-  double max = 8;         // ceiling: T * max frames must fit the accelerator's contribution
-                          // pool (docs/host.md: 12 for the default 64 KiB, 8-context design)
-  double gain = 1.0 / 16; // DCTCP g
-  bool cc = true;         // false: fixed window = init
+  double init = 4;         // initial window, vectors in flight
+  double min = 1;          // floor of the window
+  double max = 8;          // ceiling: T * max frames must fit the accelerator's contribution
+                           // pool (docs/host.md: 12 for the default 64 KiB, 8-context design)
+  double gain = 1.0 / 16;  // DCTCP g
+  bool cc = true;          // false: fixed window = init
 };
 
 // DCTCP-style window from the ECN marks of the results (docs/host.md). A "window" is the
@@ -58,27 +58,27 @@ class Dctcp {
 
 struct JobParams {
   uint16_t jid = 0;
-  int rank = 0;            // 0..world-1, carried in RANK
+  int rank = 0;  // 0..world-1, carried in RANK
   int world = 1;
-  int trees = 1;           // T: TIDs 0..T-1
-  int elem_bytes = 4;      // ES: 4 (fp32) or 2 (bf16/fp16)
+  int trees = 1;                     // T: TIDs 0..T-1
+  int elem_bytes = 4;                // ES: 4 (fp32) or 2 (bf16/fp16)
   ref::Fmt format = ref::Fmt::fp32;  // must match elem_bytes; used by loss repair's encodings
-  int count = 362;         // COUNT per vector: <= min(MAX_ELEMS, (MTU - 50) / ES)
-  uint32_t first_vid = 0;  // VID of the first vector of every tree (0 after enabling the context)
+  int count = 362;                   // COUNT per vector: <= min(MAX_ELEMS, (MTU - 50) / ES)
+  uint32_t first_vid = 0;            // VID of the first vector of every tree (0 after enabling the context)
   std::vector<uint32_t> first_vids;  // per tree (size T) instead of first_vid, when not empty
   WindowParams window;
-  int timeout_ms = 2000;   // no new result for this long while waiting: AllReduceError
+  int timeout_ms = 2000;  // no new result for this long while waiting: AllReduceError
   // Loss repair (docs/host.md): rounds reserved per call and tree (0: off, a loss ends the call
   // with AllReduceError), repair slots per round, and how long a worker waits for a round's
   // status (or for the results before it) before going on without it.
   int repair_rounds = 16;
-  int repair_slots = 8;     // unused since every vector has a slot in every round (kept for the API)
+  int repair_slots = 8;  // unused since every vector has a slot in every round (kept for the API)
   int status_wait_ms = 200;
   // Addressing of the frames built here (raw backends use them as they are; udp replaces L2-L4).
   wire::Mac eth_dst{0x02, 0xaa, 0, 0, 0, 1}, eth_src{0x02, 0, 0, 0, 0, 1};
   wire::Ipv4 ip_src = 0, ip_dst = 0;
   uint16_t agg_port = wire::kDefaultAggPort;
-  uint8_t ecn = 0b10;      // ECT(0) on every contribution
+  uint8_t ecn = 0b10;  // ECT(0) on every contribution
 
   // Throws AllReduceError with one line when a parameter is out of range.
   void validate() const;
@@ -89,12 +89,12 @@ struct JobParams {
 struct Stats {
   uint64_t calls = 0, vectors_sent = 0, results = 0, results_ce = 0, ignored = 0, duplicates = 0;
   uint64_t lost = 0, repaired = 0, repair_rounds = 0;  // vectors seen lost, recovered; rounds used
-  uint64_t bytes_reduced = 0;  // payload bytes of this worker's buffers
+  uint64_t bytes_reduced = 0;                          // payload bytes of this worker's buffers
   // Evidence for ECN checks: (tree, VID) of every in-order result marked CE, and of every slot
   // settled without an in-order result (lost or skipped). Workers must agree on the marks of
   // every VID that none of them settled without its result.
   std::vector<std::pair<uint32_t, uint32_t>> ce_vids, unseen_vids;
-  double seconds = 0;          // time spent inside reduce calls
+  double seconds = 0;  // time spent inside reduce calls
 };
 
 class AllReduce {
@@ -103,8 +103,8 @@ class AllReduce {
 
   // Sums n elements in place with the job's other workers (every worker calls with the same n).
   void reduce_f32(float* data, size_t n);
-  void reduce_u16(uint16_t* data, size_t n);   // bf16 / fp16 bit patterns (elem_bytes = 2)
-  void reduce_raw(uint8_t* data, size_t n);    // n elements of elem_bytes, little-endian
+  void reduce_u16(uint16_t* data, size_t n);  // bf16 / fp16 bit patterns (elem_bytes = 2)
+  void reduce_raw(uint8_t* data, size_t n);   // n elements of elem_bytes, little-endian
 
   const Stats& stats() const { return stats_; }
   uint32_t next_vid(int tree) const { return next_vid_.at(static_cast<size_t>(tree)); }

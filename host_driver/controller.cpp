@@ -92,8 +92,8 @@ std::string check_identity(const RegLayout& l, const std::function<uint32_t(uint
     if (name == "ID") continue;
     const uint32_t got = read(l.g(name));
     if (got != want) {
-      std::snprintf(b, sizeof b, "%s reads %u (0x%X), the register map says %u (0x%X)", name.c_str(), got, got,
-                    want, want);
+      std::snprintf(b, sizeof b, "%s reads %u (0x%X), the register map says %u (0x%X)", name.c_str(), got, got, want,
+                    want);
       return b;
     }
   }
@@ -109,7 +109,8 @@ nlohmann::ordered_json read_counters(const RegLayout& l, const std::function<uin
   j["ports"] = nlohmann::ordered_json::array();
   for (int p = 0; p < l.ports; ++p) {
     nlohmann::ordered_json o;
-    for (const auto& [n, off] : l.port_counters) o[n] = r64(l.port_base + static_cast<uint32_t>(p) * l.port_stride + off);
+    for (const auto& [n, off] : l.port_counters)
+      o[n] = r64(l.port_base + static_cast<uint32_t>(p) * l.port_stride + off);
     j["ports"].push_back(o);
   }
   j["contexts"] = nlohmann::ordered_json::array();
@@ -167,8 +168,8 @@ void check_slot(const RegLayout& l, const CtxSlot& s) {
   if (e.members.empty()) throw std::runtime_error(where + "no member ports");
   for (int p : e.members)
     if (p < 0 || p >= l.ports)
-      throw std::runtime_error(where + "member port " + std::to_string(p) + " out of range: the design has PORTS = " +
-                               std::to_string(l.ports));
+      throw std::runtime_error(where + "member port " + std::to_string(p) +
+                               " out of range: the design has PORTS = " + std::to_string(l.ports));
   if (!e.multicast) {
     if (e.upstream_port < 0 || e.upstream_port >= l.ports)
       throw std::runtime_error(where + "upstream port " + std::to_string(e.upstream_port) +
@@ -235,7 +236,8 @@ std::vector<RegWrite> plan_writes(const RegLayout& l, const ProgramPlan& p) {
     const wire::Mac gm = up ? wire::Mac{} : e.group_mac;
     put(l.c(c, "CTX_GROUP_MAC_HI"), mac_hi(gm), n + "group MAC " + (up ? "(unused)" : wire::mac_to_string(gm)));
     put(l.c(c, "CTX_GROUP_MAC_LO"), mac_lo(gm), n + "group MAC low");
-    put(l.c(c, "CTX_GROUP_IP"), up ? 0 : e.group_ip, n + "group IP " + (up ? "(unused)" : wire::ipv4_to_string(e.group_ip)));
+    put(l.c(c, "CTX_GROUP_IP"), up ? 0 : e.group_ip,
+        n + "group IP " + (up ? "(unused)" : wire::ipv4_to_string(e.group_ip)));
     const wire::Mac om = up ? e.src_mac : wire::Mac{};
     put(l.c(c, "CTX_OWN_MAC_HI"), mac_hi(om), n + "own MAC " + (up ? wire::mac_to_string(om) : "(unused)"));
     put(l.c(c, "CTX_OWN_MAC_LO"), mac_lo(om), n + "own MAC low");

@@ -17,7 +17,8 @@ namespace panama::host {
 class LoopbackFabric : public Fabric {
  public:
   explicit LoopbackFabric(int ports)
-      : links_(static_cast<size_t>(ports)), loss_(static_cast<size_t>(ports), 0.0),
+      : links_(static_cast<size_t>(ports)),
+        loss_(static_cast<size_t>(ports), 0.0),
         up_loss_(static_cast<size_t>(ports), 0.0) {}
   int ports() const override { return static_cast<int>(links_.size()); }
   bool try_recv(int port, wire::Bytes& f) override {

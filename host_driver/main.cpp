@@ -132,7 +132,7 @@ class ProgressTransport : public Transport {
 
 struct WorkerOpts {
   std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress,
-      job_desc;
+                              job_desc;
   bool format_given = false;
   double progress_interval = 0.1;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
@@ -239,7 +239,8 @@ int run_worker(const WorkerOpts& o) {
   std::unique_ptr<Transport> tr;
   const wire::Ipv4 agg_ip = wire::parse_ipv4(o.agg_ip), group_ip = wire::parse_ipv4(o.group_ip);
   if (o.backend == "udp") {
-    if (!o.agg_mac.empty() || !o.eal.empty()) throw std::runtime_error("--agg-mac and --eal are for --backend tins|dpdk");
+    if (!o.agg_mac.empty() || !o.eal.empty())
+      throw std::runtime_error("--agg-mac and --eal are for --backend tins|dpdk");
     UdpParams up;
     up.iface = o.iface;
     up.port = static_cast<uint16_t>(o.port);
@@ -287,7 +288,7 @@ int run_worker(const WorkerOpts& o) {
   j["vectors_sent"] = s.vectors_sent;
   j["results"] = s.results;
   j["results_ce"] = s.results_ce;
-  j["ce_vids"] = s.ce_vids;          // [[tree, vid], ...]
+  j["ce_vids"] = s.ce_vids;  // [[tree, vid], ...]
   j["unseen_vids"] = s.unseen_vids;
   j["ignored"] = s.ignored;
   j["duplicates"] = s.duplicates;
@@ -298,8 +299,8 @@ int run_worker(const WorkerOpts& o) {
   j["goodput_mbps"] = s.seconds > 0 ? s.bytes_reduced * 8 / s.seconds / 1e6 : 0.0;
   j["trees"] = nlohmann::ordered_json::array();
   for (int t = 0; t < p.trees; ++t)
-    j["trees"].push_back({{"tid", t}, {"next_vid", ar.next_vid(t)}, {"cwnd", ar.window(t).cwnd()},
-                          {"alpha", ar.window(t).alpha()}});
+    j["trees"].push_back(
+        {{"tid", t}, {"next_vid", ar.next_vid(t)}, {"cwnd", ar.window(t).cwnd()}, {"alpha", ar.window(t).alpha()}});
   if (!o.stats.empty()) {
     std::ofstream st(o.stats);
     if (!st) throw std::runtime_error("cannot write " + o.stats);
@@ -447,16 +448,16 @@ int run_switch(const SwitchOpts& o) {
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
-  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(),
-               ctx.contexts.size(), o.engine == "model" ? "SystemC model" : "Verilated RTL");
+  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
+               o.engine == "model" ? "SystemC model" : "Verilated RTL");
   // The loop runs in slices so that counters can be exported and --duration honoured.
   const auto start = Clock::now();
   nlohmann::ordered_json j, last_acc;
   std::atomic<bool> slice_stop{false};
   for (;;) {
     // One slice: run until the export interval or a signal.
-    const auto slice_end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(o.export_interval));
+    const auto slice_end =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.export_interval));
     struct SliceFabric : Fabric {
       Fabric& f;
       Clock::time_point end;
@@ -511,7 +512,7 @@ int run_switch(const SwitchOpts& o) {
 
 struct ControllerOpts {
   std::string regmap, contexts, writes, control, members, mode = "multicast", group_mac, group_ip, src_mac, src_ip,
-      disable, apply, tids, job_out;
+                                                          disable, apply, tids, job_out;
   int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
   uint32_t timeout_cycles = 0;
   bool no_enable = false, show = false, counters = false, json = false;
@@ -527,7 +528,8 @@ std::vector<int> int_list(const std::string& s, const char* what) {
     } catch (const std::exception&) {
       used = 0;
     }
-    if (x.empty() || used != x.size() || n < 0) throw std::runtime_error(std::string(what) + ": '" + x + "' is not a number");
+    if (x.empty() || used != x.size() || n < 0)
+      throw std::runtime_error(std::string(what) + ": '" + x + "' is not a number");
     v.push_back(n);
   }
   return v;
@@ -596,7 +598,8 @@ int run_controller(const ControllerOpts& o) {
     for (auto& x : parse_writes(ss.str())) w.push_back(std::move(x));
   }
   if (w.empty() && !o.show && !o.counters && o.job_out.empty())
-    throw std::runtime_error("nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --show or --counters");
+    throw std::runtime_error(
+        "nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --show or --counters");
   if (o.control.empty()) {
     if (o.writes.empty() && o.job_out.empty())
       throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH (live)");
@@ -655,7 +658,8 @@ int run_controller(const ControllerOpts& o) {
   int bad = 0;
   if (!plan.program.empty() || !plan.disable.empty()) {
     std::vector<uint32_t> status;
-    const auto table = read_table(l, [&](uint32_t a) { return cc->read(a); }, &status);
+    const auto table = read_table(
+        l, [&](uint32_t a) { return cc->read(a); }, &status);
     for (const auto& s : plan.program) {
       const uint32_t st = status[static_cast<size_t>(s.first)];
       if (!plan.enable) continue;
@@ -717,13 +721,15 @@ int main(int argc, char** argv) {
                  "tins/dpdk: eth.dst of contributions (default: the kernel's neighbour entry for the aggregator "
                  "or its gateway, else ARP)");
   wk->add_option("--eal", w.eal,
-                 "dpdk: EAL arguments as one value (--eal=\"...\"), blank-separated, replacing the default (--no-huge -m 64 --no-pci "
+                 "dpdk: EAL arguments as one value (--eal=\"...\"), blank-separated, replacing the default (--no-huge "
+                 "-m 64 --no-pci "
                  "--no-shconf --vdev=net_af_packet0,iface=IF ...; docs/host.md)");
   wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
   wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
   wk->add_option("--port", w.port, "aggregation UDP port")->default_val(9056)->check(CLI::Range(1, 65535));
   wk->add_option("--format", w.format, "element format fp32|bf16|fp16 (default: the job description's, else fp32)");
-  wk->add_option("--job-desc", w.job_desc, "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
+  wk->add_option("--job-desc", w.job_desc,
+                 "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
   wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
   wk->add_option("--max-elems", w.max_elems, "accelerator MAX_ELEMS (default floor(1450/ES))")
       ->check(CLI::Range(1, 65535));
@@ -748,7 +754,9 @@ int main(int argc, char** argv) {
   wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
   wk->add_option("--stats", w.stats, "write statistics as JSON here");
   wk->add_option("--progress", w.progress, "write a CSV line every --progress-interval: goodput, tx rate, windows");
-  wk->add_option("--progress-interval", w.progress_interval, "seconds")->default_val(0.1)->check(CLI::Range(0.001, 60.0));
+  wk->add_option("--progress-interval", w.progress_interval, "seconds")
+      ->default_val(0.1)
+      ->check(CLI::Range(0.001, 60.0));
 
   SwitchOpts s;
   auto* sw = app.add_subcommand("switch", "switch stand-in: accelerator engine + switch chip on interfaces");

@@ -59,7 +59,7 @@ bool kernel_neighbour(const std::string& iface, wire::Ipv4 ip, wire::Mac& mac, b
     try {
       if (wire::parse_ipv4(a) != ip) continue;
       const unsigned long fl = std::stoul(flags, nullptr, 16);
-      if (!(fl & 0x2)) continue;  // ATF_COM: resolved
+      if (!(fl & 0x2)) continue;             // ATF_COM: resolved
       if (permanent) *permanent = fl & 0x4;  // ATF_PERM
       mac = wire::parse_mac(hw);
       return mac != wire::Mac{};
@@ -145,8 +145,8 @@ wire::Ipv4 next_hop(const std::string& iface, wire::Ipv4 dst) {
 }
 
 wire::Mac group_mac(wire::Ipv4 g) {
-  return wire::Mac{0x01, 0x00, 0x5e, static_cast<uint8_t>((g >> 16) & 0x7f), static_cast<uint8_t>(g >> 8),
-                   static_cast<uint8_t>(g)};
+  return wire::Mac{
+      0x01, 0x00, 0x5e, static_cast<uint8_t>((g >> 16) & 0x7f), static_cast<uint8_t>(g >> 8), static_cast<uint8_t>(g)};
 }
 
 bool is_result_frame(const uint8_t* f, size_t len, wire::Ipv4 group, uint16_t port) {

@@ -12,12 +12,12 @@
 namespace panama::host {
 
 struct RawParams {
-  std::string iface;            // interface towards the accelerator
-  wire::Ipv4 agg_ip = 0;        // the aggregator's (tree root's) address: ipv4.dst of contributions
-  wire::Ipv4 group_ip = 0;      // the job's group address: ipv4.dst of results
+  std::string iface;        // interface towards the accelerator
+  wire::Ipv4 agg_ip = 0;    // the aggregator's (tree root's) address: ipv4.dst of contributions
+  wire::Ipv4 group_ip = 0;  // the job's group address: ipv4.dst of results
   uint16_t port = wire::kDefaultAggPort;
-  std::string agg_mac;          // eth.dst of contributions; empty: resolved (resolve_next_hop)
-  std::string eal;              // dpdk: EAL arguments; empty: derived from iface (dpdk_transport.h)
+  std::string agg_mac;  // eth.dst of contributions; empty: resolved (resolve_next_hop)
+  std::string eal;      // dpdk: EAL arguments; empty: derived from iface (dpdk_transport.h)
 };
 
 // What the raw-frame backends (tins, dpdk) have in common: their parameters and the addresses the

@@ -101,9 +101,7 @@ class RtlEngine : public Engine {
       throw std::runtime_error("RTL engine: unexpected reply '" + r.substr(0, 80) + "' to counters");
     }
   }
-  void reg_write(uint32_t a, uint32_t v) override {
-    command("write " + std::to_string(a) + " " + std::to_string(v));
-  }
+  void reg_write(uint32_t a, uint32_t v) override { command("write " + std::to_string(a) + " " + std::to_string(v)); }
   uint32_t reg_read(uint32_t a) override {
     send("read " + std::to_string(a));
     const std::string r = line();

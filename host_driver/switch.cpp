@@ -68,7 +68,11 @@ std::unique_ptr<Engine> make_model_engine(const Config& cfg, const wire::CtxFile
 // SwitchChip
 
 SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
-    : ports_(ports), ctx_(ctx), p_(p), q_(static_cast<size_t>(ports)), busy_until_(static_cast<size_t>(ports)),
+    : ports_(ports),
+      ctx_(ctx),
+      p_(p),
+      q_(static_cast<size_t>(ports)),
+      busy_until_(static_cast<size_t>(ports)),
       ctr_(static_cast<size_t>(ports)) {
   if (ports < 1) throw std::runtime_error("the switch needs at least one port");
   if (p.rate_mbps < 0) throw std::runtime_error("drain rate must be >= 0");

@@ -41,8 +41,8 @@ class Engine {
   virtual ~Engine() = default;
   virtual int ports() const = 0;
   virtual void inject(int port, wire::Bytes frame) = 0;
-  virtual void run_until_idle() = 0;           // process everything injected so far
-  virtual void advance(uint64_t cycles) = 0;   // let time pass (context timeouts)
+  virtual void run_until_idle() = 0;          // process everything injected so far
+  virtual void advance(uint64_t cycles) = 0;  // let time pass (context timeouts)
   virtual std::vector<EngineOut> take_outputs() = 0;
   virtual nlohmann::ordered_json counters() = 0;
   virtual uint64_t cycles() const = 0;
@@ -62,9 +62,9 @@ std::unique_ptr<Engine> make_rtl_engine(const std::string& rtl_dir, const std::s
 wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports);
 
 struct ChipParams {
-  double rate_mbps = 0;     // drain rate of every egress queue; 0 = as fast as the fabric takes
-  int ecn_threshold = 85;   // CE on ECT frames arriving at a queue holding more than this many
-  int queue_limit = 1000;   // tail drop above this many frames
+  double rate_mbps = 0;    // drain rate of every egress queue; 0 = as fast as the fabric takes
+  int ecn_threshold = 85;  // CE on ECT frames arriving at a queue holding more than this many
+  int queue_limit = 1000;  // tail drop above this many frames
   // Fault injection: each frame received from or sent to a port in loss_ports (empty: every
   // port) is dropped with probability loss (seeded, counted `injected_drops`).
   double loss = 0;
@@ -76,9 +76,8 @@ struct ChipParams {
 };
 
 struct PortCounters {
-  uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0,
-           max_queue = 0, flooded = 0, filtered = 0, injected_drops = 0,
-           injected_dups = 0;
+  uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0, max_queue = 0,
+           flooded = 0, filtered = 0, injected_drops = 0, injected_dups = 0;
 };
 
 class SwitchChip {
@@ -130,7 +129,7 @@ class Fabric {
 struct StandInParams {
   ChipParams chip;
   uint64_t idle_cycles_per_ms = 0;  // simulated cycles per quiet ms (lets context timeouts fire)
-  int max_batch = 256;                  // frames received per port per round
+  int max_batch = 256;              // frames received per port per round
   // Called once per loop round from the loop's thread (the control socket).
   std::function<void(Engine&, SwitchChip&)> control;
 };

@@ -106,8 +106,9 @@ bool TinsTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
       return true;
     }
     const int n = pcap_dispatch(d_->sniffer->get_pcap_handle(), 64, on_frame, reinterpret_cast<u_char*>(&ctx));
-    if (n < 0) throw TransportError(std::string("tins: capture on ") + p_.iface + ": " +
-                                    pcap_geterr(d_->sniffer->get_pcap_handle()));
+    if (n < 0)
+      throw TransportError(std::string("tins: capture on ") + p_.iface + ": " +
+                           pcap_geterr(d_->sniffer->get_pcap_handle()));
     if (n > 0) continue;
     const auto now = Clock::now();
     if (now >= deadline) return false;

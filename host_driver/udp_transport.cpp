@@ -14,16 +14,15 @@
 namespace panama::host {
 
 namespace {
-[[noreturn]] void fail(const std::string& what) {
-  throw TransportError("udp: " + what + ": " + std::strerror(errno));
-}
+[[noreturn]] void fail(const std::string& what) { throw TransportError("udp: " + what + ": " + std::strerror(errno)); }
 }  // namespace
 
 UdpTransport::UdpTransport(const UdpParams& p) : p_(p) {
   if (p.iface.empty() || p.iface.size() >= IFNAMSIZ) throw TransportError("udp: bad interface name '" + p.iface + "'");
   const unsigned ifindex = if_nametoindex(p.iface.c_str());
   if (ifindex == 0) throw TransportError("udp: no interface '" + p.iface + "'");
-  if ((p.group_ip >> 28) != 0xE) throw TransportError("udp: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
+  if ((p.group_ip >> 28) != 0xE)
+    throw TransportError("udp: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
   if (p.agg_ip == 0) throw TransportError("udp: no aggregator address");
   // The interface's IPv4 address (the source of our contributions).
   ifaddrs* ifa = nullptr;

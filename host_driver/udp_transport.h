@@ -12,11 +12,11 @@
 namespace panama::host {
 
 struct UdpParams {
-  std::string iface;            // interface to join the group on and send from
-  wire::Ipv4 agg_ip = 0;        // the aggregator's (tree root's) address
-  wire::Ipv4 group_ip = 0;      // the job's group address (224.0.0.0/4)
+  std::string iface;        // interface to join the group on and send from
+  wire::Ipv4 agg_ip = 0;    // the aggregator's (tree root's) address
+  wire::Ipv4 group_ip = 0;  // the job's group address (224.0.0.0/4)
   uint16_t port = wire::kDefaultAggPort;
-  int rcvbuf = 8 << 20;         // SO_RCVBUF request, bytes
+  int rcvbuf = 8 << 20;  // SO_RCVBUF request, bytes
 };
 
 class UdpTransport : public Transport {

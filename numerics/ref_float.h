@@ -26,9 +26,12 @@ struct FmtBits {
 
 inline FmtBits fmt_bits(Fmt f) {
   switch (f) {
-    case Fmt::fp32: return {32, 8, 23, 0x7FC00000u};
-    case Fmt::bf16: return {16, 8, 7, 0x7FC0u};
-    case Fmt::fp16: return {16, 5, 10, 0x7E00u};
+    case Fmt::fp32:
+      return {32, 8, 23, 0x7FC00000u};
+    case Fmt::bf16:
+      return {16, 8, 7, 0x7FC0u};
+    case Fmt::fp16:
+      return {16, 5, 10, 0x7E00u};
   }
   return {32, 8, 23, 0x7FC00000u};
 }

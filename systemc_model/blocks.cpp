@@ -108,18 +108,41 @@ void RegFile::write(uint32_t addr, uint32_t data) {
       return;
     }
     switch (off) {
-      case RegMap::kCtxJid: c.jid = static_cast<uint16_t>(data); return;
-      case RegMap::kCtxTid: c.tid = static_cast<uint8_t>(data); return;
-      case RegMap::kCtxMode: c.upstream = data & 1; return;
-      case RegMap::kCtxUpstreamPort: c.upstream_port = static_cast<uint8_t>(data); return;
-      case RegMap::kCtxGroupMacHi: set_mac_hi(c.group_mac, data); return;
-      case RegMap::kCtxGroupMacLo: set_mac_lo(c.group_mac, data); return;
-      case RegMap::kCtxGroupIp: c.group_ip = data; return;
-      case RegMap::kCtxOwnMacHi: set_mac_hi(c.own_mac, data); return;
-      case RegMap::kCtxOwnMacLo: set_mac_lo(c.own_mac, data); return;
-      case RegMap::kCtxOwnIp: c.own_ip = data; return;
-      case RegMap::kCtxTimeout: c.timeout = data; return;
-      default: break;
+      case RegMap::kCtxJid:
+        c.jid = static_cast<uint16_t>(data);
+        return;
+      case RegMap::kCtxTid:
+        c.tid = static_cast<uint8_t>(data);
+        return;
+      case RegMap::kCtxMode:
+        c.upstream = data & 1;
+        return;
+      case RegMap::kCtxUpstreamPort:
+        c.upstream_port = static_cast<uint8_t>(data);
+        return;
+      case RegMap::kCtxGroupMacHi:
+        set_mac_hi(c.group_mac, data);
+        return;
+      case RegMap::kCtxGroupMacLo:
+        set_mac_lo(c.group_mac, data);
+        return;
+      case RegMap::kCtxGroupIp:
+        c.group_ip = data;
+        return;
+      case RegMap::kCtxOwnMacHi:
+        set_mac_hi(c.own_mac, data);
+        return;
+      case RegMap::kCtxOwnMacLo:
+        set_mac_lo(c.own_mac, data);
+        return;
+      case RegMap::kCtxOwnIp:
+        c.own_ip = data;
+        return;
+      case RegMap::kCtxTimeout:
+        c.timeout = data;
+        return;
+      default:
+        break;
     }
     if (off >= RegMap::kCtxMembers && off < RegMap::kCtxMembers + 4u * map_.member_words && off % 4 == 0) {
       const int k = static_cast<int>((off - RegMap::kCtxMembers) / 4);
@@ -131,44 +154,74 @@ void RegFile::write(uint32_t addr, uint32_t data) {
 
 uint32_t RegFile::read(uint32_t addr) {
   switch (addr) {
-    case RegMap::kId: return RegMap::kIdValue;
-    case RegMap::kVersion: return RegMap::kVersionValue;
-    case RegMap::kPorts: return static_cast<uint32_t>(cfg_.in.ports);
-    case RegMap::kContexts: return static_cast<uint32_t>(cfg_.in.contexts);
-    case RegMap::kBusBits: return static_cast<uint32_t>(cfg_.bus_bits);
-    case RegMap::kMaxElems: return static_cast<uint32_t>(cfg_.max_elems);
+    case RegMap::kId:
+      return RegMap::kIdValue;
+    case RegMap::kVersion:
+      return RegMap::kVersionValue;
+    case RegMap::kPorts:
+      return static_cast<uint32_t>(cfg_.in.ports);
+    case RegMap::kContexts:
+      return static_cast<uint32_t>(cfg_.in.contexts);
+    case RegMap::kBusBits:
+      return static_cast<uint32_t>(cfg_.bus_bits);
+    case RegMap::kMaxElems:
+      return static_cast<uint32_t>(cfg_.max_elems);
     case RegMap::kFormat:
       return static_cast<uint32_t>(cfg_.in.format) | (cfg_.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
              (cfg_.exact_sum() ? 0x200u : 0u);
-    case RegMap::kBufferBytes: return static_cast<uint32_t>(cfg_.buffer_bytes);
-    case RegMap::kAggPort: return agg_port_;
-    case RegMap::kAggTxFramesLo: return read_counter(agg_tx_, false);
-    case RegMap::kAggTxFramesHi: return read_counter(agg_tx_, true);
-    default: break;
+    case RegMap::kBufferBytes:
+      return static_cast<uint32_t>(cfg_.buffer_bytes);
+    case RegMap::kAggPort:
+      return agg_port_;
+    case RegMap::kAggTxFramesLo:
+      return read_counter(agg_tx_, false);
+    case RegMap::kAggTxFramesHi:
+      return read_counter(agg_tx_, true);
+    default:
+      break;
   }
   if (addr >= map_.ctx_base && addr < map_.ctx_base + static_cast<uint32_t>(ctxs_.size()) * map_.ctx_stride) {
     const Ctx& c = ctxs_[(addr - map_.ctx_base) / map_.ctx_stride];
     const uint32_t off = (addr - map_.ctx_base) % map_.ctx_stride;
     switch (off) {
-      case RegMap::kCtxCtrl: return c.enabled ? 1u : 0u;
-      case RegMap::kCtxStatus: return c.status | (c.enabled ? RegMap::kStEnabled : 0u);
-      case RegMap::kCtxJid: return c.jid;
-      case RegMap::kCtxTid: return c.tid;
-      case RegMap::kCtxMode: return c.upstream ? 1u : 0u;
-      case RegMap::kCtxUpstreamPort: return c.upstream_port;
-      case RegMap::kCtxGroupMacHi: return mac_hi(c.group_mac);
-      case RegMap::kCtxGroupMacLo: return mac_lo(c.group_mac);
-      case RegMap::kCtxGroupIp: return c.group_ip;
-      case RegMap::kCtxOwnMacHi: return mac_hi(c.own_mac);
-      case RegMap::kCtxOwnMacLo: return mac_lo(c.own_mac);
-      case RegMap::kCtxOwnIp: return c.own_ip;
-      case RegMap::kCtxTimeout: return c.timeout;
-      case RegMap::kCtxExpectedVid: return c.expected_vid;
-      case RegMap::kCtxCompletedLo: return read_counter(c.completed, false);
-      case RegMap::kCtxCompletedHi: return read_counter(c.completed, true);
-      case RegMap::kCtxDroppedLo: return read_counter(c.dropped, false);
-      case RegMap::kCtxDroppedHi: return read_counter(c.dropped, true);
-      default: break;
+      case RegMap::kCtxCtrl:
+        return c.enabled ? 1u : 0u;
+      case RegMap::kCtxStatus:
+        return c.status | (c.enabled ? RegMap::kStEnabled : 0u);
+      case RegMap::kCtxJid:
+        return c.jid;
+      case RegMap::kCtxTid:
+        return c.tid;
+      case RegMap::kCtxMode:
+        return c.upstream ? 1u : 0u;
+      case RegMap::kCtxUpstreamPort:
+        return c.upstream_port;
+      case RegMap::kCtxGroupMacHi:
+        return mac_hi(c.group_mac);
+      case RegMap::kCtxGroupMacLo:
+        return mac_lo(c.group_mac);
+      case RegMap::kCtxGroupIp:
+        return c.group_ip;
+      case RegMap::kCtxOwnMacHi:
+        return mac_hi(c.own_mac);
+      case RegMap::kCtxOwnMacLo:
+        return mac_lo(c.own_mac);
+      case RegMap::kCtxOwnIp:
+        return c.own_ip;
+      case RegMap::kCtxTimeout:
+        return c.timeout;
+      case RegMap::kCtxExpectedVid:
+        return c.expected_vid;
+      case RegMap::kCtxCompletedLo:
+        return read_counter(c.completed, false);
+      case RegMap::kCtxCompletedHi:
+        return read_counter(c.completed, true);
+      case RegMap::kCtxDroppedLo:
+        return read_counter(c.dropped, false);
+      case RegMap::kCtxDroppedHi:
+        return read_counter(c.dropped, true);
+      default:
+        break;
     }
     if (off >= RegMap::kCtxMembers && off < RegMap::kCtxMembers + 4u * map_.member_words && off % 4 == 0)
       return c.members[(off - RegMap::kCtxMembers) / 4];
@@ -335,8 +388,8 @@ void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, co
 // =============================================================================================
 // TxPort
 
-TxPort::TxPort(sc_core::sc_module_name n, const Config& cfg, int port, RegFile& regs, PortBuffer& buf,
-               uint64_t seed, int bp_pct, std::vector<OutFrame>& out)
+TxPort::TxPort(sc_core::sc_module_name n, const Config& cfg, int port, RegFile& regs, PortBuffer& buf, uint64_t seed,
+               int bp_pct, std::vector<OutFrame>& out)
     : sc_module(n),
       cfg_(cfg),
       port_(port),
@@ -408,9 +461,12 @@ ResultBuilder::ResultBuilder(sc_core::sc_module_name n, const Config& cfg, AggTx
 
 static ref::Fmt ref_fmt(Format f) {
   switch (f) {
-    case Format::fp32: return ref::Fmt::fp32;
-    case Format::bf16: return ref::Fmt::bf16;
-    case Format::fp16: return ref::Fmt::fp16;
+    case Format::fp32:
+      return ref::Fmt::fp32;
+    case Format::bf16:
+      return ref::Fmt::bf16;
+    case Format::fp16:
+      return ref::Fmt::fp16;
   }
   return ref::Fmt::fp32;
 }

@@ -109,7 +109,7 @@ class PortBuffer : public sc_core::sc_module {
   void push_contrib(int c, Held h, uint64_t now);
   std::deque<Held>& bypass() { return bypass_; }
   std::deque<Held>& queue(int c) { return queues_[c]; }
-  void pop_bypass();                 // frees the head's bytes
+  void pop_bypass();                      // frees the head's bytes
   void pop_contrib(int c, uint64_t now);  // frees the head's bytes, next head starts waiting
   uint64_t queued_contribs() const;
 

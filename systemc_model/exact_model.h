@@ -21,8 +21,10 @@ class Sum {
     const bool neg = (x >> (W - 1)) & 1u;
     const uint32_t ef = (x >> F_) & ((1u << E_) - 1), fr = x & ((1u << F_) - 1);
     if (ef == (1u << E_) - 1) {
-      if (fr) nan_ = true;
-      else (neg ? ninf_ : pinf_) = true;
+      if (fr)
+        nan_ = true;
+      else
+        (neg ? ninf_ : pinf_) = true;
       only_neg_zero_ = false;
       return;
     }
@@ -33,7 +35,7 @@ class Sum {
     only_neg_zero_ = false;
     const int64_t sig = ef ? static_cast<int64_t>(fr | (1u << F_)) : fr;
     const int pos = ef ? static_cast<int>(ef) - 1 : 0;  // in units of the smallest subnormal
-    const int64_t v = sig << (pos % 32);                 // < 2^56
+    const int64_t v = sig << (pos % 32);                // < 2^56
     const size_t k = static_cast<size_t>(pos / 32);
     const int64_t lo = v & 0xFFFFFFFF, hi = v >> 32;
     d_[k] += neg ? -lo : lo;
@@ -72,9 +74,9 @@ class Sum {
     for (int b = top; b >= low; --b) win = (win << 1) | bit(b);
     for (int b = 0; b < low && !sticky; ++b) sticky = bit(b);
     // The result's grid: F + 1 bits below the leading one, never finer than the subnormal grid.
-    const int grid = top - F_ > 0 ? top - F_ : 0;  // bit index of the result's unit
+    const int grid = top - F_ > 0 ? top - F_ : 0;                      // bit index of the result's unit
     if (top < F_) return ftz_ ? sg : sg | static_cast<uint32_t>(win);  // subnormal: exact
-    const int drop = grid - low;                                      // window bits below the unit
+    const int drop = grid - low;                                       // window bits below the unit
     uint64_t q = drop > 0 ? win >> drop : win;
     if (drop > 0) {
       const uint64_t rem = win & ((uint64_t{1} << drop) - 1), half = uint64_t{1} << (drop - 1);

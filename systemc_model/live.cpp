@@ -21,7 +21,8 @@ uint32_t beats(size_t len, int bus_bytes) {
 // admit_frame (blocks.cpp), so the live model counts and queues exactly as the one-shot model.
 class LiveRx {
  public:
-  LiveRx(const Config& cfg, int port, RegFile& regs, PortBuffer& buf) : cfg_(cfg), port_(port), regs_(regs), buf_(buf) {}
+  LiveRx(const Config& cfg, int port, RegFile& regs, PortBuffer& buf)
+      : cfg_(cfg), port_(port), regs_(regs), buf_(buf) {}
   void push(InFrame f) { q_.push_back(std::move(f)); }
   bool done() const { return q_.empty(); }
   void tick(uint64_t now) {

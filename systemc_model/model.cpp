@@ -41,8 +41,8 @@ class Top : public sc_core::sc_module {
       rx.emplace_back(new RxPort(("rx" + s).c_str(), cfg, p, regs, *bufs.back(),
                                  p < static_cast<int>(in.size()) ? in[p] : std::vector<InFrame>{}, opt.seed,
                                  opt.idle_pct));
-      tx.emplace_back(new TxPort(("tx" + s).c_str(), cfg, p, regs, *bufs.back(), opt.seed, opt.backpressure_pct,
-                                 res.ports[p]));
+      tx.emplace_back(
+          new TxPort(("tx" + s).c_str(), cfg, p, regs, *bufs.back(), opt.seed, opt.backpressure_pct, res.ports[p]));
     }
     sched.reset(new Scheduler("sched", cfg, regs, raw, builder));
     SC_METHOD(on_clock);
@@ -279,4 +279,3 @@ Result run_isolated(const Config& cfg, const wire::CtxFile& ctx, const std::vect
 }
 
 }  // namespace panama::model
-

@@ -27,7 +27,7 @@ struct OutFrame {
   wire::Bytes data;
   uint64_t cycle = 0;  // cycle of the first beat on the output stream
   bool tuser = false;
-  int context = -1;    // m_agg frames: the context that built it
+  int context = -1;  // m_agg frames: the context that built it
 };
 
 struct Options {
@@ -44,15 +44,15 @@ struct ContextCounters {
 };
 
 struct Result {
-  std::vector<std::vector<OutFrame>> ports;  // frames on mPP, per port, in order
-  std::vector<OutFrame> agg;                 // frames on m_agg, in order
+  std::vector<std::vector<OutFrame>> ports;                           // frames on mPP, per port, in order
+  std::vector<OutFrame> agg;                                          // frames on m_agg, in order
   std::vector<std::array<uint64_t, kNumPortCounters>> port_counters;  // read over AXI4-Lite
-  std::vector<ContextCounters> contexts;     // one per CTX.json entry
+  std::vector<ContextCounters> contexts;                              // one per CTX.json entry
   uint64_t agg_tx_frames = 0;
-  uint64_t cycles = 0;                       // cycles simulated until idle
-  uint64_t still_queued = 0;                 // contributions left in queues at the end
+  uint64_t cycles = 0;        // cycles simulated until idle
+  uint64_t still_queued = 0;  // contributions left in queues at the end
   std::vector<uint64_t> still_queued_per_port;
-  std::vector<uint64_t> consumed_per_port;   // contributions summed into built frames
+  std::vector<uint64_t> consumed_per_port;  // contributions summed into built frames
 };
 
 // Runs the model once in this process. Throws std::runtime_error on a configuration the model

@@ -41,11 +41,11 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  a.config = tb::parse_flags(argc, argv, "addtree_tb", {
-      {"--beats", [&](const std::string& v) { a.beats = tb::to_long(v); }},
-      {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }},
-      {"--idle", [&](const std::string& v) { a.idle = static_cast<int>(tb::to_long(v)); }},
-      {"--show", [&](const std::string& v) { a.show = static_cast<int>(tb::to_long(v)); }}});
+  a.config = tb::parse_flags(argc, argv, "addtree_tb",
+                             {{"--beats", [&](const std::string& v) { a.beats = tb::to_long(v); }},
+                              {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }},
+                              {"--idle", [&](const std::string& v) { a.idle = static_cast<int>(tb::to_long(v)); }},
+                              {"--show", [&](const std::string& v) { a.show = static_cast<int>(tb::to_long(v)); }}});
   return a;
 }
 
@@ -63,31 +63,46 @@ class Operands {
 
   // TestFloat-style: an exponent pattern crossed with a significand pattern.
   uint32_t corner() {
-    const uint32_t exps[] = {0, 1, 2, bias() - 1, bias(), bias() + 1, emax() - 2, emax() - 1, emax(),
-                             static_cast<uint32_t>(F), static_cast<uint32_t>(F + 1), static_cast<uint32_t>(F + 2),
+    const uint32_t exps[] = {0,
+                             1,
+                             2,
+                             bias() - 1,
+                             bias(),
+                             bias() + 1,
+                             emax() - 2,
+                             emax() - 1,
+                             emax(),
+                             static_cast<uint32_t>(F),
+                             static_cast<uint32_t>(F + 1),
+                             static_cast<uint32_t>(F + 2),
                              rnd(emax() + 1)};
     uint32_t exp = exps[rnd(sizeof(exps) / sizeof(exps[0]))];
     return pack(rnd(2), exp, significand());
   }
   uint32_t significand() {
     switch (rnd(8)) {
-      case 0: return 0;
-      case 1: return 1;
-      case 2: return fmask();
-      case 3: return fmask() - 1;
-      case 4: return 1u << (F - 1);
+      case 0:
+        return 0;
+      case 1:
+        return 1;
+      case 2:
+        return fmask();
+      case 3:
+        return fmask() - 1;
+      case 4:
+        return 1u << (F - 1);
       case 5: {  // a run of ones
         const uint32_t len = 1 + rnd(F), at = rnd(F);
         return ((1u << len) - 1) << at;
       }
-      case 6: return fmask() ^ (1u << rnd(F));
-      default: return rnd(fmask() + 1);
+      case 6:
+        return fmask() ^ (1u << rnd(F));
+      default:
+        return rnd(fmask() + 1);
     }
   }
   uint32_t random_bits() { return static_cast<uint32_t>(rng_()) & ((W == 32) ? 0xFFFFFFFFu : ((1u << W) - 1)); }
-  uint32_t finite() {
-    return pack(rnd(2), rnd(emax()), rnd(fmask() + 1));
-  }
+  uint32_t finite() { return pack(rnd(2), rnd(emax()), rnd(fmask() + 1)); }
   // A value near `x`: same or close exponent, any sign, for alignment and rounding paths.
   uint32_t near(uint32_t x) {
     const uint32_t exp = (x >> F) & emax();
@@ -132,8 +147,9 @@ int main(int argc, char** argv) {
   const Fmt fmt = fmt_s == "fp32" ? Fmt::fp32 : fmt_s == "bf16" ? Fmt::bf16 : Fmt::fp16;
   const bool ftz = cfg.at("subnormals") == "ftz";
   const bool exact = cfg.value("sum", std::string("tree")) == "exact";
-  const panama::xref::Fmt xfmt = fmt == Fmt::fp32 ? panama::xref::fp32() : fmt == Fmt::bf16 ? panama::xref::bf16()
-                                                                                          : panama::xref::fp16();
+  const panama::xref::Fmt xfmt = fmt == Fmt::fp32   ? panama::xref::fp32()
+                                 : fmt == Fmt::bf16 ? panama::xref::bf16()
+                                                    : panama::xref::fp16();
 
   auto ctx = std::make_unique<VerilatedContext>();
   ctx->commandArgs(argc, argv);
@@ -179,8 +195,8 @@ int main(int argc, char** argv) {
       const uint32_t got = static_cast<uint32_t>(tb::get_bits(top->out_data, l * WD, WD));
       if (got != ex.lanes[l]) {
         if (++mismatches <= 10) {
-          std::fprintf(stderr, "cycle %ld lane %d: got 0x%0*x expected 0x%0*x; mask 0x%llx; inputs", cycle, l,
-                       WD / 4, got, WD / 4, ex.lanes[l], static_cast<unsigned long long>(ex.mask));
+          std::fprintf(stderr, "cycle %ld lane %d: got 0x%0*x expected 0x%0*x; mask 0x%llx; inputs", cycle, l, WD / 4,
+                       got, WD / 4, ex.lanes[l], static_cast<unsigned long long>(ex.mask));
           for (int p = 0; p < N; ++p) std::fprintf(stderr, " 0x%0*x", WD / 4, ex.inputs[p * LANES + l]);
           std::fprintf(stderr, "\n");
         }
@@ -234,25 +250,48 @@ int main(int argc, char** argv) {
       for (int p = 0; p < N; ++p) {
         uint32_t v;
         switch (kind) {
-          case 8: v = S; break;  // all -0.0 (a +0.0 now and then)
+          case 8:
+            v = S;
+            break;  // all -0.0 (a +0.0 now and then)
           case 9:
-            v = p == 0 ? x0
+            v = p == 0   ? x0
                 : p == 1 ? (xe - F - 1 >= 1 ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1), 0) : S)
-                : (xe - F - 1 - k >= 1 && ops.rnd(2) ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1 - k), 0) : S);
+                         : (xe - F - 1 - k >= 1 && ops.rnd(2)
+                                ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1 - k), 0)
+                                : S);
             break;
           case 10:
             v = p == 0 ? x0 : p == 1 ? x0 ^ S : ops.pack(ops.rnd(2), ops.rnd(F + 3), ops.significand());
             if (p >= 2 && p % 2 == 1 && ops.rnd(2)) v = vals[(p - 1) * LANES + l] ^ S;
             break;
-          case 11: v = ops.pack(ops.rnd(2), ops.rnd(3), ops.significand()); break;
-          case 12: v = ops.rnd(8) ? S : 0; break;
-          case 0: v = ops.random_bits(); break;
-          case 1: case 2: v = ops.corner(); break;
-          case 3: v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.finite(); break;
-          case 4: v = ops.rnd(4) ? ops.max_finite(ops.rnd(2) ? 0 : 1) : ops.corner(); break;
-          case 5: v = p ? ops.near(vals[l]) : ops.finite(); break;
-          case 6: v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.corner(); break;
-          default: v = ops.finite(); break;
+          case 11:
+            v = ops.pack(ops.rnd(2), ops.rnd(3), ops.significand());
+            break;
+          case 12:
+            v = ops.rnd(8) ? S : 0;
+            break;
+          case 0:
+            v = ops.random_bits();
+            break;
+          case 1:
+          case 2:
+            v = ops.corner();
+            break;
+          case 3:
+            v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.finite();
+            break;
+          case 4:
+            v = ops.rnd(4) ? ops.max_finite(ops.rnd(2) ? 0 : 1) : ops.corner();
+            break;
+          case 5:
+            v = p ? ops.near(vals[l]) : ops.finite();
+            break;
+          case 6:
+            v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.corner();
+            break;
+          default:
+            v = ops.finite();
+            break;
         }
         vals[p * LANES + l] = v;
         tb::set_bits(top->in_data, (p * LANES + l) * WD, WD, v);
@@ -285,8 +324,9 @@ int main(int argc, char** argv) {
     if (mismatches > 50) break;
   }
   top->final();
-  std::printf("addtree %s: %d ports x %d lanes of %s/%s%s, latency %d: %ld beats, %ld additions, %ld checked, %ld mismatches\n",
-              args.config.c_str(), N, LANES, fmt_s.c_str(), ftz ? "ftz" : "ieee", exact ? " exact" : "", L, beats,
-              additions, checked, mismatches);
+  std::printf(
+      "addtree %s: %d ports x %d lanes of %s/%s%s, latency %d: %ld beats, %ld additions, %ld checked, %ld mismatches\n",
+      args.config.c_str(), N, LANES, fmt_s.c_str(), ftz ? "ftz" : "ieee", exact ? " exact" : "", L, beats, additions,
+      checked, mismatches);
   return mismatches == 0 ? 0 : 1;
 }

@@ -67,7 +67,8 @@ class Big {
 };
 
 // The exact sum of the members' leaves (non-members are -0.0), rounded once to the format.
-inline uint32_t exact_sum(const Fmt& f, bool ftz, const std::vector<uint32_t>& leaves, const std::vector<bool>& member) {
+inline uint32_t exact_sum(const Fmt& f, bool ftz, const std::vector<uint32_t>& leaves,
+                          const std::vector<bool>& member) {
   const int W = 1 + f.E + f.F;
   const uint32_t emask = (1u << f.E) - 1, fmask = (1u << f.F) - 1;
   const int bits = f.F + (1 << f.E) + 16;
@@ -79,8 +80,10 @@ inline uint32_t exact_sum(const Fmt& f, bool ftz, const std::vector<uint32_t>& l
     const bool s = (x >> (W - 1)) & 1u;
     const uint32_t e = (x >> f.F) & emask, m = x & fmask;
     if (e == emask) {
-      if (m) nan = true;
-      else (s ? ninf : pinf) = true;
+      if (m)
+        nan = true;
+      else
+        (s ? ninf : pinf) = true;
       all_neg_zero = false;
       continue;
     }

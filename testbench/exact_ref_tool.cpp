@@ -17,9 +17,12 @@ int main() {
     std::string fmt, mode, tok;
     is >> fmt >> mode;
     panama::xref::Fmt f;
-    if (fmt == "fp32") f = panama::xref::fp32();
-    else if (fmt == "bf16") f = panama::xref::bf16();
-    else if (fmt == "fp16") f = panama::xref::fp16();
+    if (fmt == "fp32")
+      f = panama::xref::fp32();
+    else if (fmt == "bf16")
+      f = panama::xref::bf16();
+    else if (fmt == "fp16")
+      f = panama::xref::fp16();
     else {
       std::fprintf(stderr, "exact_ref_tool: line %ld: unknown format '%s'\n", n, fmt.c_str());
       return 2;

@@ -15,9 +15,9 @@
 
 int main(int argc, char** argv) {
   uint64_t first = 0, pairs = uint64_t{1} << 32;
-  const std::string config = tb::parse_flags(argc, argv, "exhaustive_tb", {
-      {"--first", [&](const std::string& v) { first = tb::to_u64(v); }},
-      {"--pairs", [&](const std::string& v) { pairs = tb::to_u64(v); }}});
+  const std::string config = tb::parse_flags(argc, argv, "exhaustive_tb",
+                                             {{"--first", [&](const std::string& v) { first = tb::to_u64(v); }},
+                                              {"--pairs", [&](const std::string& v) { pairs = tb::to_u64(v); }}});
   nlohmann::json cfg;
   {
     std::ifstream f(config);
@@ -39,7 +39,10 @@ int main(int argc, char** argv) {
   auto top = std::make_unique<Vaddtree>(ctx.get());
   top->rst = 1;
   for (int i = 0; i < 2; ++i) {
-    top->clk = 0; top->eval(); top->clk = 1; top->eval();
+    top->clk = 0;
+    top->eval();
+    top->clk = 1;
+    top->eval();
   }
   top->rst = 0;
   tb::set_bits(top->in_mask, 0, 2, 3);
@@ -52,7 +55,10 @@ int main(int argc, char** argv) {
       tb::set_bits(top->in_data, l * 16, 16, (i >> 16) & 0xFFFF);
       tb::set_bits(top->in_data, (LANES + l) * 16, 16, i & 0xFFFF);
     }
-    top->clk = 0; top->eval(); top->clk = 1; top->eval();
+    top->clk = 0;
+    top->eval();
+    top->clk = 1;
+    top->eval();
     // After edge k the beat sent at edge k - L + 1 is on the outputs.
     if (k + 1 < static_cast<uint64_t>(L)) continue;
     const uint64_t ob = k + 1 - L;
@@ -71,8 +77,8 @@ int main(int argc, char** argv) {
       if (got != want && ++bad <= 10) std::fprintf(stderr, "%04x + %04x: RTL %04x, reference %04x\n", a, b, got, want);
     }
   }
-  std::printf("exhaustive %s: %s/%s sum %s, %d lanes: pairs %llu..%llu, %llu checked, %llu mismatches\n", config.c_str(),
-              fs.c_str(), ftz ? "ftz" : "ieee", cfg.value("sum", std::string("tree")).c_str(), LANES,
+  std::printf("exhaustive %s: %s/%s sum %s, %d lanes: pairs %llu..%llu, %llu checked, %llu mismatches\n",
+              config.c_str(), fs.c_str(), ftz ? "ftz" : "ieee", cfg.value("sum", std::string("tree")).c_str(), LANES,
               (unsigned long long)first, (unsigned long long)(first + pairs - 1), (unsigned long long)checked,
               (unsigned long long)bad);
   return bad == 0 && checked == pairs ? 0 : 1;

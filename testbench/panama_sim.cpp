@@ -59,7 +59,8 @@ Config load_config(const std::string& dir) {
   }
   try {
     Config c = Config::from_json(j);
-    if (c.in.module != "top") throw Fatal(path + ": generated with --module " + c.in.module + ", not a full accelerator");
+    if (c.in.module != "top")
+      throw Fatal(path + ": generated with --module " + c.in.module + ", not a full accelerator");
     return c;
   } catch (const ConfigError& e) {
     throw Fatal(path + ": " + e.what());
@@ -91,8 +92,7 @@ std::vector<std::vector<model::InFrame>> load_inputs(const std::string& dir, int
     int p = -1;
     char tail[8] = {0};
     if (std::sscanf(n.c_str(), "port%d.%7s", &p, tail) == 2 && std::string(tail) == "pcap" && p >= ports)
-      std::cerr << "panama-sim: warning: " << e.path().string() << " ignored (the design has " << ports
-                << " ports)\n";
+      std::cerr << "panama-sim: warning: " << e.path().string() << " ignored (the design has " << ports << " ports)\n";
   }
   return in;
 }
@@ -152,8 +152,8 @@ void write_outputs(const std::string& out_dir, const model::Result& res, const C
   }
 }
 
-model::Result run_engine(const std::string& engine, const ReplayArgs& a, const Config& cfg,
-                         const wire::CtxFile& ctx, const std::vector<std::vector<model::InFrame>>& in) {
+model::Result run_engine(const std::string& engine, const ReplayArgs& a, const Config& cfg, const wire::CtxFile& ctx,
+                         const std::vector<std::vector<model::InFrame>>& in) {
   model::Options opt;
   opt.seed = a.seed;
   opt.idle_pct = a.idle;
@@ -271,16 +271,21 @@ int compare(const ReplayArgs& a) {
       for (size_t p = 0; p < jm["ports"].size(); ++p)
         for (auto it = jm["ports"][p].begin(); it != jm["ports"][p].end(); ++it)
           if (jr["ports"][p][it.key()] != it.value())
-            diffs.push_back("counters: port " + std::to_string(p) + " " + it.key() + ": model " +
-                            it.value().dump() + ", rtl " + jr["ports"][p][it.key()].dump());
+            diffs.push_back("counters: port " + std::to_string(p) + " " + it.key() + ": model " + it.value().dump() +
+                            ", rtl " + jr["ports"][p][it.key()].dump());
       if (jm["contexts"] != jr["contexts"]) diffs.push_back("counters: contexts differ");
       if (jm["agg_tx_frames"] != jr["agg_tx_frames"]) diffs.push_back("counters: agg_tx_frames differ");
     }
   }
-  std::printf("compare: %s; %zu port frames, %zu built frames (model), %llu/%llu cycles (model/rtl)\n",
-              exact ? "exact comparison" : "invariants only (back-pressure, overflow or timeout)",
-              [&] { size_t n = 0; for (auto& v : m.ports) n += v.size(); return n; }(), m.agg.size(),
-              static_cast<unsigned long long>(m.cycles), static_cast<unsigned long long>(r.cycles));
+  std::printf(
+      "compare: %s; %zu port frames, %zu built frames (model), %llu/%llu cycles (model/rtl)\n",
+      exact ? "exact comparison" : "invariants only (back-pressure, overflow or timeout)",
+      [&] {
+        size_t n = 0;
+        for (auto& v : m.ports) n += v.size();
+        return n;
+      }(),
+      m.agg.size(), static_cast<unsigned long long>(m.cycles), static_cast<unsigned long long>(r.cycles));
   for (const auto& d : diffs) std::printf("  DIFF %s\n", d.c_str());
   std::printf("compare: %s\n", diffs.empty() ? "equal" : "DIFFERENT");
   return diffs.empty() ? 0 : 1;
@@ -319,10 +324,11 @@ int bench(const std::string& rtl, int vectors, int elems) {
   const auto t0 = std::chrono::steady_clock::now();
   const model::Result r = model::run(cfg, ctx, in, model::Options{});
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%d ports x %g Gbit/s @ %g MHz (W=%d): %llu frames in, %zu sums, %llu cycles, %.3f s: "
-              "%.0f cycles/s, %.0f frames/s\n",
-              cfg.in.ports, cfg.in.gbps, cfg.in.mhz, cfg.bus_bits, static_cast<unsigned long long>(frames), r.agg.size(),
-              static_cast<unsigned long long>(r.cycles), s, r.cycles / s, frames / s);
+  std::printf(
+      "%d ports x %g Gbit/s @ %g MHz (W=%d): %llu frames in, %zu sums, %llu cycles, %.3f s: "
+      "%.0f cycles/s, %.0f frames/s\n",
+      cfg.in.ports, cfg.in.gbps, cfg.in.mhz, cfg.bus_bits, static_cast<unsigned long long>(frames), r.agg.size(),
+      static_cast<unsigned long long>(r.cycles), s, r.cycles / s, frames / s);
   return 0;
 }
 
@@ -334,8 +340,7 @@ int main(int argc, char** argv) {
   ReplayArgs a;
   auto add_common = [&](CLI::App* s, bool engine) {
     s->add_option("--rtl", a.rtl, "generator output directory (holds config.json)")->required();
-    if (engine)
-      s->add_option("--engine", a.engine, "rtl or model")->required()->check(CLI::IsMember({"rtl", "model"}));
+    if (engine) s->add_option("--engine", a.engine, "rtl or model")->required()->check(CLI::IsMember({"rtl", "model"}));
     s->add_option("--contexts", a.contexts, "CTX.json")->required();
     s->add_option("--in-dir", a.in_dir, "directory of portNN.pcap inputs")->required();
     s->add_option("--out-dir", a.out_dir, "directory for portNN.pcap, agg.pcap, counters.json")->required();

@@ -33,17 +33,18 @@ struct Args {
   std::string config;
   long frames = 5000;
   uint64_t seed = 1;
-  int idle = 20;      // percent of cycles without a beat
+  int idle = 20;        // percent of cycles without a beat
   int long_frames = 3;  // frames longer than 65535 bytes
 };
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  a.config = tb::parse_flags(argc, argv, "parser_tb", {
-      {"--frames", [&](const std::string& v) { a.frames = tb::to_long(v); }},
-      {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }},
-      {"--idle", [&](const std::string& v) { a.idle = static_cast<int>(tb::to_long(v)); }},
-      {"--long-frames", [&](const std::string& v) { a.long_frames = static_cast<int>(tb::to_long(v)); }}});
+  a.config = tb::parse_flags(
+      argc, argv, "parser_tb",
+      {{"--frames", [&](const std::string& v) { a.frames = tb::to_long(v); }},
+       {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }},
+       {"--idle", [&](const std::string& v) { a.idle = static_cast<int>(tb::to_long(v)); }},
+       {"--long-frames", [&](const std::string& v) { a.long_frames = static_cast<int>(tb::to_long(v)); }}});
   return a;
 }
 
@@ -77,7 +78,10 @@ void put_keep(VlWide<N>& sig, int ones) {
     sig[w] = ones >= lo + 32 ? 0xFFFFFFFFu : ones <= lo ? 0u : ((EData{1} << (ones - lo)) - 1);
   }
 }
-template <typename T> constexpr int port_bits(const T&) { return static_cast<int>(sizeof(T) * 8); }
+template <typename T>
+constexpr int port_bits(const T&) {
+  return static_cast<int>(sizeof(T) * 8);
+}
 
 // What the descriptor must say, from the wire library.
 struct Expect {
@@ -165,29 +169,34 @@ class Frames {
     switch (rnd(0, 8)) {
       case 0:
         kind = "bad_ver";
-        do f[wire::off::ver] = static_cast<uint8_t>(rng_()); while (f[wire::off::ver] == 1);
+        do f[wire::off::ver] = static_cast<uint8_t>(rng_());
+        while (f[wire::off::ver] == 1);
         break;
       case 1:
         kind = "count0";
         // Half the time with every length consistent with COUNT = 0 (a 64-byte frame).
-        if (pct(50)) f = agg(port, 0);
-        else wire::put16(&f[wire::off::count], 0);
+        if (pct(50))
+          f = agg(port, 0);
+        else
+          wire::put16(&f[wire::off::count], 0);
         break;
       case 2:
         kind = "count_gt_max";
         // Half the time with every length consistent with the too-large COUNT, where it fits.
-        if (pct(50) && 50 + es_ * (max_ + 2) <= 65535) f = agg(port, rnd(max_ + 1, max_ + 2));
-        else wire::put16(&f[wire::off::count], static_cast<uint16_t>(rnd(max_ + 1, std::min(65535, max_ + 3))));
+        if (pct(50) && 50 + es_ * (max_ + 2) <= 65535)
+          f = agg(port, rnd(max_ + 1, max_ + 2));
+        else
+          wire::put16(&f[wire::off::count], static_cast<uint16_t>(rnd(max_ + 1, std::min(65535, max_ + 3))));
         break;
       case 3:
         kind = "bad_udp_len";
-        wire::put16(&f[wire::off::udp_len], static_cast<uint16_t>(wire::get16(&f[wire::off::udp_len]) +
-                                                                   (pct(50) ? rnd(1, 3) : -rnd(1, 3))));
+        wire::put16(&f[wire::off::udp_len],
+                    static_cast<uint16_t>(wire::get16(&f[wire::off::udp_len]) + (pct(50) ? rnd(1, 3) : -rnd(1, 3))));
         break;
       case 4:
         kind = "bad_ip_len";
         wire::put16(&f[wire::off::ip_total_len], static_cast<uint16_t>(wire::get16(&f[wire::off::ip_total_len]) +
-                                                                        (pct(50) ? rnd(1, 3) : -rnd(1, 3))));
+                                                                       (pct(50) ? rnd(1, 3) : -rnd(1, 3))));
         break;
       case 5: {
         kind = "truncated";
@@ -246,8 +255,8 @@ class Frames {
         kind = "fragment";
         const int m = rnd(0, 2);
         uint16_t frag = wire::get16(&f[wire::off::ip_frag]) & 0x4000;
-        if (m != 1) frag |= 0x2000;                                      // MF
-        if (m != 0) frag |= static_cast<uint16_t>(rnd(1, 0x1FFF));       // offset
+        if (m != 1) frag |= 0x2000;                                 // MF
+        if (m != 0) frag |= static_cast<uint16_t>(rnd(1, 0x1FFF));  // offset
         wire::put16(&f[wire::off::ip_frag], frag);
         break;
       }
@@ -362,14 +371,12 @@ int main(int argc, char** argv) {
       return;
     }
     auto cmp = [&](const char* name, uint64_t got, uint64_t want) {
-      if (got != want)
-        fail(std::string(name) + " = " + std::to_string(got) + ", expected " + std::to_string(want), *e);
+      if (got != want) fail(std::string(name) + " = " + std::to_string(got) + ", expected " + std::to_string(want), *e);
     };
     cmp("desc_len", dut->desc_len, e->len > 65535 ? 65535 : e->len);
     cmp("desc_too_long", dut->desc_too_long, e->len > 65535);
     // desc_class encoding (docs/rtl.md): 0 runt, 1 bypass, 2 aggregation.
-    cmp("desc_class", dut->desc_class,
-        e->cls == wire::Class::runt ? 0u : e->cls == wire::Class::bypass ? 1u : 2u);
+    cmp("desc_class", dut->desc_class, e->cls == wire::Class::runt ? 0u : e->cls == wire::Class::bypass ? 1u : 2u);
     cmp("desc_rx_error", dut->desc_rx_error, e->rx_error);
     cmp("desc_malformed", dut->desc_malformed, e->malformed);
     if (e->fields) {
@@ -397,7 +404,8 @@ int main(int argc, char** argv) {
 
   // Positions (in the frame sequence) of the frames longer than 65535 bytes.
   std::vector<long> long_at;
-  for (int i = 0; i < args.long_frames && args.frames > 0; ++i) long_at.push_back(gen.rnd(0, static_cast<int>(args.frames - 1)));
+  for (int i = 0; i < args.long_frames && args.frames > 0; ++i)
+    long_at.push_back(gen.rnd(0, static_cast<int>(args.frames - 1)));
 
   for (long n = 0; n < args.frames; ++n) {
     const uint16_t port = gen.pct(80) ? wire::kDefaultAggPort : static_cast<uint16_t>(rng());
@@ -458,11 +466,13 @@ int main(int argc, char** argv) {
     }
     if (abandoned) continue;
     ++by_kind[e.kind];
-    ++by_result[e.cls == wire::Class::runt ? "runt"
+    ++by_result[e.cls == wire::Class::runt     ? "runt"
                 : e.cls == wire::Class::bypass ? "bypass"
-                : e.malformed ? "malformed" : "aggregation"];
+                : e.malformed                  ? "malformed"
+                                               : "aggregation"];
     if (e.rx_error) ++by_result["rx_error"];
-    if (e.len > 65535) ++by_result[e.cls == wire::Class::aggregation && !e.malformed ? "too_long_wellformed" : "too_long"];
+    if (e.len > 65535)
+      ++by_result[e.cls == wire::Class::aggregation && !e.malformed ? "too_long_wellformed" : "too_long"];
   }
   for (int i = 0; i < 3; ++i) {
     idle_inputs();
@@ -471,9 +481,8 @@ int main(int argc, char** argv) {
   }
   dut->final();
 
-  std::printf("parser_tb: W=%d ES=%d MAX_ELEMS=%d seed %llu: %ld descriptors checked in %ld cycles:", W, es,
-              max_elems, static_cast<unsigned long long>(args.seed), args.frames - by_result["reset_abandoned"],
-              cycle);
+  std::printf("parser_tb: W=%d ES=%d MAX_ELEMS=%d seed %llu: %ld descriptors checked in %ld cycles:", W, es, max_elems,
+              static_cast<unsigned long long>(args.seed), args.frames - by_result["reset_abandoned"], cycle);
   for (const auto& [k, v] : by_result) std::printf(" %s %ld", k.c_str(), v);
   std::printf("\n  kinds:");
   for (const auto& [k, v] : by_kind) std::printf(" %s %ld", k.c_str(), v);

@@ -51,9 +51,9 @@ struct Args {
 
 Args parse_args(int argc, char** argv) {
   Args a;
-  a.config = tb::parse_flags(argc, argv, "regs_tb", {
-      {"--cycles", [&](const std::string& v) { a.cycles = tb::to_long(v); }},
-      {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }}});
+  a.config = tb::parse_flags(argc, argv, "regs_tb",
+                             {{"--cycles", [&](const std::string& v) { a.cycles = tb::to_long(v); }},
+                              {"--seed", [&](const std::string& v) { a.seed = tb::to_u64(v); }}});
   return a;
 }
 
@@ -79,8 +79,14 @@ uint64_t mac48(const panama::wire::Mac& m) {
 class Bench {
  public:
   Bench(const panama::Config& cfg, uint64_t seed)
-      : cfg_(cfg), map_(RegMap::from(cfg)), N_(cfg.in.ports), C_(cfg.in.contexts),
-        ncnt_(panama::regs_counter_count(cfg)), rng_(seed), top_(new Vregs), ref_(new RegFile("ref", cfg)) {
+      : cfg_(cfg),
+        map_(RegMap::from(cfg)),
+        N_(cfg.in.ports),
+        C_(cfg.in.contexts),
+        ncnt_(panama::regs_counter_count(cfg)),
+        rng_(seed),
+        top_(new Vregs),
+        ref_(new RegFile("ref", cfg)) {
     prev_en_.assign(C_, false);
     evid_.assign(C_, 0);
   }
@@ -129,10 +135,14 @@ class Bench {
   }
   void set_inc(int i, bool v) {
     const int np = 16 * N_;
-    if (i < np) tb::set_bits(top_->port_count_inc, i, 1, v);
-    else if (i < np + C_) tb::set_bits(top_->ctx_completed_inc, i - np, 1, v);
-    else if (i < np + 2 * C_) tb::set_bits(top_->ctx_dropped_inc, i - np - C_, 1, v);
-    else top_->agg_tx_inc = v;
+    if (i < np)
+      tb::set_bits(top_->port_count_inc, i, 1, v);
+    else if (i < np + C_)
+      tb::set_bits(top_->ctx_completed_inc, i - np, 1, v);
+    else if (i < np + 2 * C_)
+      tb::set_bits(top_->ctx_dropped_inc, i - np - C_, 1, v);
+    else
+      top_->agg_tx_inc = v;
   }
   uint32_t lo_addr(int i) {
     const int np = 16 * N_;
@@ -250,7 +260,8 @@ class Bench {
       CHECK(rtl_cnt(i) == ~uint64_t{0}, "counter %d did not saturate: 0x%016llx", i,
             static_cast<unsigned long long>(rtl_cnt(i)));
       const uint64_t got = tb::axil::read64(*top_, tick, lo_addr(i));
-      CHECK(got == ~uint64_t{0}, "counter %d reads 0x%016llx after saturating", i, static_cast<unsigned long long>(got));
+      CHECK(got == ~uint64_t{0}, "counter %d reads 0x%016llx after saturating", i,
+            static_cast<unsigned long long>(got));
       poke_cnt(i, 0xFFFFFFFFull);
       pulse(i);
       const uint64_t got2 = tb::axil::read64(*top_, tick, lo_addr(i));
@@ -306,15 +317,20 @@ class Bench {
     if (addr < map_.ctx_base || addr >= map_.ctx(C_, 0)) return full;
     const uint32_t off = (addr - map_.ctx_base) % map_.ctx_stride;
     switch (off) {
-      case RegMap::kCtxCtrl: return pct(rng_) < 65 ? (full | 1u) : (full & ~1u);
-      case RegMap::kCtxJid: return pct(rng_) < 80 ? (full & ~0xFFFFu) | (full >> 8 & 3u) : full;
-      case RegMap::kCtxTid: return pct(rng_) < 80 ? (full & ~0xFFu) | (full >> 8 & 1u) : full;
-      case RegMap::kCtxMode: return full;
+      case RegMap::kCtxCtrl:
+        return pct(rng_) < 65 ? (full | 1u) : (full & ~1u);
+      case RegMap::kCtxJid:
+        return pct(rng_) < 80 ? (full & ~0xFFFFu) | (full >> 8 & 3u) : full;
+      case RegMap::kCtxTid:
+        return pct(rng_) < 80 ? (full & ~0xFFu) | (full >> 8 & 1u) : full;
+      case RegMap::kCtxMode:
+        return full;
       case RegMap::kCtxUpstreamPort: {
         if (pct(rng_) < 70) return std::uniform_int_distribution<uint32_t>(0, N_ + 2)(rng_);
         return full;
       }
-      default: break;
+      default:
+        break;
     }
     if (off >= RegMap::kCtxMembers && off < RegMap::kCtxMembers + 4u * map_.member_words) {
       if (pct(rng_) < 20) return 0;
@@ -490,8 +506,8 @@ class Bench {
       if (top_->s_axil_rvalid && !arq.empty()) {
         for (int c = 0; c < C_; ++c) ref_->ctx(c).expected_vid = evid_[c];
         const uint32_t want = ref_->read(arq.front());
-        CHECK(top_->s_axil_rdata == want, "drain read 0x%05x: rtl 0x%08x model 0x%08x", arq.front(),
-              top_->s_axil_rdata, want);
+        CHECK(top_->s_axil_rdata == want, "drain read 0x%05x: rtl 0x%08x model 0x%08x", arq.front(), top_->s_axil_rdata,
+              want);
         arq.pop_front();
       }
       if (top_->s_axil_bvalid && !awq.empty() && !wq.empty()) {
@@ -500,18 +516,22 @@ class Bench {
         wq.pop_front();
       }
     }
-    CHECK(awq.empty() && wq.empty() && arq.empty(), "requests left without response: aw %zu w %zu ar %zu",
-          awq.size(), wq.size(), arq.size());
+    CHECK(awq.empty() && wq.empty() && arq.empty(), "requests left without response: aw %zu w %zu ar %zu", awq.size(),
+          wq.size(), arq.size());
     compare_outputs();
     compare_counters();
   }
 
   void count_model(int i) {
     const int np = 16 * N_;
-    if (i < np) ref_->count(i / 16, static_cast<panama::PortCounter>(i % 16));
-    else if (i < np + C_) ref_->count_completed(i - np);
-    else if (i < np + 2 * C_) ref_->count_dropped(i - np - C_);
-    else ref_->count_agg_tx();
+    if (i < np)
+      ref_->count(i / 16, static_cast<panama::PortCounter>(i % 16));
+    else if (i < np + C_)
+      ref_->count_completed(i - np);
+    else if (i < np + 2 * C_)
+      ref_->count_dropped(i - np - C_);
+    else
+      ref_->count_agg_tx();
   }
 
   void model_write(uint32_t a, uint32_t d) {
@@ -541,9 +561,12 @@ class Bench {
     const int i = std::uniform_int_distribution<int>(0, np + 2 * C_ - 1)(rng_);
     const uint64_t v = ~uint64_t{0} - std::uniform_int_distribution<uint64_t>(0, 40)(rng_);
     poke_cnt(i, v);
-    if (i < np) ref_->preset(i / 16, static_cast<panama::PortCounter>(i % 16), v);
-    else if (i < np + C_) ref_->ctx(i - np).completed = v;
-    else ref_->ctx(i - np - C_).dropped = v;
+    if (i < np)
+      ref_->preset(i / 16, static_cast<panama::PortCounter>(i % 16), v);
+    else if (i < np + C_)
+      ref_->ctx(i - np).completed = v;
+    else
+      ref_->ctx(i - np - C_).dropped = v;
     ++presets_;
   }
 
@@ -595,9 +618,9 @@ class Bench {
         N_, C_, g_cycle, reads_, writes_, enables_ok_, refusals_[0], refusals_[1], refusals_[2], refusals_[3],
         write_enabled_errs_, clears_, presets_, saturated_seen_, saturation_checks_, g_errors);
     // The random phase must have reached the behaviours it is meant to check.
-    const bool covered = reads_ > 1000 && writes_ > 1000 && enables_ok_ > 10 && refusals_[0] > 0 &&
-                         refusals_[1] > 0 && refusals_[3] > 0 && write_enabled_errs_ > 0 && clears_ > 0 &&
-                         saturated_seen_ > 0 && (C_ < 2 || refusals_[2] > 0);
+    const bool covered = reads_ > 1000 && writes_ > 1000 && enables_ok_ > 10 && refusals_[0] > 0 && refusals_[1] > 0 &&
+                         refusals_[3] > 0 && write_enabled_errs_ > 0 && clears_ > 0 && saturated_seen_ > 0 &&
+                         (C_ < 2 || refusals_[2] > 0);
     if (!covered) std::printf("regs_tb: FAIL: coverage goals not met\n");
     if (g_errors) std::printf("regs_tb: FAIL: %ld mismatches\n", g_errors);
     return g_errors == 0 && covered ? 0 : 1;

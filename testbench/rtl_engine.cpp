@@ -34,8 +34,8 @@ std::string slurp(const fs::path& p) {
 // (`cmake --install`): PREFIX/share/panama/harness, PREFIX/lib/panama, and a per-user cache
 // ($XDG_CACHE_HOME or ~/.cache, /panama/rtl_cache). PANAMA_SIM_CACHE overrides the cache.
 struct HarnessPaths {
-  fs::path src;       // holds testbench/rtl_harness.cpp and the headers it includes
-  std::string link;   // the archives and libraries the harness links, for verilator's -LDFLAGS
+  fs::path src;      // holds testbench/rtl_harness.cpp and the headers it includes
+  std::string link;  // the archives and libraries the harness links, for verilator's -LDFLAGS
   fs::path cache;
 };
 
@@ -62,9 +62,12 @@ HarnessPaths harness_paths() {
   } else {
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
-    if (xdg && *xdg) p.cache = fs::path(xdg) / "panama/rtl_cache";
-    else if (home && *home) p.cache = fs::path(home) / ".cache/panama/rtl_cache";
-    else throw EngineError("no cache directory for verilated designs: set PANAMA_SIM_CACHE or HOME");
+    if (xdg && *xdg)
+      p.cache = fs::path(xdg) / "panama/rtl_cache";
+    else if (home && *home)
+      p.cache = fs::path(home) / ".cache/panama/rtl_cache";
+    else
+      throw EngineError("no cache directory for verilated designs: set PANAMA_SIM_CACHE or HOME");
   }
   return p;
 }
@@ -120,8 +123,10 @@ int run_with_progress(const std::string& cmd, const std::string& what) {
     const pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid || (r < 0 && errno != EINTR)) break;
     usleep(200000);
-    if (tty && tick % 5 == 0) std::fprintf(stderr, "\r%s ... %d s", what.c_str(), tick / 5);
-    else if (!tty && tick % 50 == 0) std::fprintf(stderr, "%s: %d s\n", what.c_str(), tick / 5);
+    if (tty && tick % 5 == 0)
+      std::fprintf(stderr, "\r%s ... %d s", what.c_str(), tick / 5);
+    else if (!tty && tick % 50 == 0)
+      std::fprintf(stderr, "%s: %d s\n", what.c_str(), tick / 5);
   }
   if (tty) std::fprintf(stderr, "\r%s: done\033[K\n", what.c_str());
   return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
@@ -169,16 +174,18 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
   const std::string src = hp.src.string();
   // The trace and coverage variants: verilator instruments the model, the harness is told.
   std::string vflags, vdefs;
-  if (variant == "trace") vflags = " --trace-fst", vdefs = " -DPANAMA_TRACE";
-  else if (variant == "coverage") vflags = " --coverage", vdefs = " -DPANAMA_COVERAGE";
-  else if (!variant.empty()) throw EngineError("unknown harness variant '" + variant + "'");
+  if (variant == "trace")
+    vflags = " --trace-fst", vdefs = " -DPANAMA_TRACE";
+  else if (variant == "coverage")
+    vflags = " --coverage", vdefs = " -DPANAMA_COVERAGE";
+  else if (!variant.empty())
+    throw EngineError("unknown harness variant '" + variant + "'");
   std::ostringstream cmd;
   cmd << "verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wno-fatal -Wno-lint -Wno-style"
-      << vflags
-      << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module " << cfg.top_name()
-      << " -o " << (tmp / "harness").string()
-      << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I" << src << "/wire -I" << src
-      << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << vdefs << "\""
+      << vflags << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module " << cfg.top_name() << " -o "
+      << (tmp / "harness").string() << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I"
+      << src << "/wire -I" << src << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics "
+      << PANAMA_HARNESS_CFLAGS << vdefs << "\""
       << " -LDFLAGS \"" << hp.link << "\""
       << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src << "/testbench/rtl_harness.cpp"
       << " >" << (tmp / "build.log").string() << " 2>&1";
@@ -196,8 +203,8 @@ std::string harness_executable(const std::string& rtl_dir, const Config& cfg, co
   return build_harness(rtl_dir, cfg, variant).string();
 }
 
-model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path,
-                  const std::string& in_dir, const model::Options& opt, const Extras& x) {
+model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path, const std::string& in_dir,
+                  const model::Options& opt, const Extras& x) {
   if (!x.trace.empty() && !x.coverage.empty()) throw EngineError("--trace and --coverage are separate builds: use one");
   const fs::path exe = build_harness(rtl_dir, cfg, !x.trace.empty() ? "trace" : !x.coverage.empty() ? "coverage" : "");
   std::string tmpl = (fs::temp_directory_path() / "panama-rtl-XXXXXX").string();

@@ -22,8 +22,8 @@ struct Extras {
   bool stats = false;
 };
 
-model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path,
-                  const std::string& in_dir, const model::Options& opt, const Extras& x = {});
+model::Result run(const std::string& rtl_dir, const Config& cfg, const std::string& ctx_path, const std::string& in_dir,
+                  const model::Options& opt, const Extras& x = {});
 
 // The harness executable for a design, verilated on first use (also run with --live by the
 // switch stand-in). variant: "" (fast), "trace" or "coverage". Throws EngineError.

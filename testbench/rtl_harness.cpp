@@ -62,10 +62,10 @@ struct PortSignals {
 
 std::vector<PortSignals> port_signals(Vtop* t) {
   std::vector<PortSignals> v;
-#define PANAMA_PORT(NN)                                                                                      \
+#define PANAMA_PORT(NN)                                                                                         \
   v.push_back({&t->s##NN##_axis_tdata, &t->s##NN##_axis_tkeep, &t->s##NN##_axis_tvalid, &t->s##NN##_axis_tlast, \
-               &t->s##NN##_axis_tuser, &t->s##NN##_axis_tready, &t->m##NN##_axis_tdata, &t->m##NN##_axis_tkeep, &t->m##NN##_axis_tvalid,  \
-               &t->m##NN##_axis_tlast, &t->m##NN##_axis_tuser, &t->m##NN##_axis_tready});
+               &t->s##NN##_axis_tuser, &t->s##NN##_axis_tready, &t->m##NN##_axis_tdata, &t->m##NN##_axis_tkeep, \
+               &t->m##NN##_axis_tvalid, &t->m##NN##_axis_tlast, &t->m##NN##_axis_tuser, &t->m##NN##_axis_tready});
   PANAMA_PORT_LIST(PANAMA_PORT)
 #undef PANAMA_PORT
   return v;
@@ -225,8 +225,8 @@ class Harness {
     uint64_t last_activity = cycle_;
     const uint64_t start = cycle_;
     // PANAMA_HARNESS_DEBUG: the cycle of the first traffic beat, for latency measurements.
-    if (std::getenv("PANAMA_HARNESS_DEBUG")) std::fprintf(stderr, "traffic starts at cycle %llu\n",
-                                                          static_cast<unsigned long long>(cycle_));
+    if (std::getenv("PANAMA_HARNESS_DEBUG"))
+      std::fprintf(stderr, "traffic starts at cycle %llu\n", static_cast<unsigned long long>(cycle_));
     std::uniform_int_distribution<int> pct(0, 99);
     while (true) {
       bool inputs_left = false;
@@ -241,8 +241,7 @@ class Harness {
         if (!send) continue;
         const wire::Bytes& fr = in[p].front();
         const size_t n = std::min<size_t>(BB, fr.size() - off_[p]);
-        for (int b = 0; b < BB; ++b)
-          tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off_[p] + b] : 0);
+        for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off_[p] + b] : 0);
         for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tkeep, b, 1, b < static_cast<int>(n) ? 1 : 0);
         *s.s_tlast = off_[p] + n >= fr.size();
         *s.s_tuser = 0;
@@ -412,12 +411,13 @@ class Harness {
     uint64_t vec_dropped = 0;
     for (const auto& c : res_.contexts) vec_dropped += c.vectors_dropped;
     const uint64_t span = agg_beats_ ? agg_last_ - agg_first_ + 1 : 0;
-    std::printf("rate: rx beats offered %llu accepted %llu; rx accepted beats/cycle per port (min) %.4f; "
-                "m_agg beats %llu in %llu cycles, %.4f beats/cycle; drops %llu, vectors dropped %llu\n",
-                static_cast<unsigned long long>(rx_offered_), static_cast<unsigned long long>(rx_accepted_),
-                worst == 1e9 ? 0.0 : worst, static_cast<unsigned long long>(agg_beats_),
-                static_cast<unsigned long long>(span), span ? static_cast<double>(agg_beats_) / span : 0.0,
-                static_cast<unsigned long long>(drops), static_cast<unsigned long long>(vec_dropped));
+    std::printf(
+        "rate: rx beats offered %llu accepted %llu; rx accepted beats/cycle per port (min) %.4f; "
+        "m_agg beats %llu in %llu cycles, %.4f beats/cycle; drops %llu, vectors dropped %llu\n",
+        static_cast<unsigned long long>(rx_offered_), static_cast<unsigned long long>(rx_accepted_),
+        worst == 1e9 ? 0.0 : worst, static_cast<unsigned long long>(agg_beats_), static_cast<unsigned long long>(span),
+        span ? static_cast<double>(agg_beats_) / span : 0.0, static_cast<unsigned long long>(drops),
+        static_cast<unsigned long long>(vec_dropped));
     std::fflush(stdout);
   }
 
@@ -450,8 +450,9 @@ class Harness {
       beat.push_back(user);
     }
     auto fail = [&](const std::string& what) {
-      throw std::runtime_error(std::string("stream rule broken on ") + name + (index < 1000 ? std::to_string(index) : "") +
-                               " at cycle " + std::to_string(cycle_) + ": " + what);
+      throw std::runtime_error(std::string("stream rule broken on ") + name +
+                               (index < 1000 ? std::to_string(index) : "") + " at cycle " + std::to_string(cycle_) +
+                               ": " + what);
     };
     if (c.prev_valid && !c.prev_ready) {
       if (!valid) fail("tvalid dropped before the beat was accepted");
@@ -500,8 +501,8 @@ class Harness {
       if (*s.m_tvalid && *s.m_tready)
         take_beat(coll_[p], *s.m_tdata, *s.m_tkeep, *s.m_tlast, res_.ports[p], *s.m_tuser);
     }
-    check_stream(coll_.back(), "m_agg", 1000, top_->m_agg_axis_tvalid, top_->m_agg_axis_tready,
-                 top_->m_agg_axis_tdata, top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, false);
+    check_stream(coll_.back(), "m_agg", 1000, top_->m_agg_axis_tvalid, top_->m_agg_axis_tready, top_->m_agg_axis_tdata,
+                 top_->m_agg_axis_tkeep, top_->m_agg_axis_tlast, false);
     for (size_t p = 0; p < ports_.size(); ++p) {
       rx_ready_[p] = *ports_[p].s_tready != 0;
       if (sent_[p] && rx_ready_[p]) ++rx_port_acc_[p];
@@ -548,23 +549,34 @@ class Harness {
 int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--live") a.live = true;
-    else if (std::string(argv[i]) == "--stats") a.stats = true;
+    if (std::string(argv[i]) == "--live")
+      a.live = true;
+    else if (std::string(argv[i]) == "--stats")
+      a.stats = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--live" || k == "--stats") {
       --i;
       continue;
     }
-    if (k == "--config") a.config = v;
-    else if (k == "--contexts") a.contexts = v;
-    else if (k == "--in-dir") a.in_dir = v;
-    else if (k == "--result") a.result = v;
-    else if (k == "--seed") a.seed = std::stoull(v);
-    else if (k == "--idle") a.idle = std::stoi(v);
-    else if (k == "--backpressure") a.backpressure = std::stoi(v);
-    else if (k == "--trace") a.trace = v;
-    else if (k == "--coverage") a.coverage = v;
+    if (k == "--config")
+      a.config = v;
+    else if (k == "--contexts")
+      a.contexts = v;
+    else if (k == "--in-dir")
+      a.in_dir = v;
+    else if (k == "--result")
+      a.result = v;
+    else if (k == "--seed")
+      a.seed = std::stoull(v);
+    else if (k == "--idle")
+      a.idle = std::stoi(v);
+    else if (k == "--backpressure")
+      a.backpressure = std::stoi(v);
+    else if (k == "--trace")
+      a.trace = v;
+    else if (k == "--coverage")
+      a.coverage = v;
   }
   try {
     std::ifstream cf(a.config);

@@ -83,7 +83,10 @@ inline void set_bits(VlWide<N>& sig, int lsb, int width, uint64_t v) {
     const int bit = lsb + i;
     EData& w = sig[bit / 32];
     const EData m = EData{1} << (bit % 32);
-    if ((v >> i) & 1) w |= m; else w &= ~m;
+    if ((v >> i) & 1)
+      w |= m;
+    else
+      w &= ~m;
   }
 }
 
@@ -104,6 +107,9 @@ inline uint64_t get_bits(const VlWide<N>& sig, int lsb, int width) {
   return v;
 }
 
-template <typename T> constexpr int port_bits(const T&) { return static_cast<int>(sizeof(T) * 8); }
+template <typename T>
+constexpr int port_bits(const T&) {
+  return static_cast<int>(sizeof(T) * 8);
+}
 
 }  // namespace tb

@@ -88,8 +88,7 @@ class Gen {
   void push(int port, Bytes f) { in_[port].push_back(std::move(f)); }
 
   // Vectors of one job: each member sends each VID, with the faults the scenario asks for.
-  void job_vectors(const Job& j, int vectors, int fixed_count, int loss, int dup, int skip, int ce_pct,
-                   int mismatch) {
+  void job_vectors(const Job& j, int vectors, int fixed_count, int loss, int dup, int skip, int ce_pct, int mismatch) {
     uint32_t vid = 0;
     for (int v = 0; v < vectors; ++v) {
       if (chance(skip)) vid += 1 + rnd(2);  // a VID nobody sends: the accelerator skips ahead
@@ -239,7 +238,8 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
         for (const auto& j : js) {
           const bool member = std::find(j.members.begin(), j.members.end(), p) != j.members.end();
           // A contribution from a port outside the job: counted not_member, never summed.
-          if (faults && !member && p != j.upstream && g.chance(15)) extra[p].push_back(g.contribution(j, p, 0, 2, false, false));
+          if (faults && !member && p != j.upstream && g.chance(15))
+            extra[p].push_back(g.contribution(j, p, 0, 2, false, false));
           // A final sum coming down from the parent passes through the upstream port.
           if (p == j.upstream && g.chance(30)) {
             Bytes f = g.contribution(j, p, static_cast<uint32_t>(k), 4, false, false);

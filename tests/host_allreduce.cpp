@@ -519,11 +519,16 @@ Outcome run_workers(Bed& bed, const std::vector<std::vector<uint32_t>>& in, cons
 uint32_t special(std::mt19937_64& rng, ref::Fmt fmt) {
   const bool f32 = fmt == ref::Fmt::fp32;
   switch (rng() % 40) {
-    case 0: return f32 ? 0x7F800000u : (fmt == ref::Fmt::bf16 ? 0x7F80u : 0x7C00u);  // +inf
-    case 1: return f32 ? 0x80000000u : 0x8000u;                                       // -0
-    case 2: return f32 ? 0x00000001u : 0x0001u;                                       // subnormal
-    case 3: return f32 ? 0x7F7FFFFFu : (fmt == ref::Fmt::bf16 ? 0x7F7Fu : 0x7BFFu);  // max finite
-    default: break;
+    case 0:
+      return f32 ? 0x7F800000u : (fmt == ref::Fmt::bf16 ? 0x7F80u : 0x7C00u);  // +inf
+    case 1:
+      return f32 ? 0x80000000u : 0x8000u;  // -0
+    case 2:
+      return f32 ? 0x00000001u : 0x0001u;  // subnormal
+    case 3:
+      return f32 ? 0x7F7FFFFFu : (fmt == ref::Fmt::bf16 ? 0x7F7Fu : 0x7BFFu);  // max finite
+    default:
+      break;
   }
   if (f32) {
     std::uniform_real_distribution<float> d(-1000, 1000);
@@ -546,8 +551,8 @@ std::vector<std::vector<uint32_t>> tensors(int w, size_t n, uint64_t seed, ref::
 }
 
 // The expected sum: ref::tree_sum over the accelerator's ports (rank r sits on port_of[r]).
-std::vector<uint32_t> expected(const std::vector<std::vector<uint32_t>>& in, const std::vector<int>& port_of,
-                               int ports, ref::Fmt fmt) {
+std::vector<uint32_t> expected(const std::vector<std::vector<uint32_t>>& in, const std::vector<int>& port_of, int ports,
+                               ref::Fmt fmt) {
   std::vector<uint32_t> e(in[0].size());
   for (size_t i = 0; i < e.size(); ++i) {
     std::vector<uint32_t> vals(static_cast<size_t>(ports), 0);
@@ -581,7 +586,7 @@ TEST(HostAllReduce, ThreeWorkersTwoTreesBitIdenticalTreeOrder) {
   p.count = JobParams::count_for(1500, cfg.max_elems, 4);
   p.timeout_ms = 3000;
   const auto in = tensors(3, 16384 + 77, 11, ref::Fmt::fp32);  // 64 KiB + a partial vector
-  const Outcome o = run_workers(bed, in, port_of, p, 3);        // three calls: VIDs run on
+  const Outcome o = run_workers(bed, in, port_of, p, 3);       // three calls: VIDs run on
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
   for (int r = 0; r < 3; ++r) {
     ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r << " " << bed.finish();
@@ -739,12 +744,12 @@ TEST(HostCli, WorkerBadInput) {
   expect_error(base + "--in " + d + "/g.bin --trees 2 --first-vid 1,2,3" + out, "--first-vid");
   expect_error(base + "--in " + d + "/g.bin --first-vid x" + out, "not a VID");
   expect_error(base + "--in " + d + "/g.bin --window-max 4 --window-init 8" + out, "window");
-  expect_error("worker --iface nosuchif0 --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " +
-                   d + "/g.bin" + out,
-               "nosuchif0");
-  expect_error("worker --iface lo --job 1 --rank 2 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " + d +
+  expect_error("worker --iface nosuchif0 --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " + d +
                    "/g.bin" + out,
-               "rank");
+               "nosuchif0");
+  expect_error(
+      "worker --iface lo --job 1 --rank 2 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " + d + "/g.bin" + out,
+      "rank");
   expect_error("worker --iface lo --job 70000 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 239.9.9.9 --in " + d +
                    "/g.bin" + out,
                "--job");
@@ -785,7 +790,7 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool
   const std::vector<int> port_of{2, 0, 1};
   Bed bed(cfg, ctx_for(port_of, trees, 6), ChipParams{});
   bed.fab.set_loss(0, down_loss, seed);  // results to the worker on port 0
-  bed.fab.set_up_loss(1, up_loss);        // contributions of the worker on port 1
+  bed.fab.set_up_loss(1, up_loss);       // contributions of the worker on port 1
   if (every_link)
     for (int port : port_of) {
       bed.fab.set_loss(port, down_loss, seed);

@@ -103,7 +103,8 @@ TEST(HostController, ReprogrammingAnEnabledTableEqualsLoadingTheNewOne) {
   // B reuses (7, 0) in another slot: the whole-table list disables every slot first.
   for (const auto& w : whole_table(l, b)) rf.write(w.addr, w.value);
   model::LiveModel ref(cfg, b);
-  EXPECT_EQ(snapshot(l, [&](uint32_t x) { return rf.read(x); }), snapshot(l, [&](uint32_t x) { return ref.reg_read(x); }));
+  EXPECT_EQ(snapshot(l, [&](uint32_t x) { return rf.read(x); }),
+            snapshot(l, [&](uint32_t x) { return ref.reg_read(x); }));
 }
 
 TEST(HostController, PartialPlans) {

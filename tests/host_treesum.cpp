@@ -58,7 +58,8 @@ int main(int argc, char** argv) {
           throw std::runtime_error("inputs differ in size");
       std::vector<uint32_t> out(n), vals(static_cast<size_t>(ports));
       for (size_t i = 0; i < n; ++i) {
-        for (int p = 0; p < ports; ++p) vals[static_cast<size_t>(p)] = mem[static_cast<size_t>(p)] ? in[static_cast<size_t>(p)][i] : 0;
+        for (int p = 0; p < ports; ++p)
+          vals[static_cast<size_t>(p)] = mem[static_cast<size_t>(p)] ? in[static_cast<size_t>(p)][i] : 0;
         out[i] = panama::ref::tree_sum(panama::ref::Fmt::fp32, false, vals, mem);
       }
       save(argv[3], out);

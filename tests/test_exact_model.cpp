@@ -21,10 +21,11 @@ int main(int argc, char** argv) {
         std::vector<bool> m(n);
         const int kind = static_cast<int>(rng() % 5);
         for (int i = 0; i < n; ++i) {
-          const uint32_t e = kind == 1 ? static_cast<uint32_t>(rng() % 3)
+          const uint32_t e = kind == 1   ? static_cast<uint32_t>(rng() % 3)
                              : kind == 2 ? static_cast<uint32_t>(emax - 1 - rng() % 2)
                                          : static_cast<uint32_t>(rng() % (emax + 1));
-          v[i] = static_cast<uint32_t>((rng() % 2) << (W - 1)) | (e << f.F) | static_cast<uint32_t>(rng() & ((1u << f.F) - 1));
+          v[i] = static_cast<uint32_t>((rng() % 2) << (W - 1)) | (e << f.F) |
+                 static_cast<uint32_t>(rng() & ((1u << f.F) - 1));
           if (kind == 3 && i % 2) v[i] = v[i - 1] ^ S;  // cancellation pairs
           if (kind == 4 && rng() % 2) v[i] = S;
           m[i] = rng() % 8 != 0;

@@ -62,9 +62,9 @@ TEST(GenBoard, ListsTheBoards) {
 TEST(GenBoard, WritesTheShellNextToTheCore) {
   const fs::path d = scratch("sume");
   ASSERT_EQ(gen("--board sume --out " + d.string()).rc, 0);
-  for (const char* f : {"panama_top.v", "panama_sume_top.v", "panama_sume_ip_stubs.v", "panama_sume.xdc",
-                        "panama_cdc.xdc", "build.tcl", "board.tcl", "panama_axis_async_fifo.v",
-                        "panama_reset_sync.v", "regmap.json"})
+  for (const char* f :
+       {"panama_top.v", "panama_sume_top.v", "panama_sume_ip_stubs.v", "panama_sume.xdc", "panama_cdc.xdc", "build.tcl",
+        "board.tcl", "panama_axis_async_fifo.v", "panama_reset_sync.v", "regmap.json"})
     EXPECT_TRUE(fs::exists(d / f)) << f;
   const std::string fl = slurp(d / "filelist.f");
   // Core first, the board top last, the stubs listed so any tool elaborates the top.

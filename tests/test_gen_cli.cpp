@@ -57,10 +57,10 @@ TEST(GenCli, WritesTheDocumentedFiles) {
     EXPECT_TRUE(fs::exists(d / f)) << f;
   EXPECT_EQ(slurp(d / "filelist.f"), "panama_fpadd.v\npanama_addtree.v\n");
   const std::string cfg = slurp(d / "config.json");
-  for (const char* k : {"\"ports\"", "\"gbps\"", "\"mhz\"", "\"format\"", "\"elem_bytes\"", "\"subnormals\"",
-                        "\"contexts\"", "\"max_elems\"", "\"buffer_bytes\"", "\"bus_bits\"", "\"bypass_bytes\"",
-                        "\"lanes\"", "\"top\"", "\"addtree_latency\"", "\"agg_latency\"", "\"bypass_latency\"",
-                        "\"resources\""})
+  for (const char* k :
+       {"\"ports\"", "\"gbps\"", "\"mhz\"", "\"format\"", "\"elem_bytes\"", "\"subnormals\"", "\"contexts\"",
+        "\"max_elems\"", "\"buffer_bytes\"", "\"bus_bits\"", "\"bypass_bytes\"", "\"lanes\"", "\"top\"",
+        "\"addtree_latency\"", "\"agg_latency\"", "\"bypass_latency\"", "\"resources\""})
     EXPECT_NE(cfg.find(k), std::string::npos) << k;
   EXPECT_NE(cfg.find("\"top\": \"panama_addtree\""), std::string::npos);
   fs::remove_all(d);
@@ -98,11 +98,14 @@ TEST(GenCli, PrefixNamesModulesAndFiles) {
 TEST(GenCli, ConfigJsonOnDiskReadsBackToItself) {
   const fs::path d = scratch("json");
   ASSERT_EQ(run_gen("--ports 6 --gbps 25 --mhz 312.5 --format fp16 --subnormals ftz --contexts 3 --max-elems 100 "
-                    "--prefix acc --module addtree --out " + d.string()).rc, 0);
+                    "--prefix acc --module addtree --out " +
+                    d.string())
+                .rc,
+            0);
   const nlohmann::json on_disk = nlohmann::json::parse(slurp(d / "config.json"));
   EXPECT_EQ(panama::Config::from_json(on_disk).to_json(), on_disk);
-  EXPECT_EQ(on_disk.at("bus_bits"), 128);   // 25e9 / 312.5e6 = 80 bits -> 128
-  EXPECT_EQ(on_disk.at("lanes"), 8);        // 128 / 16
+  EXPECT_EQ(on_disk.at("bus_bits"), 128);  // 25e9 / 312.5e6 = 80 bits -> 128
+  EXPECT_EQ(on_disk.at("lanes"), 8);       // 128 / 16
   EXPECT_EQ(on_disk.at("elem_bytes"), 2);
   EXPECT_EQ(on_disk.at("max_elems"), 100);
   EXPECT_EQ(on_disk.at("buffer_bytes"), 65536);
@@ -208,16 +211,13 @@ TEST_P(GenCliError, OneLineAndNothingWritten) {
 INSTANTIATE_TEST_SUITE_P(
     Invalid, GenCliError,
     ::testing::Values("--ports 1 --gbps 10 --mhz 200", "--ports 300 --gbps 10 --mhz 200",
-                      "--ports 4 --gbps 0 --mhz 200", "--ports 4 --gbps -10 --mhz 200",
-                      "--ports 4 --gbps 10 --mhz 0", "--ports 4 --gbps 10 --mhz -5",
-                      "--ports 4 --gbps 1000 --mhz 100", "--ports 4 --gbps 10 --mhz 200 --format fp64",
-                      "--ports 4 --gbps 10 --mhz 200 --subnormals daz", "--ports 4 --gbps 10",
-                      "--gbps 10 --mhz 200", "--ports four --gbps 10 --mhz 200",
+                      "--ports 4 --gbps 0 --mhz 200", "--ports 4 --gbps -10 --mhz 200", "--ports 4 --gbps 10 --mhz 0",
+                      "--ports 4 --gbps 10 --mhz -5", "--ports 4 --gbps 1000 --mhz 100",
+                      "--ports 4 --gbps 10 --mhz 200 --format fp64", "--ports 4 --gbps 10 --mhz 200 --subnormals daz",
+                      "--ports 4 --gbps 10", "--gbps 10 --mhz 200", "--ports four --gbps 10 --mhz 200",
                       "--ports 4 --gbps ten --mhz 200", "--ports 4 --gbps 10 --mhz 200 --contexts 0",
-                      "--ports 4 --gbps 10 --mhz 200 --max-elems 0",
-                      "--ports 4 --gbps 10 --mhz 200 --max-elems 16372",
-                      "--ports 4 --gbps 10 --mhz 200 --contexts 64",
-                      "--ports 4 --gbps 10 --mhz 200 --module mux",
+                      "--ports 4 --gbps 10 --mhz 200 --max-elems 0", "--ports 4 --gbps 10 --mhz 200 --max-elems 16372",
+                      "--ports 4 --gbps 10 --mhz 200 --contexts 64", "--ports 4 --gbps 10 --mhz 200 --module mux",
                       "--ports 4 --gbps 10 --mhz 200 --bogus 1",
                       // The same checks hold for the full accelerator (the default module).
                       "--ports 4 --gbps 10 --mhz 200 --module top --contexts 0",

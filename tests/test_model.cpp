@@ -34,8 +34,8 @@ void check_identities(const Result& r) {
     EXPECT_EQ(v[kRxFrames], v[kBypassFrames] + v[kResultPassed] + v[kAggAdmitted] + v[kRunt] + v[kRxError] +
                                 v[kMalformed] + v[kNoContext] + v[kNotMember] + v[kOverflow] + v[kBypassOverflow])
         << "port " << p;
-    EXPECT_EQ(v[kAggAdmitted], r.consumed_per_port[p] + v[kStale] + v[kIncomplete] + v[kCountMismatch] +
-                                   v[kTimeout] + r.still_queued_per_port[p])
+    EXPECT_EQ(v[kAggAdmitted], r.consumed_per_port[p] + v[kStale] + v[kIncomplete] + v[kCountMismatch] + v[kTimeout] +
+                                   r.still_queued_per_port[p])
         << "port " << p;
     EXPECT_EQ(v[kTxFrames], v[kBypassFrames] + v[kResultPassed]) << "port " << p;
     EXPECT_EQ(v[kTxFrames], r.ports[p].size()) << "port " << p;
@@ -64,7 +64,8 @@ TEST(ModelBypass, UnchangedAndInOrder) {
   Bytes arp(60, 0);
   arp[12] = 0x08;
   arp[13] = 0x06;
-  for (const Bytes& f : {bypass_frame(0, 1, 1500), vlan, tcp, frag, arp, bypass_frame(0, 2, 14), bypass_frame(0, 3, 41)})
+  for (const Bytes& f :
+       {bypass_frame(0, 1, 1500), vlan, tcp, frag, arp, bypass_frame(0, 2, 14), bypass_frame(0, 3, 41)})
     in[0].push_back({f, false});
   in[0].push_back({bypass_frame(0, 4), true});  // a bad frame passes, tuser and all
   const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1, 2, 3})}), in);
@@ -99,15 +100,15 @@ TEST(ModelAdmission, ChecksInOrder) {
   const Config c = cfg4();
   auto in = inputs(4);
   Bytes bad = contrib(1, 7, 0, 0, kA);
-  bad[42] = 9;                                 // malformed...
-  in[1].push_back({bad, true});                // ...and tuser: rx_error wins
-  in[1].push_back({bad, false});               // malformed
-  in[1].push_back({contrib(1, 8, 0, 0, kA), false});  // no context (8, 0)
-  in[1].push_back({contrib(1, 7, 1, 0, kA), false});  // no context (7, 1)
-  in[3].push_back({contrib(3, 7, 0, 0, kA), false});  // port 3 is not a member
+  bad[42] = 9;                                                           // malformed...
+  in[1].push_back({bad, true});                                          // ...and tuser: rx_error wins
+  in[1].push_back({bad, false});                                         // malformed
+  in[1].push_back({contrib(1, 8, 0, 0, kA), false});                     // no context (8, 0)
+  in[1].push_back({contrib(1, 7, 1, 0, kA), false});                     // no context (7, 1)
+  in[3].push_back({contrib(3, 7, 0, 0, kA), false});                     // port 3 is not a member
   in[3].push_back({contrib(3, 7, 0, 0, kA, wire::kFlagResult), false});  // RESULT on a multicast ctx
   Bytes big = contrib(1, 7, 0, 0, std::vector<uint32_t>(c.max_elems + 1, 0));
-  in[1].push_back({big, false});               // COUNT > MAX_ELEMS: malformed
+  in[1].push_back({big, false});  // COUNT > MAX_ELEMS: malformed
   const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1, 2})}), in);
   EXPECT_EQ(ctr(r, 1, kRxError), 1u);
   EXPECT_EQ(ctr(r, 1, kMalformed), 2u);
@@ -133,8 +134,8 @@ TEST(ModelAggregation, CompleteVectorsExactSums) {
   // (1e30 + 1) + (-1e30 + 1) = +0 in tree order, where a sequential sum would give 1.
   EXPECT_EQ(sum[0], 0u);
   for (uint32_t vid = 0; vid < 3; ++vid) {
-    const Bytes want = wire::build_result(contrib(0, 7, 0, vid, kA), wire::payload_from_elems(sum, 4), false, false,
-                                          mode_of(e));
+    const Bytes want =
+        wire::build_result(contrib(0, 7, 0, vid, kA), wire::payload_from_elems(sum, 4), false, false, mode_of(e));
     EXPECT_EQ(r.agg[vid].data, want) << "vid " << vid;
   }
   EXPECT_EQ(r.contexts[0].vectors_completed, 3u);
@@ -162,7 +163,8 @@ TEST(ModelAggregation, PartialMembershipUsesNegativeZeroLeaves) {
   EXPECT_EQ(sum[0], 0x80000000u);  // -0 + -0 = -0
   EXPECT_EQ(sum[1], 0x00000001u);  // subnormal kept (ieee)
   EXPECT_EQ(sum[2], 0x7FC00000u);  // canonical NaN
-  EXPECT_EQ(r.agg[0].data, wire::build_result(in[1][0].data, wire::payload_from_elems(sum, 4), false, false, mode_of(e)));
+  EXPECT_EQ(r.agg[0].data,
+            wire::build_result(in[1][0].data, wire::payload_from_elems(sum, 4), false, false, mode_of(e)));
 }
 
 // Rule 6: COUNTs differ.
@@ -329,7 +331,7 @@ TEST(ModelBuffers, OverflowAndReservation) {
   auto in = inputs(4);
   for (uint32_t v = 0; v < 10; ++v) in[0].push_back({contrib(0, 7, 0, v, {1, 2, 3, 4, 5, 6, 7, 8}), false});
   in[0].push_back({contrib(0, 9, 0, 0, {1}), false});  // the other context still has its frame of room
-  in[0].push_back({bypass_frame(0, 1, 600), false});     // longer than bypass_bytes: always dropped
+  in[0].push_back({bypass_frame(0, 1, 600), false});   // longer than bypass_bytes: always dropped
   in[0].push_back({bypass_frame(0, 2, 200), false});
   const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1}), mcast(9, 0, {0, 1})}), in);
   // Context 7: 96 reserved + 320 shared = 416 bytes = 4 frames of 96.
@@ -437,8 +439,10 @@ TEST(ModelTiming, BackpressureAndIdleKeepContents) {
 TEST(ModelMultiLevel, TwoLeavesUnderARoot) {
   const Config c = cfg4();
   const uint16_t jid = 21;
-  const std::vector<std::vector<uint32_t>> w = {
-      {fbits(1e30f), fbits(0.1f)}, {fbits(1.0f), fbits(0.2f)}, {fbits(-1e30f), fbits(0.3f)}, {fbits(1.0f), fbits(0.4f)}};
+  const std::vector<std::vector<uint32_t>> w = {{fbits(1e30f), fbits(0.1f)},
+                                                {fbits(1.0f), fbits(0.2f)},
+                                                {fbits(-1e30f), fbits(0.3f)},
+                                                {fbits(1.0f), fbits(0.4f)}};
   // Leaf L0: workers 0, 1 on ports 0, 1, uplink port 3. Leaf L1: workers 2, 3 on its ports 0, 1.
   const auto leaf = ctxs({upstream(jid, 0, {0, 1}, 3)});
   std::vector<Bytes> partial;
@@ -479,8 +483,8 @@ TEST(ModelAggregation, Bf16AndFp16) {
   for (Format f : {Format::bf16, Format::fp16}) {
     const Config c = cfg4(8, 64, 0, f);
     auto in = inputs(4);
-    const std::vector<std::vector<uint32_t>> vals = {{0x3f80, 0x0001, 0x7bff}, {0x3f80, 0x8001, 0x7bff},
-                                                     {0x4000, 0x0001, 0x0400}, {0xbf80, 0x0003, 0x7c00}};
+    const std::vector<std::vector<uint32_t>> vals = {
+        {0x3f80, 0x0001, 0x7bff}, {0x3f80, 0x8001, 0x7bff}, {0x4000, 0x0001, 0x0400}, {0xbf80, 0x0003, 0x7c00}};
     for (int p = 0; p < 4; ++p) in[p].push_back({contrib(p, 7, 0, 0, vals[p], 0, 0b10, 2), false});
     const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1, 2, 3})}), in);
     ASSERT_EQ(r.agg.size(), 1u);
@@ -537,7 +541,7 @@ TEST(ModelAggregation, Fp32FlushToZeroMode) {
   const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1, 2})}), in);
   ASSERT_EQ(r.agg.size(), 1u);
   const auto want = expected_sum(c, vals, {0, 1, 2});
-  EXPECT_EQ(want[0] & 0x7FFFFFFFu, 0u);         // all-subnormal inputs sum to a zero
-  EXPECT_EQ(want[1], 0x00800000u);              // the normal input survives, the subnormal is ignored
+  EXPECT_EQ(want[0] & 0x7FFFFFFFu, 0u);  // all-subnormal inputs sum to a zero
+  EXPECT_EQ(want[1], 0x00800000u);       // the normal input survives, the subnormal is ignored
   EXPECT_EQ(wire::payload_elems(r.agg[0].data, 4), want);
 }

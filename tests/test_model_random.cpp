@@ -75,19 +75,19 @@ Scenario make_scenario(std::mt19937_64& g, int ports, uint32_t timeout) {
       if (timeout > 0 && j == 0 && p == 1 && v > 30) continue;
       size_t cnt = count_of[{j, v}];
       const int r = rnd(100);
-      if (r < 6) continue;                                   // lost
-      if (r < 9) cnt = cnt == 1 ? 2 : cnt - 1;               // COUNT mismatch
+      if (r < 6) continue;                      // lost
+      if (r < 9) cnt = cnt == 1 ? 2 : cnt - 1;  // COUNT mismatch
       const Bytes f = contrib(p, sc.jobs[j].jid, sc.jobs[j].tid, v, payload(p, j, v, cnt),
                               rnd(10) == 0 ? wire::kFlagFin : 0, rnd(8) == 0 ? 0b11 : 0b10);
       in.push_back({f, false});
-      if (r >= 9 && r < 13) in.push_back({f, false});        // duplicate
-      if (rnd(6) == 0) {                                       // bypass traffic
+      if (r >= 9 && r < 13) in.push_back({f, false});  // duplicate
+      if (rnd(6) == 0) {                               // bypass traffic
         const Bytes b = bypass_frame(p, rnd(256), 14 + static_cast<size_t>(rnd(300)));
         in.push_back({b, false});
         sc.bypass_in[p].push_back(b);
       }
       if (rnd(40) == 0) in.push_back({Bytes(static_cast<size_t>(rnd(14)), 0x55), false});  // runt
-      if (rnd(40) == 0) {                                      // malformed aggregation frame
+      if (rnd(40) == 0) {  // malformed aggregation frame
         Bytes m = f;
         m.push_back(0);
         in.push_back({m, false});
@@ -150,8 +150,8 @@ void check_accounting(const Scenario& sc, const Result& res, int ports, const st
     EXPECT_EQ(v[kRxFrames], sc.in[p].size());
     EXPECT_EQ(v[kRxFrames], v[kBypassFrames] + v[kResultPassed] + v[kAggAdmitted] + v[kRunt] + v[kRxError] +
                                 v[kMalformed] + v[kNoContext] + v[kNotMember] + v[kOverflow] + v[kBypassOverflow]);
-    EXPECT_EQ(v[kAggAdmitted], res.consumed_per_port[p] + v[kStale] + v[kIncomplete] + v[kCountMismatch] +
-                                   v[kTimeout] + res.still_queued_per_port[p]);
+    EXPECT_EQ(v[kAggAdmitted], res.consumed_per_port[p] + v[kStale] + v[kIncomplete] + v[kCountMismatch] + v[kTimeout] +
+                                   res.still_queued_per_port[p]);
     EXPECT_EQ(v[kTxFrames], res.ports[p].size());
   }
   uint64_t consumed = 0;

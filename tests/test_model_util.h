@@ -19,8 +19,8 @@ namespace mt {
 using namespace panama;
 using wire::Bytes;
 
-inline Config cfg4(int contexts = 8, int buffer_kib = 64, int max_elems = -1, Format f = Format::fp32,
-                   int ports = 4, double gbps = 10, double mhz = 200) {
+inline Config cfg4(int contexts = 8, int buffer_kib = 64, int max_elems = -1, Format f = Format::fp32, int ports = 4,
+                   double gbps = 10, double mhz = 200) {
   Inputs in;
   in.ports = ports;
   in.gbps = gbps;
@@ -81,7 +81,8 @@ inline Bytes contrib(int port, uint16_t jid, uint8_t tid, uint32_t vid, const st
   s.hdr.vid = vid;
   s.hdr.flags = flags;
   s.hdr.rank = static_cast<uint16_t>(port);
-  s.hdr.cookie = 0xC00C1E0000000000ull | (uint64_t{jid} << 16) | (uint64_t{static_cast<uint32_t>(port)} << 8) | (vid & 0xff);
+  s.hdr.cookie =
+      0xC00C1E0000000000ull | (uint64_t{jid} << 16) | (uint64_t{static_cast<uint32_t>(port)} << 8) | (vid & 0xff);
   s.payload = wire::payload_from_elems(elems, es);
   return wire::build_frame(s);
 }
@@ -109,7 +110,7 @@ inline Bytes bypass_frame(int port, int n, size_t len = 100) {
 // Expected sum of one vector: per element, ref::tree_sum over ports in index order.
 inline std::vector<uint32_t> expected_sum(const Config& c, const std::vector<std::vector<uint32_t>>& per_port,
                                           const std::vector<int>& members) {
-  const ref::Fmt fmt = c.in.format == Format::fp32 ? ref::Fmt::fp32
+  const ref::Fmt fmt = c.in.format == Format::fp32   ? ref::Fmt::fp32
                        : c.in.format == Format::bf16 ? ref::Fmt::bf16
                                                      : ref::Fmt::fp16;
   std::vector<bool> mask(c.in.ports, false);
@@ -125,7 +126,9 @@ inline std::vector<uint32_t> expected_sum(const Config& c, const std::vector<std
   return out;
 }
 
-inline std::vector<std::vector<model::InFrame>> inputs(int ports) { return std::vector<std::vector<model::InFrame>>(ports); }
+inline std::vector<std::vector<model::InFrame>> inputs(int ports) {
+  return std::vector<std::vector<model::InFrame>>(ports);
+}
 
 inline uint64_t ctr(const model::Result& r, int port, PortCounter k) { return r.port_counters.at(port)[k]; }
 

@@ -47,9 +47,10 @@ std::string tmpdir(const std::string& name) {
 }  // namespace
 
 TEST(Regmap, CounterNamesAreTheCountersJsonKeys) {
-  const std::vector<std::string> want = {"rx_frames", "tx_frames", "bypass_frames", "agg_admitted", "result_passed",
-                                         "runt", "rx_error", "malformed", "no_context", "not_member", "overflow",
-                                         "bypass_overflow", "stale", "incomplete", "count_mismatch", "timeout"};
+  const std::vector<std::string> want = {"rx_frames",     "tx_frames",  "bypass_frames",  "agg_admitted",
+                                         "result_passed", "runt",       "rx_error",       "malformed",
+                                         "no_context",    "not_member", "overflow",       "bypass_overflow",
+                                         "stale",         "incomplete", "count_mismatch", "timeout"};
   EXPECT_EQ(port_counter_names(), want);
 }
 
@@ -128,10 +129,10 @@ TEST(Regmap, CHeaderMatchesTheMap) {
        << " (unsigned)ACC_AGG_PORT, (unsigned)ACC_NUM_PORTS, (unsigned)ACC_CTX_ADDR(0, ACC_CTX_EXPECTED_VID),"
        << " (unsigned)ACC_PORT_ADDR(3, ACC_PORT_RX_FRAMES_LO));\n  return 0;\n}\n";
   prog.close();
-  ASSERT_EQ(std::system(("cc -std=c99 -Wall -Werror -o '" + d + "/t' '" + d + "/t.c' && '" + d + "/t' > '" + d +
-                         "/out.txt'")
-                            .c_str()),
-            0);
+  ASSERT_EQ(
+      std::system(("cc -std=c99 -Wall -Werror -o '" + d + "/t' '" + d + "/t.c' && '" + d + "/t' > '" + d + "/out.txt'")
+                      .c_str()),
+      0);
   std::ostringstream want;
   want << m.ctx(2, RegMap::kCtxJid) << " " << m.ctx_members(1, 1) << " " << m.port_counter_hi(39, kTimeout) << " "
        << RegMap::kAggPort << " 40 " << m.ctx(0, RegMap::kCtxExpectedVid) << " " << m.port_counter_lo(3, kRxFrames)
@@ -234,7 +235,7 @@ TEST_F(RegFileTest, MacAndIpRegisters) {
 TEST_F(RegFileTest, CountersLatchHighWordAndSaturate) {
   regs->preset(5, kStale, 0x00000001FFFFFFFFull);
   EXPECT_EQ(regs->read(m.port_counter_lo(5, kStale)), 0xFFFFFFFFu);
-  regs->count(5, kStale);  // carries into the high word after the low word was read
+  regs->count(5, kStale);                                   // carries into the high word after the low word was read
   EXPECT_EQ(regs->read(m.port_counter_hi(5, kStale)), 1u);  // the latched high word
   EXPECT_EQ(regs->read(m.port_counter_lo(5, kStale)), 0u);
   EXPECT_EQ(regs->read(m.port_counter_hi(5, kStale)), 2u);

@@ -74,11 +74,11 @@ class Sim : public ::testing::Test {
     dir = std::string(::testing::TempDir()) + "/panama_sim_" + info->name();
     std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());
     const Proc g = sh(std::string(PANAMA_GEN) + " --ports 4 --gbps 10 --mhz 200 --out '" + dir + "/D' > /dev/null",
-                     dir + "/gen.err");
+                      dir + "/gen.err");
     ASSERT_EQ(g.rc, 0) << g.err;
   }
   Proc replay(const std::string& out, const std::string& extra = "", const std::string& ctx = "",
-             const std::string& in = "") {
+              const std::string& in = "") {
     return sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/D' --engine " + engine + " --contexts '" +
                   (ctx.empty() ? kConf + "/ctx.json" : ctx) + "' --in-dir '" + (in.empty() ? kConf + "/in" : in) +
                   "' --out-dir '" + out + "' " + extra,
@@ -153,8 +153,8 @@ TEST_F(Sim, TimestampsAreCyclesOverClock) {
 TEST_F(Sim, TsharkReadsTheOutputs) {
   if (std::system("command -v tshark > /dev/null 2>&1") != 0) GTEST_SKIP() << "tshark not installed";
   ASSERT_EQ(replay(dir + "/A").rc, 0);
-  const std::string cmd = "tshark -r '" + dir + "/A/agg.pcap' -T fields -e ip.dst -e udp.dstport > '" + dir +
-                          "/t.txt' 2> /dev/null";
+  const std::string cmd =
+      "tshark -r '" + dir + "/A/agg.pcap' -T fields -e ip.dst -e udp.dstport > '" + dir + "/t.txt' 2> /dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const std::string t = slurp(dir + "/t.txt");
   size_t lines = 0, mc = 0;
@@ -242,9 +242,9 @@ TEST_F(Sim, GarbageFramesAreTrafficAndMissingFilesAreSilence) {
 TEST_F(Sim, BadArguments) {
   expect_one_line_error(replay(dir + "/O", "--idle 100"), "--idle");
   expect_one_line_error(replay(dir + "/O", "", "", dir + "/no-such-dir"), "does not exist");
-  const Proc r = sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/nowhere' --engine model --contexts '" + kConf +
-                       "/ctx.json' --in-dir '" + kConf + "/in' --out-dir '" + dir + "/O'",
-                   dir + "/e");
+  const Proc r = sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/nowhere' --engine model --contexts '" +
+                        kConf + "/ctx.json' --in-dir '" + kConf + "/in' --out-dir '" + dir + "/O'",
+                    dir + "/e");
   expect_one_line_error(r, "config.json");
   const Proc m = sh(std::string(PANAMA_SIM) + " replay --rtl '" + dir + "/D' --engine model", dir + "/e2");
   expect_one_line_error(m, "required");

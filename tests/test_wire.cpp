@@ -24,9 +24,7 @@ FrameSpec spec4(std::vector<uint32_t> elems) {
   return s;
 }
 
-std::string tmpfile_path(const std::string& name) {
-  return std::string(::testing::TempDir()) + "/panama_wire_" + name;
-}
+std::string tmpfile_path(const std::string& name) { return std::string(::testing::TempDir()) + "/panama_wire_" + name; }
 
 void write_bytes(const std::string& path, const Bytes& b) {
   std::ofstream o(path, std::ios::binary);
@@ -59,21 +57,21 @@ TEST(WireLayout, BuildFrameFieldsAtSpecOffsets) {
   EXPECT_EQ(f[13], 0x00);
   EXPECT_EQ(f[14], 0x45);
   EXPECT_EQ(f[15] >> 2, 56);
-  EXPECT_EQ(get16(&f[16]), f.size() - 14);   // IPv4 total length
-  EXPECT_EQ(get16(&f[20]) & 0x3FFF, 0);      // not fragmented
-  EXPECT_EQ(f[23], 17);                      // UDP
-  EXPECT_EQ(get16(&f[34]), 9056);            // UDP source port
-  EXPECT_EQ(get16(&f[36]), 9056);            // UDP destination port
-  EXPECT_EQ(get16(&f[38]), 30 + 12);         // UDP length
-  EXPECT_EQ(get16(&f[40]), 0);               // UDP checksum
-  EXPECT_EQ(f[42], 1);                       // VER
-  EXPECT_EQ(get16(&f[44]), 7);               // JID big-endian
-  EXPECT_EQ(f[46], 2);                       // TID
-  EXPECT_EQ(get16(&f[48]), 3);               // COUNT
-  EXPECT_EQ(f[50], 0x01);                    // VID big-endian
+  EXPECT_EQ(get16(&f[16]), f.size() - 14);  // IPv4 total length
+  EXPECT_EQ(get16(&f[20]) & 0x3FFF, 0);     // not fragmented
+  EXPECT_EQ(f[23], 17);                     // UDP
+  EXPECT_EQ(get16(&f[34]), 9056);           // UDP source port
+  EXPECT_EQ(get16(&f[36]), 9056);           // UDP destination port
+  EXPECT_EQ(get16(&f[38]), 30 + 12);        // UDP length
+  EXPECT_EQ(get16(&f[40]), 0);              // UDP checksum
+  EXPECT_EQ(f[42], 1);                      // VER
+  EXPECT_EQ(get16(&f[44]), 7);              // JID big-endian
+  EXPECT_EQ(f[46], 2);                      // TID
+  EXPECT_EQ(get16(&f[48]), 3);              // COUNT
+  EXPECT_EQ(f[50], 0x01);                   // VID big-endian
   EXPECT_EQ(f[53], 0x04);
-  EXPECT_EQ(get16(&f[54]), 3);               // RANK
-  EXPECT_EQ(f[56], 0x11);                    // COOKIE big-endian
+  EXPECT_EQ(get16(&f[54]), 3);  // RANK
+  EXPECT_EQ(f[56], 0x11);       // COOKIE big-endian
   EXPECT_EQ(f[63], 0x88);
   // Payload little-endian, element 0 first: 1.0f = 0x3f800000.
   EXPECT_EQ(f[64], 0x00);
@@ -100,9 +98,7 @@ TEST(WireChecksum, DetectsCorruption) {
   EXPECT_FALSE(ipv4_checksum_ok(f));
 }
 
-TEST(WireClassify, AggregationFrame) {
-  EXPECT_EQ(classify(build_frame(spec4({1, 2})), 9056), Class::aggregation);
-}
+TEST(WireClassify, AggregationFrame) { EXPECT_EQ(classify(build_frame(spec4({1, 2})), 9056), Class::aggregation); }
 
 TEST(WireClassify, RuntBelow14Bytes) {
   EXPECT_EQ(classify(Bytes(13, 0), 9056), Class::runt);
@@ -126,17 +122,29 @@ TEST(WireClassify, EveryNonAggregationCaseIsBypass) {
     mut(f);
     return classify(f, 9056);
   };
-  EXPECT_EQ(variant([](Bytes& f) { f[12] = 0x81; f[13] = 0x00; }), Class::bypass);  // VLAN tag
-  EXPECT_EQ(variant([](Bytes& f) { f[12] = 0x86; f[13] = 0xdd; }), Class::bypass);  // IPv6
-  EXPECT_EQ(variant([](Bytes& f) { f[12] = 0x08; f[13] = 0x06; }), Class::bypass);  // ARP
-  EXPECT_EQ(variant([](Bytes& f) { f[14] = 0x46; }), Class::bypass);               // IPv4 options
-  EXPECT_EQ(variant([](Bytes& f) { f[14] = 0x65; }), Class::bypass);               // version 6
-  EXPECT_EQ(variant([](Bytes& f) { f[15] = (55 << 2); }), Class::bypass);          // DSCP 55
-  EXPECT_EQ(variant([](Bytes& f) { f[15] = 0; }), Class::bypass);                  // DSCP 0
-  EXPECT_EQ(variant([](Bytes& f) { f[20] |= 0x20; }), Class::bypass);              // MF
-  EXPECT_EQ(variant([](Bytes& f) { f[21] = 1; }), Class::bypass);                  // offset 8
-  EXPECT_EQ(variant([](Bytes& f) { f[23] = 6; }), Class::bypass);                  // TCP
-  EXPECT_EQ(variant([](Bytes& f) { put16(&f[36], 9057); }), Class::bypass);        // other port
+  EXPECT_EQ(variant([](Bytes& f) {
+              f[12] = 0x81;
+              f[13] = 0x00;
+            }),
+            Class::bypass);  // VLAN tag
+  EXPECT_EQ(variant([](Bytes& f) {
+              f[12] = 0x86;
+              f[13] = 0xdd;
+            }),
+            Class::bypass);  // IPv6
+  EXPECT_EQ(variant([](Bytes& f) {
+              f[12] = 0x08;
+              f[13] = 0x06;
+            }),
+            Class::bypass);                                                  // ARP
+  EXPECT_EQ(variant([](Bytes& f) { f[14] = 0x46; }), Class::bypass);         // IPv4 options
+  EXPECT_EQ(variant([](Bytes& f) { f[14] = 0x65; }), Class::bypass);         // version 6
+  EXPECT_EQ(variant([](Bytes& f) { f[15] = (55 << 2); }), Class::bypass);    // DSCP 55
+  EXPECT_EQ(variant([](Bytes& f) { f[15] = 0; }), Class::bypass);            // DSCP 0
+  EXPECT_EQ(variant([](Bytes& f) { f[20] |= 0x20; }), Class::bypass);        // MF
+  EXPECT_EQ(variant([](Bytes& f) { f[21] = 1; }), Class::bypass);            // offset 8
+  EXPECT_EQ(variant([](Bytes& f) { f[23] = 6; }), Class::bypass);            // TCP
+  EXPECT_EQ(variant([](Bytes& f) { put16(&f[36], 9057); }), Class::bypass);  // other port
   // DF and ECN bits and the UDP source port do not matter.
   EXPECT_EQ(variant([](Bytes& f) { f[20] = 0; }), Class::aggregation);
   EXPECT_EQ(variant([](Bytes& f) { f[15] = (56 << 2) | 3; }), Class::aggregation);
@@ -241,7 +249,7 @@ TEST(WireBuild, UpstreamPartialSumKeepsDestinations) {
   const AggHeader h = parse_header(r);
   EXPECT_EQ(h.flags, 0);  // RESULT = 0 upstream; FIN is the OR given (false), not the copied bit
   EXPECT_EQ(ecn(r), kEcnCe);
-  EXPECT_EQ(r[15] >> 2, 56);  // DSCP kept
+  EXPECT_EQ(r[15] >> 2, 56);                                        // DSCP kept
   EXPECT_TRUE(std::equal(r.begin(), r.begin() + 6, base.begin()));  // eth.dst unchanged
   EXPECT_EQ(Mac({r[6], r[7], r[8], r[9], r[10], r[11]}), m.own_mac);
   EXPECT_EQ(get32(&r[26]), m.own_ip);
@@ -270,8 +278,8 @@ TEST(WireAddr, ParseAndPrint) {
   EXPECT_EQ(mac_to_string(Mac{1, 0, 0x5e, 1, 7, 10}), "01:00:5e:01:07:0a");
   EXPECT_EQ(parse_ipv4("239.1.7.0"), 0xEF010700u);
   EXPECT_EQ(ipv4_to_string(0x0A0000FD), "10.0.0.253");
-  for (const char* bad : {"", "01:00:5e:01:07", "01:00:5e:01:07:0g", "01-00-5e-01-07-00", "1:0:5e:1:7:0",
-                          "01:00:5e:01:07:00:11"})
+  for (const char* bad :
+       {"", "01:00:5e:01:07", "01:00:5e:01:07:0g", "01-00-5e-01-07-00", "1:0:5e:1:7:0", "01:00:5e:01:07:00:11"})
     EXPECT_THROW(parse_mac(bad), WireError) << bad;
   for (const char* bad : {"", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.x", "01.2.3.4", "1..2.3", " 1.2.3.4"})
     EXPECT_THROW(parse_ipv4(bad), WireError) << bad;
@@ -303,7 +311,8 @@ TEST(WirePcap, ReadsMicrosecondClassicFiles) {
 TEST(WirePcap, ErrorsAreOneClearLine) {
   EXPECT_THROW(read_pcap(tmpfile_path("does-not-exist.pcap")), WireError);
   const std::string junk = tmpfile_path("junk.pcap");
-  write_bytes(junk, Bytes{'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+  write_bytes(junk,
+              Bytes{'h', 'e', 'l', 'l', 'o', ' ', 'w', 'o', 'r', 'l', 'd', '!', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
   EXPECT_THROW(read_pcap(junk), WireError);
   const std::string raw = tmpfile_path("rawip.pcap");
   write_bytes(raw, pcap_header(101));  // LINKTYPE_RAW
@@ -347,7 +356,8 @@ TEST(WireCtx, ParsesTheToolsExample) {
 
 TEST(WireCtx, Defaults) {
   const CtxFile c = parse_ctx_text(R"({"contexts": [{"jid": 1, "tid": 0, "members": [0], "mode": "multicast",
-      "group_mac": "01:00:5e:00:00:01", "group_ip": "239.0.0.1"}]})", 2, 1);
+      "group_mac": "01:00:5e:00:00:01", "group_ip": "239.0.0.1"}]})",
+                                   2, 1);
   EXPECT_EQ(c.agg_port, 9056);
   EXPECT_EQ(c.contexts[0].timeout_cycles, 0u);
 }
@@ -388,7 +398,8 @@ INSTANTIATE_TEST_SUITE_P(
     All, WireCtxErrors,
     ::testing::Values(
         BadCtx{"not_json", "{", "not valid JSON"},
-        BadCtx{"unknown_top", file(mc("")) .substr(0, file(mc("")).size() - 1) + R"(, "colour": 1})", "unknown field 'colour'"},
+        BadCtx{"unknown_top", file(mc("")).substr(0, file(mc("")).size() - 1) + R"(, "colour": 1})",
+               "unknown field 'colour'"},
         BadCtx{"unknown_entry", file(mc(R"(, "prio": 3)")), "unknown field 'prio'"},
         BadCtx{"duplicate", file(mc("") + "," + mc("")), "duplicate (jid 7, tid 0)"},
         BadCtx{"empty_members", file(mc("", "[]")), "'members' is empty"},
@@ -400,12 +411,17 @@ INSTANTIATE_TEST_SUITE_P(
         BadCtx{"missing_group_ip",
                file(R"({"jid": 7, "tid": 0, "members": [0], "mode": "multicast", "group_mac": "01:00:5e:01:07:00"})"),
                "missing field 'group_ip'"},
-        BadCtx{"missing_upstream_port",
-               file(R"({"jid": 7, "tid": 0, "members": [0], "mode": "upstream", "src_mac": "02:00:00:00:00:01", "src_ip": "10.0.0.1"})"),
-               "missing field 'upstream_port'"},
+        BadCtx{
+            "missing_upstream_port",
+            file(
+                R"({"jid": 7, "tid": 0, "members": [0], "mode": "upstream", "src_mac": "02:00:00:00:00:01", "src_ip": "10.0.0.1"})"),
+            "missing field 'upstream_port'"},
         BadCtx{"missing_jid", file(R"({"tid": 0, "members": [0], "mode": "multicast"})"), "missing field 'jid'"},
-        BadCtx{"bad_mac", file(R"({"jid": 7, "tid": 0, "members": [0], "mode": "multicast", "group_mac": "01:00:5e:01:07", "group_ip": "239.1.7.0"})"),
-               "malformed MAC address"},
+        BadCtx{
+            "bad_mac",
+            file(
+                R"({"jid": 7, "tid": 0, "members": [0], "mode": "multicast", "group_mac": "01:00:5e:01:07", "group_ip": "239.1.7.0"})"),
+            "malformed MAC address"},
         BadCtx{"bad_ip", file(upc("3").substr(0, upc("3").size() - 13) + R"("10.0.0.300"})"), "malformed IPv4 address"},
         BadCtx{"bad_mode", file(R"({"jid": 7, "tid": 0, "members": [0], "mode": "broadcast"})"), "mode must be"},
         BadCtx{"wrong_mode_field", file(mc(R"(, "upstream_port": 3)")), "does not apply to multicast"},

@@ -13,11 +13,9 @@ namespace {
 
 // Integer of a JSON value in [lo, hi]; `what` names the field for the message.
 int64_t get_int(const json& v, const std::string& what, int64_t lo, int64_t hi) {
-  if (!v.is_number_integer() && !v.is_number_unsigned())
-    throw CtxError(what + " must be an integer, got " + v.dump());
-  const int64_t x = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)
-                        ? INT64_MAX
-                        : v.get<int64_t>();
+  if (!v.is_number_integer() && !v.is_number_unsigned()) throw CtxError(what + " must be an integer, got " + v.dump());
+  const int64_t x =
+      v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : v.get<int64_t>();
   if (x < lo || x > hi)
     throw CtxError(what + " must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
                    std::to_string(x));
@@ -133,8 +131,11 @@ json to_json(const CtxFile& c) {
   j["agg_port"] = c.agg_port;
   j["contexts"] = json::array();
   for (const auto& e : c.contexts) {
-    json x = {{"jid", e.jid}, {"tid", e.tid}, {"members", e.members},
-              {"mode", e.multicast ? "multicast" : "upstream"}, {"timeout_cycles", e.timeout_cycles}};
+    json x = {{"jid", e.jid},
+              {"tid", e.tid},
+              {"members", e.members},
+              {"mode", e.multicast ? "multicast" : "upstream"},
+              {"timeout_cycles", e.timeout_cycles}};
     if (e.multicast) {
       x["group_mac"] = mac_to_string(e.group_mac);
       x["group_ip"] = ipv4_to_string(e.group_ip);

@@ -20,7 +20,8 @@ std::vector<PcapRecord> read_pcap(const std::string& path) {
     const u_char* d = nullptr;
     const int r = pcap_next_ex(raw, &h, &d);
     if (r == PCAP_ERROR_BREAK) break;  // end of file
-    if (r != 1) throw WireError(path + ": corrupt pcap after record " + std::to_string(out.size()) + ": " + pcap_geterr(raw));
+    if (r != 1)
+      throw WireError(path + ": corrupt pcap after record " + std::to_string(out.size()) + ": " + pcap_geterr(raw));
     PcapRecord rec;
     rec.data.assign(d, d + h->caplen);
     rec.ts_ns = static_cast<uint64_t>(h->ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(h->ts.tv_usec);

@@ -30,7 +30,7 @@ Class classify(const uint8_t* f, size_t len, uint16_t agg_port) {
   if (len < 14) return Class::runt;
   if (len < kMinClassifyBytes) return Class::bypass;
   if (get16(f + off::eth_type) != 0x0800) return Class::bypass;  // VLAN tags, IPv6, ARP...
-  if (f[off::ip] != 0x45) return Class::bypass;                   // not IPv4 or has options
+  if (f[off::ip] != 0x45) return Class::bypass;                  // not IPv4 or has options
   if ((f[off::ip_tos] >> 2) != kAggDscp) return Class::bypass;
   // Fragment: MF (bit 13) set or a non-zero offset; DF is irrelevant.
   if ((get16(f + off::ip_frag) & 0x3FFF) != 0) return Class::bypass;
@@ -43,13 +43,20 @@ bool is_aggregation(const Bytes& f, uint16_t agg_port) { return classify(f, agg_
 
 const char* to_string(Validity v) {
   switch (v) {
-    case Validity::ok: return "ok";
-    case Validity::too_short: return "shorter than the 64-byte headers";
-    case Validity::bad_version: return "VER is not 1";
-    case Validity::bad_count: return "COUNT outside 1..MAX_ELEMS";
-    case Validity::bad_udp_length: return "UDP length is not 30 + ES*COUNT";
-    case Validity::bad_ip_length: return "IPv4 total length is not frame length - 14";
-    case Validity::bad_frame_length: return "frame length is not 64 + ES*COUNT";
+    case Validity::ok:
+      return "ok";
+    case Validity::too_short:
+      return "shorter than the 64-byte headers";
+    case Validity::bad_version:
+      return "VER is not 1";
+    case Validity::bad_count:
+      return "COUNT outside 1..MAX_ELEMS";
+    case Validity::bad_udp_length:
+      return "UDP length is not 30 + ES*COUNT";
+    case Validity::bad_ip_length:
+      return "IPv4 total length is not frame length - 14";
+    case Validity::bad_frame_length:
+      return "frame length is not 64 + ES*COUNT";
   }
   return "?";
 }
@@ -67,7 +74,8 @@ Validity check_wellformed(const uint8_t* f, size_t len, int es, int max_elems) {
 }
 
 AggHeader parse_header(const Bytes& f) {
-  if (f.size() < kHeaderBytes) throw WireError("frame of " + std::to_string(f.size()) + " bytes has no aggregation header");
+  if (f.size() < kHeaderBytes)
+    throw WireError("frame of " + std::to_string(f.size()) + " bytes has no aggregation header");
   const uint8_t* p = f.data();
   AggHeader h;
   h.ver = p[off::ver];
@@ -174,8 +182,8 @@ Bytes build_result(const Bytes& base, const Bytes& sum, bool fin_or, bool ce_any
   if (base.size() != kHeaderBytes + sum.size()) throw WireError("sum payload does not match the base frame");
   Bytes f = base;
   uint8_t* p = f.data();
-  p[off::flags] = static_cast<uint8_t>((p[off::flags] & 0xFC) | (fin_or ? kFlagFin : 0) |
-                                       (m.multicast ? kFlagResult : 0));
+  p[off::flags] =
+      static_cast<uint8_t>((p[off::flags] & 0xFC) | (fin_or ? kFlagFin : 0) | (m.multicast ? kFlagResult : 0));
   put16(p + off::rank, kRankBuilt);
   if (!sum.empty()) std::memcpy(p + off::payload, sum.data(), sum.size());
   if (ce_any) set_ecn(f, kEcnCe);  // else the copied frame's ECN stays
@@ -241,8 +249,8 @@ std::string mac_to_string(const Mac& m) {
 }
 
 std::string ipv4_to_string(Ipv4 a) {
-  return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." + std::to_string((a >> 8) & 255) +
-         "." + std::to_string(a & 255);
+  return std::to_string(a >> 24) + "." + std::to_string((a >> 16) & 255) + "." + std::to_string((a >> 8) & 255) + "." +
+         std::to_string(a & 255);
 }
 
 }  // namespace panama::wire

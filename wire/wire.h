@@ -27,16 +27,16 @@ constexpr uint8_t kEcnCe = 0x3;
 constexpr uint16_t kEtherTypeIpv4 = 0x0800;
 constexpr uint8_t kIpv4VerIhl = 0x45;  // IPv4 without options
 constexpr uint8_t kIpProtoUdp = 17;
-constexpr uint8_t kVersion = 1;        // the aggregation header's VER
+constexpr uint8_t kVersion = 1;  // the aggregation header's VER
 
 // Offsets of the fields (wire-format.md, "Frame layout").
 namespace off {
 constexpr size_t eth_dst = 0, eth_src = 6, eth_type = 12;
-constexpr size_t ip = 14, ip_tos = 15, ip_total_len = 16, ip_frag = 20, ip_proto = 23, ip_csum = 24,
-                 ip_src = 26, ip_dst = 30;
+constexpr size_t ip = 14, ip_tos = 15, ip_total_len = 16, ip_frag = 20, ip_proto = 23, ip_csum = 24, ip_src = 26,
+                 ip_dst = 30;
 constexpr size_t udp = 34, udp_sport = 34, udp_dport = 36, udp_len = 38, udp_csum = 40;
-constexpr size_t agg = 42, ver = 42, flags = 43, jid = 44, tid = 46, reserved = 47, count = 48, vid = 50,
-                 rank = 54, cookie = 56, payload = 64;
+constexpr size_t agg = 42, ver = 42, flags = 43, jid = 44, tid = 46, reserved = 47, count = 48, vid = 50, rank = 54,
+                 cookie = 56, payload = 64;
 }  // namespace off
 
 struct WireError : std::runtime_error {
@@ -88,7 +88,7 @@ inline Validity check_wellformed(const Bytes& f, int es, int max_elems) {
 AggHeader parse_header(const Bytes& f);
 void write_header(Bytes& f, const AggHeader& h);  // f.size() >= 64
 
-uint8_t ecn(const Bytes& f);       // lower 2 bits of ipv4.tos
+uint8_t ecn(const Bytes& f);        // lower 2 bits of ipv4.tos
 void set_ecn(Bytes& f, uint8_t e);  // keeps DSCP
 
 // RFC 1071 one's-complement checksum over the 20-byte IPv4 header at f[14..34) with the checksum
@@ -108,9 +108,9 @@ struct FrameSpec {
   uint8_t ttl = 64;
   uint16_t ip_id = 0;
   uint16_t agg_port = kDefaultAggPort;
-  AggHeader hdr;          // hdr.count is set from the payload
-  Bytes payload;          // ES*COUNT bytes, little-endian elements
-  int elem_bytes = 4;     // ES, to derive COUNT from payload
+  AggHeader hdr;       // hdr.count is set from the payload
+  Bytes payload;       // ES*COUNT bytes, little-endian elements
+  int elem_bytes = 4;  // ES, to derive COUNT from payload
 };
 // Builds a well-formed frame (lengths, COUNT, IPv4 checksum filled in, UDP checksum 0).
 Bytes build_frame(const FrameSpec& s);
@@ -125,7 +125,7 @@ struct BuildMode {
   bool multicast = true;
   Mac group_mac{};  // multicast
   Ipv4 group_ip = 0;
-  Mac own_mac{};    // upstream
+  Mac own_mac{};  // upstream
   Ipv4 own_ip = 0;
 };
 // The frame the accelerator builds for a completed vector (wire-format.md "Frames the

@@ -17,17 +17,15 @@ struct Beat {
   uint64_t data;
   uint8_t keep;
   bool last, user;
-  bool operator==(const Beat& o) const {
-    return data == o.data && keep == o.keep && last == o.last && user == o.user;
-  }
+  bool operator==(const Beat& o) const { return data == o.data && keep == o.keep && last == o.last && user == o.user; }
 };
 int failures = 0;
-#define CHECK(c, ...)                                      \
-  do {                                                     \
-    if (!(c)) {                                            \
+#define CHECK(c, ...)                                       \
+  do {                                                      \
+    if (!(c)) {                                             \
       if (failures < 10) std::fprintf(stderr, __VA_ARGS__); \
-      ++failures;                                          \
-    }                                                      \
+      ++failures;                                           \
+    }                                                       \
   } while (0)
 }  // namespace
 
@@ -36,16 +34,28 @@ int main() {
   auto top = std::make_unique<Vpanama_axis_arb2>(ctx.get());
   std::mt19937_64 rng(7);
   auto pct = [&](int p) { return int(rng() % 100) < p; };
-  auto tick = [&] { top->clk = 1; top->eval(); top->clk = 0; top->eval(); };
+  auto tick = [&] {
+    top->clk = 1;
+    top->eval();
+    top->clk = 0;
+    top->eval();
+  };
   top->rst = 1;
   tick();
   tick();
   top->rst = 0;
 
-  std::deque<Beat> expected[2];     // beats accepted from each input, in order
-  struct Src { int len = 0, pos = 0; Beat b{}; bool valid = false; } src[2];
+  std::deque<Beat> expected[2];  // beats accepted from each input, in order
+  struct Src {
+    int len = 0, pos = 0;
+    Beat b{};
+    bool valid = false;
+  } src[2];
   auto next = [&](Src& s, int who) {
-    if (s.pos == s.len) { s.len = 1 + int(rng() % 12); s.pos = 0; }
+    if (s.pos == s.len) {
+      s.len = 1 + int(rng() % 12);
+      s.pos = 0;
+    }
     s.b.data = rng() ^ (uint64_t(who) << 63);
     s.b.last = s.pos == s.len - 1;
     s.b.keep = s.b.last ? uint8_t((1u << (1 + rng() % 8)) - 1) : 0xff;
@@ -53,7 +63,7 @@ int main() {
   };
   next(src[0], 0);
   next(src[1], 1);
-  int owner = -1;                   // input whose frame is on the output
+  int owner = -1;  // input whose frame is on the output
   bool prev_stall = false;
   Beat prev{};
   long frames[2] = {0, 0}, both_waiting_switches = 0, both_waiting_frames = 0;
@@ -79,8 +89,7 @@ int main() {
     const bool t1 = top->s1_axis_tvalid && top->s1_axis_tready;
     CHECK(!(top->s0_axis_tready && top->s1_axis_tready), "both inputs ready at once\n");
     const bool out = top->m_axis_tvalid && top->m_axis_tready;
-    const Beat ob{top->m_axis_tdata, uint8_t(top->m_axis_tkeep), bool(top->m_axis_tlast),
-                  bool(top->m_axis_tuser)};
+    const Beat ob{top->m_axis_tdata, uint8_t(top->m_axis_tkeep), bool(top->m_axis_tlast), bool(top->m_axis_tuser)};
     if (prev_stall) CHECK(top->m_axis_tvalid && ob == prev, "stalled output beat changed\n");
     prev_stall = top->m_axis_tvalid && !top->m_axis_tready;
     prev = ob;
@@ -101,7 +110,10 @@ int main() {
         CHECK(!expected[owner].empty() && expected[owner].front() == ob,
               "input %d: frame interleaved, reordered or changed at cycle %ld\n", owner, c);
         if (!expected[owner].empty()) expected[owner].pop_front();
-        if (ob.last) { ++frames[owner]; owner = -1; }
+        if (ob.last) {
+          ++frames[owner];
+          owner = -1;
+        }
       }
     }
     for (int i = 0; i < 2; ++i) {
@@ -114,17 +126,18 @@ int main() {
       }
     }
   }
-  CHECK(expected[0].empty() && expected[1].empty(), "beats never came out: %zu + %zu\n",
-        expected[0].size(), expected[1].size());
-  CHECK(frames[0] > 1000 && frames[1] > 1000, "an input starved: %ld / %ld frames\n", frames[0],
-        frames[1]);
+  CHECK(expected[0].empty() && expected[1].empty(), "beats never came out: %zu + %zu\n", expected[0].size(),
+        expected[1].size());
+  CHECK(frames[0] > 1000 && frames[1] > 1000, "an input starved: %ld / %ld frames\n", frames[0], frames[1]);
   CHECK(both_waiting_switches * 10 >= both_waiting_frames * 9,
-        "grant did not alternate with both inputs waiting: %ld of %ld\n", both_waiting_switches,
-        both_waiting_frames);
+        "grant did not alternate with both inputs waiting: %ld of %ld\n", both_waiting_switches, both_waiting_frames);
   top->final();
-  std::printf("arb2_tb: %ld + %ld frames, %ld of %ld contested frame starts alternated\n", frames[0],
-              frames[1], both_waiting_switches, both_waiting_frames);
-  if (failures) { std::printf("arb2_tb: FAIL (%d)\n", failures); return 1; }
+  std::printf("arb2_tb: %ld + %ld frames, %ld of %ld contested frame starts alternated\n", frames[0], frames[1],
+              both_waiting_switches, both_waiting_frames);
+  if (failures) {
+    std::printf("arb2_tb: FAIL (%d)\n", failures);
+    return 1;
+  }
   std::printf("arb2_tb: PASS\n");
   return 0;
 }

@@ -26,9 +26,7 @@ struct Beat {
   uint64_t data;
   uint8_t keep;
   bool last, user;
-  bool operator==(const Beat& o) const {
-    return data == o.data && keep == o.keep && last == o.last && user == o.user;
-  }
+  bool operator==(const Beat& o) const { return data == o.data && keep == o.keep && last == o.last && user == o.user; }
 };
 
 struct Scenario {
@@ -45,20 +43,20 @@ constexpr bool kFrame[kFifos] = {true, true, false};
 constexpr bool kDropMode[kFifos] = {false, true, false};
 
 int failures = 0;
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (!(cond)) {                                         \
+#define CHECK(cond, ...)                                    \
+  do {                                                      \
+    if (!(cond)) {                                          \
       if (failures < 10) std::fprintf(stderr, __VA_ARGS__); \
-      ++failures;                                          \
-    }                                                      \
+      ++failures;                                           \
+    }                                                       \
   } while (0)
 
 struct FifoCheck {
-  std::deque<Beat> expected;      // committed beats of frames not dropped
-  std::vector<Beat> in_frame;     // beats of the frame being written
-  bool in_dropped = false;        // the frame being written was reported dropped
-  bool out_in_frame = false;      // an output frame has started and not ended
-  bool prev_stall = false;        // last edge had valid && !ready
+  std::deque<Beat> expected;   // committed beats of frames not dropped
+  std::vector<Beat> in_frame;  // beats of the frame being written
+  bool in_dropped = false;     // the frame being written was reported dropped
+  bool out_in_frame = false;   // an output frame has started and not ended
+  bool prev_stall = false;     // last edge had valid && !ready
   Beat prev_beat{};
   long beats_in = 0, beats_out = 0, frames_dropped = 0, frames_out = 0;
 };
@@ -102,7 +100,7 @@ int run(const Scenario& sc, long cycles, unsigned seed, int idle_pct, int bp_pct
 
   double t_s = 0, t_m = sc.m_phase;
   long s_edges = 0, m_edges = 0;
-  const long release_edge = 5;   // write-domain edges before arst falls
+  const long release_edge = 5;  // write-domain edges before arst falls
   long s_release = -1, m_release = -1;
   bool traffic = true;
   long drain_edges = 0;
@@ -202,18 +200,16 @@ int run(const Scenario& sc, long cycles, unsigned seed, int idle_pct, int bp_pct
           CHECK(out[i] == c.prev_beat, "%s: fifo %d changed a stalled beat\n", sc.name, i);
         }
         if (kFrame[i] && c.out_in_frame)
-          CHECK((valid >> i) & 1, "%s: fifo %d: tvalid fell inside a frame (m edge %ld)\n",
-                sc.name, i, m_edges);
+          CHECK((valid >> i) & 1, "%s: fifo %d: tvalid fell inside a frame (m edge %ld)\n", sc.name, i, m_edges);
         c.prev_stall = ((valid >> i) & 1) && !((xfer >> i) & 1);
         c.prev_beat = out[i];
         if ((xfer >> i) & 1) {
           ++c.beats_out;
           if (c.expected.empty()) {
-            CHECK(false, "%s: fifo %d: beat out that was never committed (duplicate?)\n",
-                  sc.name, i);
+            CHECK(false, "%s: fifo %d: beat out that was never committed (duplicate?)\n", sc.name, i);
           } else {
-            CHECK(out[i] == c.expected.front(),
-                  "%s: fifo %d: beat %ld differs (lost or reordered)\n", sc.name, i, c.beats_out);
+            CHECK(out[i] == c.expected.front(), "%s: fifo %d: beat %ld differs (lost or reordered)\n", sc.name, i,
+                  c.beats_out);
             c.expected.pop_front();
           }
           c.out_in_frame = !out[i].last;
@@ -242,8 +238,7 @@ int run(const Scenario& sc, long cycles, unsigned seed, int idle_pct, int bp_pct
   }
   // Release: the write domain is out of reset 3 of its edges after arst fell (edge numbering
   // counts the edge at which arst was already low as the first).
-  CHECK(s_release == release_edge + 3,
-        "%s: write-side reset released at edge %ld, expected %ld\n", sc.name, s_release,
+  CHECK(s_release == release_edge + 3, "%s: write-side reset released at edge %ld, expected %ld\n", sc.name, s_release,
         release_edge + 3);
   // The read side leaves reset after 3 of its edges too; its edges are not counted from arst's
   // fall, so only check that it did leave reset.
@@ -251,12 +246,12 @@ int run(const Scenario& sc, long cycles, unsigned seed, int idle_pct, int bp_pct
   for (int i = 0; i < kFifos; ++i) {
     FifoCheck& c = f[i];
     // A frame still being written when traffic stopped is incomplete: it may stay in the FIFO.
-    CHECK(c.expected.empty(), "%s: fifo %d: %zu committed beat(s) never came out (lost)\n",
-          sc.name, i, c.expected.size());
+    CHECK(c.expected.empty(), "%s: fifo %d: %zu committed beat(s) never came out (lost)\n", sc.name, i,
+          c.expected.size());
     CHECK(c.frames_out > 50, "%s: fifo %d: only %ld frames out\n", sc.name, i, c.frames_out);
-    std::printf("%-10s fifo %d (%s): %6ld beats in, %6ld out, %5ld frames out, %4ld dropped\n",
-                sc.name, i, kFrame[i] ? (kDropMode[i] ? "frame/drop" : "frame/bp") : "beat",
-                c.beats_in, c.beats_out, c.frames_out, c.frames_dropped);
+    std::printf("%-10s fifo %d (%s): %6ld beats in, %6ld out, %5ld frames out, %4ld dropped\n", sc.name, i,
+                kFrame[i] ? (kDropMode[i] ? "frame/drop" : "frame/bp") : "beat", c.beats_in, c.beats_out, c.frames_out,
+                c.frames_dropped);
   }
   top->final();
   return failures - fail0;
@@ -275,17 +270,19 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cdc_tb: %s: bad value '%s'\n", k.c_str(), argv[i + 1]);
       return 2;
     }
-    if (k == "--cycles") cycles = v;
-    else if (k == "--seed") seed = unsigned(v);
+    if (k == "--cycles")
+      cycles = v;
+    else if (k == "--seed")
+      seed = unsigned(v);
     else {
       std::fprintf(stderr, "cdc_tb: unknown argument %s\n", k.c_str());
       return 2;
     }
   }
   const Scenario scenarios[] = {
-      {"faster", 4000, 6400, 1300, 0.0, 0.0},   // write 250 MHz, read 156 MHz
-      {"slower", 6400, 4000, 700, 0.0, 0.0},    // write 156 MHz, read 250 MHz
-      {"equal", 5000, 5000, 2500, 0.0, 0.0},    // same frequency, half a period apart
+      {"faster", 4000, 6400, 1300, 0.0, 0.0},     // write 250 MHz, read 156 MHz
+      {"slower", 6400, 4000, 700, 0.0, 0.0},      // write 156 MHz, read 250 MHz
+      {"equal", 5000, 5000, 2500, 0.0, 0.0},      // same frequency, half a period apart
       {"drifting", 5000, 5000, 100, 0.08, 0.03},  // read clock drifts +-8 %, 3 % jitter
   };
   int n = 0;

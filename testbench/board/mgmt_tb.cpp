@@ -18,12 +18,12 @@
 namespace {
 
 int failures = 0;
-#define CHECK(c, ...)                                      \
-  do {                                                     \
-    if (!(c)) {                                            \
+#define CHECK(c, ...)                                       \
+  do {                                                      \
+    if (!(c)) {                                             \
       if (failures < 20) std::fprintf(stderr, __VA_ARGS__); \
-      ++failures;                                          \
-    }                                                      \
+      ++failures;                                           \
+    }                                                       \
   } while (0)
 
 // The key the testbench top is built with (-GKEY=...): bytes 00..0f.
@@ -43,8 +43,7 @@ std::vector<uint64_t> tag_words(const std::vector<uint64_t>& w, const uint8_t ke
   return out;
 }
 
-std::vector<uint64_t> request(uint32_t id, uint64_t seq, const std::vector<Op>& ops,
-                              const uint8_t key[16] = kKey) {
+std::vector<uint64_t> request(uint32_t id, uint64_t seq, const std::vector<Op>& ops, const uint8_t key[16] = kKey) {
   std::vector<uint64_t> w{(uint64_t(id) << 32) | 0x31474d50u, seq};
   for (const auto& o : ops) {
     w.push_back(uint64_t(o.code) | (uint64_t(o.addr) << 32));
@@ -56,7 +55,7 @@ std::vector<uint64_t> request(uint32_t id, uint64_t seq, const std::vector<Op>& 
 struct Tb {
   std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
   std::unique_ptr<Vpanama_mgmt> top = std::make_unique<Vpanama_mgmt>(ctx.get());
-  std::map<uint32_t, uint32_t> regs;   // the register file
+  std::map<uint32_t, uint32_t> regs;  // the register file
   long bus_writes = 0, bus_reads = 0;
   std::mt19937 rng{3};
   // AXI4-Lite slave state.
@@ -84,8 +83,14 @@ struct Tb {
     top->eval();
     top->clk = 0;
     top->eval();
-    if (aw_t) { aw = true; awaddr = awa; }
-    if (w_t) { w = true; wdata = wd; }
+    if (aw_t) {
+      aw = true;
+      awaddr = awa;
+    }
+    if (w_t) {
+      w = true;
+      wdata = wd;
+    }
     if (b_t) b_pend = false;
     if (r_t) r_pend = false;
     if (aw && w && !b_pend) {
@@ -135,15 +140,15 @@ struct Tb {
   }
 };
 
-struct Counters { uint32_t ok, port, form, tag, replay; };
+struct Counters {
+  uint32_t ok, port, form, tag, replay;
+};
 Counters counters(Tb& t) {
-  return {t.top->cnt_accepted, t.top->cnt_bad_port, t.top->cnt_malformed, t.top->cnt_bad_tag,
-          t.top->cnt_replay};
+  return {t.top->cnt_accepted, t.top->cnt_bad_port, t.top->cnt_malformed, t.top->cnt_bad_tag, t.top->cnt_replay};
 }
 
 // A rejected request: no bus access, no response, only `which` counter moved by one.
-void expect_rejected(Tb& t, const std::vector<uint64_t>& req, int port, int which, const char* what,
-                     int partial = 0) {
+void expect_rejected(Tb& t, const std::vector<uint64_t>& req, int port, int which, const char* what, int partial = 0) {
   const auto before = counters(t);
   const auto regs = t.regs;
   const long bw = t.bus_writes, br = t.bus_reads;
@@ -153,8 +158,7 @@ void expect_rejected(Tb& t, const std::vector<uint64_t>& req, int port, int whic
   CHECK(t.regs == regs && t.bus_writes == bw && t.bus_reads == br, "%s: the bus was used\n", what);
   const uint32_t d[5] = {after.ok - before.ok, after.port - before.port, after.form - before.form,
                          after.tag - before.tag, after.replay - before.replay};
-  for (int i = 0; i < 5; ++i)
-    CHECK(d[i] == (i == which ? 1u : 0u), "%s: counter %d moved by %u\n", what, i, d[i]);
+  for (int i = 0; i < 5; ++i) CHECK(d[i] == (i == which ? 1u : 0u), "%s: counter %d moved by %u\n", what, i, d[i]);
 }
 
 }  // namespace
@@ -171,15 +175,14 @@ int main() {
   // 1. A burst: write, read back, read-modify-write, read.
   {
     const auto before = counters(t);
-    const auto req = request(7, 1, {{2, 0x200, 0, 0xdeadbeef}, {1, 0x200, 0, 0},
-                                    {3, 0x104, 0x0000ffff, 0x12345678}, {1, 0x104, 0, 0}});
+    const auto req = request(
+        7, 1, {{2, 0x200, 0, 0xdeadbeef}, {1, 0x200, 0, 0}, {3, 0x104, 0x0000ffff, 0x12345678}, {1, 0x104, 0, 0}});
     const auto resp = t.send(req, 0);
     CHECK(t.regs[0x200] == 0xdeadbeef, "write not done\n");
     CHECK(t.regs[0x104] == 0xa5a55678, "rmw gave %08x\n", t.regs[0x104]);
     CHECK(resp.size() == 2 + 4 + 1, "response of %zu words\n", resp.size());
     if (resp.size() == 7) {
-      CHECK(resp[0] == ((uint64_t(7) << 32) | 0x31524d50u), "response header %016llx\n",
-            (unsigned long long)resp[0]);
+      CHECK(resp[0] == ((uint64_t(7) << 32) | 0x31524d50u), "response header %016llx\n", (unsigned long long)resp[0]);
       CHECK(resp[1] == 1, "response sequence\n");
       CHECK((resp[2] >> 32) == 0xdeadbeef && (resp[2] & 0xff) == 0, "write result\n");
       CHECK((resp[3] >> 32) == 0xdeadbeef, "read result %016llx\n", (unsigned long long)resp[3]);
@@ -202,9 +205,11 @@ int main() {
     expect_rejected(t, req, 0, 3, "tampered");
   }
   // 4. Replay of request 1, and an older sequence number.
-  expect_rejected(t, request(7, 1, {{2, 0x200, 0, 0xdeadbeef}, {1, 0x200, 0, 0},
-                                    {3, 0x104, 0x0000ffff, 0x12345678}, {1, 0x104, 0, 0}}),
-                  0, 4, "replay");
+  expect_rejected(
+      t,
+      request(7, 1,
+              {{2, 0x200, 0, 0xdeadbeef}, {1, 0x200, 0, 0}, {3, 0x104, 0x0000ffff, 0x12345678}, {1, 0x104, 0, 0}}),
+      0, 4, "replay");
   // 5. A good request moves the sequence on; then an equal one is refused.
   t.send(request(10, 50, {{2, 0x100, 0, 0x22222222}}), 0);
   CHECK(t.regs[0x100] == 0x22222222, "second good request not executed\n");
@@ -218,8 +223,7 @@ int main() {
   {
     auto req = request(16, 63, {{2, 0x100, 0, 5}});
     req[0] ^= 1;
-    expect_rejected(t, tag_words(std::vector<uint64_t>(req.begin(), req.end() - 1), kKey), 0, 2,
-                    "bad magic");
+    expect_rejected(t, tag_words(std::vector<uint64_t>(req.begin(), req.end() - 1), kKey), 0, 2, "bad magic");
     expect_rejected(t, request(17, 64, {{2, 0x100, 0, 5}}), 0, 2, "partial word", 1);
     expect_rejected(t, request(18, 65, {}), 0, 2, "no operation");
     std::vector<Op> many(9, Op{2, 0x100, 0, 6});
@@ -236,9 +240,12 @@ int main() {
   }
   const auto c = counters(t);
   t.top->final();
-  std::printf("mgmt_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u\n", c.ok, c.port,
-              c.form, c.tag, c.replay);
-  if (failures) { std::printf("mgmt_tb: FAIL (%d)\n", failures); return 1; }
+  std::printf("mgmt_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u\n", c.ok, c.port, c.form, c.tag,
+              c.replay);
+  if (failures) {
+    std::printf("mgmt_tb: FAIL (%d)\n", failures);
+    return 1;
+  }
   std::printf("mgmt_tb: PASS\n");
   return 0;
 }

@@ -98,15 +98,20 @@ int main() {
   set_key(d, key);
   const uint64_t got = rtl_hash(d, m15, rng, 0);
   if (got != paper) {
-    std::fprintf(stderr, "siphash_tb: paper vector: RTL %016llx, expected %016llx\n",
-                 (unsigned long long)got, (unsigned long long)paper);
+    std::fprintf(stderr, "siphash_tb: paper vector: RTL %016llx, expected %016llx\n", (unsigned long long)got,
+                 (unsigned long long)paper);
     ++failures;
   }
 
   // The reference implementation's table (key 00..0f, message 00..len-1): lengths 0-3 and 63.
-  const struct { size_t len; uint64_t hash; } table[] = {
-      {0, 0x726fdb47dd0e0e31ull}, {1, 0x74f839c593dc67fdull}, {2, 0x0d6c8009d9a94f5aull},
-      {3, 0x85676696d7fb7e2dull}, {63, 0x958a324ceb064572ull}};
+  const struct {
+    size_t len;
+    uint64_t hash;
+  } table[] = {{0, 0x726fdb47dd0e0e31ull},
+               {1, 0x74f839c593dc67fdull},
+               {2, 0x0d6c8009d9a94f5aull},
+               {3, 0x85676696d7fb7e2dull},
+               {63, 0x958a324ceb064572ull}};
   for (int i = 0; i < 16; ++i) key[i] = uint8_t(i);
   set_key(d, key);
   for (const auto& t : table) {
@@ -114,8 +119,8 @@ int main() {
     for (size_t i = 0; i < t.len; ++i) msg[i] = uint8_t(i);
     const uint64_t have = rtl_hash(d, msg, rng, 20);
     if (have != t.hash || sip::siphash24(key, msg.data(), msg.size()) != t.hash) {
-      std::fprintf(stderr, "siphash_tb: table vector of %zu bytes: RTL %016llx, expected %016llx\n",
-                   t.len, (unsigned long long)have, (unsigned long long)t.hash);
+      std::fprintf(stderr, "siphash_tb: table vector of %zu bytes: RTL %016llx, expected %016llx\n", t.len,
+                   (unsigned long long)have, (unsigned long long)t.hash);
       ++failures;
     }
   }
@@ -132,8 +137,8 @@ int main() {
       const uint64_t have = rtl_hash(d, msg, rng, round % 2 ? 40 : 0);
       ++checked;
       if (have != want && failures < 10) {
-        std::fprintf(stderr, "siphash_tb: %zu-byte message: RTL %016llx, C++ %016llx\n", len,
-                     (unsigned long long)have, (unsigned long long)want);
+        std::fprintf(stderr, "siphash_tb: %zu-byte message: RTL %016llx, C++ %016llx\n", len, (unsigned long long)have,
+                     (unsigned long long)want);
         ++failures;
       }
     }
