@@ -32,13 +32,10 @@ std::vector<std::vector<NodeKind>> resolve_tree(int ports) {
   return lv;
 }
 
-std::string emit_addtree(const Config& c) {
-  if (c.exact_sum()) return emit_exact_addtree(c);
-  const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits, L = c.addtree_latency, LA = c.adder.latency;
-  const auto tree = resolve_tree(N);
-  std::ostringstream v;
+std::string addtree_header(const Config& c) {
+  const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits;
   const std::string mod = c.module_name("addtree");
-  const std::string neg_zero = std::to_string(WD) + "'h" + (WD == 32 ? "80000000" : "8000");
+  std::ostringstream v;
   v << "module " << mod << " (\n"
     << "  input  wire clk,\n"
     << "  input  wire rst,\n"
@@ -54,6 +51,17 @@ std::string emit_addtree(const Config& c) {
     << ");\n\n";
   v << "  // Elements per beat.\n  localparam LANES = " << LANES << ";\n";
   v << "  // Element width in bits.\n  localparam WIDTH = " << WD << ";\n";
+  return v.str();
+}
+
+std::string emit_addtree(const Config& c) {
+  if (c.exact_sum()) return emit_exact_addtree(c);
+  const int N = c.in.ports, WD = c.elem_bits, L = c.addtree_latency, LA = c.adder.latency;
+  const auto tree = resolve_tree(N);
+  std::ostringstream v;
+  const std::string mod = c.module_name("addtree");
+  const std::string neg_zero = std::to_string(WD) + "'h" + (WD == 32 ? "80000000" : "8000");
+  v << addtree_header(c);
   v << "  // Cycles from a beat in to its sum out (levels x adder latency).\n  localparam LATENCY = " << L << ";\n";
   bool neg_zero_used = false;  // a raw leaf paired with an absent slot (odd live count)
   for (size_t level = 1; level < tree.size(); ++level)

@@ -17,6 +17,12 @@
 
 namespace panama {
 
+std::string hx(int width, uint64_t v) {
+  std::ostringstream o;
+  o << width << "'h" << std::hex << v;
+  return o.str();
+}
+
 std::string banner(const Config& c, const std::string& module, const std::string& what) {
   std::ostringstream b;
   b << "// " << module << ": " << what << "\n"

@@ -2,6 +2,7 @@
 // so that an error leaves nothing behind.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,14 @@ enum class NodeKind { leaf, neg_zero, adder, pass };
 // levels[0] are the leaves (one per power-of-two slot); levels[k][i] combines levels[k-1][2i], [2i+1].
 std::vector<std::vector<NodeKind>> resolve_tree(int ports);
 
+// A Verilog sized hexadecimal literal: hx(16, 0x2350) = "16'h2350".
+std::string hx(int width, uint64_t v);
+
 std::string banner(const Config& c, const std::string& module, const std::string& what);
 std::string emit_addtree(const Config& c);
+// The module line, ports and LANES / WIDTH localparams of <prefix>_addtree (tools.md's interface),
+// shared by the tree-mode and exact-mode emitters.
+std::string addtree_header(const Config& c);
 
 // All files of an output: Verilog (dependency order), filelist.f, config.json, register map.
 std::vector<OutputFile> build_output(const Config& c);

@@ -329,22 +329,10 @@ std::vector<XStep> exact_steps(const FormatInfo& fmt, bool ftz, int N, double mh
 }
 
 AdderPlan pack(const std::vector<XStep>& steps, double mhz, const DelayModel& dm) {
-  AdderPlan p;
-  const double budget = 1000.0 / mhz - dm.ff_overhead;
-  double acc = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    p.step_names.push_back(steps[i].name);
-    p.step_delay_ns.push_back(steps[i].delay);
-    p.reg_after.push_back(false);
-    if (i > 0 && acc + steps[i].delay > budget) {
-      p.reg_after[i - 1] = true;
-      acc = 0;
-    }
-    acc += steps[i].delay;
-  }
-  p.reg_after.back() = true;
-  p.latency = static_cast<int>(std::count(p.reg_after.begin(), p.reg_after.end(), true));
-  return p;
+  std::vector<std::string> names;
+  std::vector<double> delays;
+  for (const auto& s : steps) names.push_back(s.name), delays.push_back(s.delay);
+  return pack_stages(names, delays, mhz, dm);
 }
 
 // The lane module's body and its flip-flop count.
@@ -398,23 +386,9 @@ std::string emit_exactlane(const Config& c) {
 }
 
 std::string emit_exact_addtree(const Config& c) {
-  const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits, L = c.addtree_latency;
+  const int N = c.in.ports, WD = c.elem_bits, L = c.addtree_latency;
   std::ostringstream v;
-  v << "module " << c.module_name("addtree") << " (\n"
-    << "  input  wire clk,\n"
-    << "  input  wire rst,\n"
-    << "  // One beat: LANES elements from each of the N ports.\n"
-    << "  input  wire in_valid,\n"
-    << "  // 1 = port p is a member for this beat; an absent port's leaf is -0.0.\n"
-    << "  input  wire [" << N - 1 << ":0] in_mask,\n"
-    << "  // Port p, lane l at [(p*LANES + l)*WIDTH +: WIDTH].\n"
-    << "  input  wire [" << N * LANES * WD - 1 << ":0] in_data,\n"
-    << "  output wire out_valid,\n"
-    << "  // Lane l at [l*WIDTH +: WIDTH].\n"
-    << "  output wire [" << LANES * WD - 1 << ":0] out_data\n"
-    << ");\n\n";
-  v << "  // Elements per beat.\n  localparam LANES = " << LANES << ";\n";
-  v << "  // Element width in bits.\n  localparam WIDTH = " << WD << ";\n";
+  v << addtree_header(c);
   v << "  // Cycles from a beat in to its sum out (one exact accumulation per lane).\n  localparam LATENCY = " << L
     << ";\n\n";
   v << "  // Valid travels beside the data; the data registers need no reset.\n";

@@ -290,24 +290,31 @@ std::vector<std::pair<std::string, int>> boundary_sigs(const Step& s, const std:
 
 }  // namespace
 
-AdderPlan plan_fpadd(const FormatInfo& fmt, Subnormals sub, double mhz, const DelayModel& dm) {
-  const auto steps = adder_steps(fmt, sub == Subnormals::ftz, dm);
+AdderPlan pack_stages(const std::vector<std::string>& names, const std::vector<double>& delays, double mhz,
+                      const DelayModel& dm) {
   AdderPlan p;
+  p.step_names = names;
+  p.step_delay_ns = delays;
+  p.reg_after.assign(delays.size(), false);
   const double budget = 1000.0 / mhz - dm.ff_overhead;
   double acc = 0;
-  for (size_t i = 0; i < steps.size(); ++i) {
-    p.step_names.push_back(steps[i].name);
-    p.step_delay_ns.push_back(steps[i].delay);
-    p.reg_after.push_back(false);
-    if (i > 0 && acc + steps[i].delay > budget) {
+  for (size_t i = 0; i < delays.size(); ++i) {
+    if (i > 0 && acc + delays[i] > budget) {
       p.reg_after[i - 1] = true;
       acc = 0;
     }
-    acc += steps[i].delay;
+    acc += delays[i];
   }
-  p.reg_after.back() = true;
+  if (!p.reg_after.empty()) p.reg_after.back() = true;
   p.latency = static_cast<int>(std::count(p.reg_after.begin(), p.reg_after.end(), true));
   return p;
+}
+
+AdderPlan plan_fpadd(const FormatInfo& fmt, Subnormals sub, double mhz, const DelayModel& dm) {
+  std::vector<std::string> names;
+  std::vector<double> delays;
+  for (const auto& s : adder_steps(fmt, sub == Subnormals::ftz, dm)) names.push_back(s.name), delays.push_back(s.delay);
+  return pack_stages(names, delays, mhz, dm);
 }
 
 long fpadd_flipflops(const Config& c) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "config.h"
 
@@ -15,6 +16,12 @@ struct DelayModel {
   double ff_overhead = 0.40;    // clock-to-out + setup + skew margin per stage
   double carry(int bits) const { return carry_base + carry_per_bit * bits; }
 };
+
+// Greedy stage packing of combinational steps (name, delay) under the clock period: a register
+// goes after a step when the next one would overflow the stage; the last step is always
+// registered. Used by the tree adder and the exact-sum lane.
+AdderPlan pack_stages(const std::vector<std::string>& names, const std::vector<double>& delays, double mhz,
+                      const DelayModel& dm);
 
 // Plans the register stages for one clock: greedy packing of the combinational steps (optimal
 // for the minimum stage count of a fixed step sequence) under the clock period.

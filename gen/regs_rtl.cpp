@@ -13,17 +13,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "emit.h"
 #include "regmap.h"
 
 namespace panama {
 
 namespace {
-
-std::string hx(int width, uint64_t v) {
-  std::ostringstream o;
-  o << width << "'h" << std::hex << v;
-  return o.str();
-}
 
 std::string dec(int width, long long v) { return std::to_string(width) + "'d" + std::to_string(v); }
 

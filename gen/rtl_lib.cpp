@@ -4,6 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "emit.h"
 #include "parser.h"
 #include "regmap.h"
 #include "wire.h"
@@ -11,12 +12,6 @@
 namespace panama {
 
 namespace {
-
-std::string hx(int width, uint64_t v) {
-  std::ostringstream o;
-  o << width << "'h" << std::hex << v;
-  return o.str();
-}
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (size_t p = s.find(from); p != std::string::npos; p = s.find(from, p + to.size())) s.replace(p, from.size(), to);

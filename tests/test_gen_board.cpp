@@ -10,43 +10,16 @@
 #include <sstream>
 #include <string>
 
+#include "gen_cli_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct GenResult {
-  int rc;
-  std::string out, err;
-};
-
-GenResult gen(const std::string& args) {
-  const std::string base = (fs::temp_directory_path() / ("panama_board_" + std::to_string(::getpid()))).string();
-  const std::string cmd = std::string(PANAMA_GEN) + " " + args + " >" + base + ".out 2>" + base + ".err";
-  const int st = std::system(cmd.c_str());
-  auto slurp = [](const std::string& p) {
-    std::ifstream f(p);
-    std::stringstream ss;
-    ss << f.rdbuf();
-    return ss.str();
-  };
-  GenResult r{WEXITSTATUS(st), slurp(base + ".out"), slurp(base + ".err")};
-  fs::remove(base + ".out");
-  fs::remove(base + ".err");
-  return r;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("panama_board_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
-}
+using gen_cli::scratch;
+using gen_cli::slurp;
+using GenResult = gen_cli::GenRun;
+GenResult gen(const std::string& args) { return gen_cli::run_gen(args); }
 
 }  // namespace
 

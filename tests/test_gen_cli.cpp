@@ -15,38 +15,16 @@
 
 #include "config.h"
 
+#include "gen_cli_util.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-struct GenRun {
-  int rc;
-  std::string err;
-};
-
-GenRun run_gen(const std::string& args) {
-  const fs::path errf = fs::temp_directory_path() / ("panama_gen_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string(PANAMA_GEN) + " " + args + " 2>" + errf.string() + " >/dev/null";
-  const int st = std::system(cmd.c_str());
-  std::ifstream f(errf);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  fs::remove(errf);
-  return {WEXITSTATUS(st), ss.str()};
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-fs::path scratch(const std::string& name) {
-  fs::path p = fs::temp_directory_path() / ("panama_gen_test_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(p);
-  return p;
-}
+using gen_cli::GenRun;
+using gen_cli::run_gen;
+using gen_cli::scratch;
+using gen_cli::slurp;
 
 }  // namespace
 
