@@ -43,25 +43,57 @@ int regs_counter_index_dropped(const Config& c, int ctx) { return kNumPortCounte
 int regs_counter_index_agg_tx(const Config& c) { return kNumPortCounters * c.in.ports + 2 * c.in.contexts; }
 int regs_counter_count(const Config& c) { return regs_counter_index_agg_tx(c) + 1; }
 
-std::string emit_regs(const Config& c) {
-  const RegMap m = RegMap::from(c);
-  const int N = m.ports, C = m.contexts, MW = m.member_words;
-  const int AW = clog2(m.size);
-  const int NCNT = regs_counter_count(c);
-  const int CIW = clog2(NCNT);
+namespace {
+
+// One emission of the register file: the derived sizes, then one member function per part of
+// the module, called in order by emit_regs.
+struct RegsWriter {
+  explicit RegsWriter(const Config& cfg);
+  void ports();
+  void params();
+  void axil();
+  void write_decode();
+  void ctx_state();
+  void ctx_writes();
+  void field_write_cases();
+  void agg_port_reg();
+  void counters();
+  void read_decode();
+  void ctx_read_cases();
+  void read_mux();
+
+  const Config& c;
+  const RegMap m;
+  const int N, C, MW, AW, NCNT, CIW;
+  const int CXW;  // context index bits of an address
+  const int PXW;  // port index bits of an address
+  const std::string mod;
+  // Global registers and their reset values, as published in regmap.json.
+  const nlohmann::json map_json;
+  std::ostringstream v;
+};
+
+RegsWriter::RegsWriter(const Config& cfg)
+    : c(cfg),
+      m(RegMap::from(cfg)),
+      N(m.ports),
+      C(m.contexts),
+      MW(m.member_words),
+      AW(clog2(m.size)),
+      NCNT(regs_counter_count(cfg)),
+      CIW(clog2(NCNT)),
+      CXW(AW - 8),
+      PXW(AW - 7),
+      mod(cfg.module_name("regs")),
+      map_json(nlohmann::json::parse(regmap_json(cfg))) {
   // The decoder splits addresses at the block strides: they must be powers of two with the
   // blocks aligned to them (RegMap's layout), or the index arithmetic below is wrong.
   if (m.ctx_stride != 0x100 || m.port_stride != 0x80 || (m.ctx_base % m.ctx_stride) != 0 ||
       (m.port_base % m.port_stride) != 0 || (1u << AW) != m.size)
     throw std::logic_error("emit_regs: register map layout changed (strides, bases or size)");
-  const int CXW = AW - 8;  // context index bits of an address
-  const int PXW = AW - 7;  // port index bits of an address
-  const std::string mod = c.module_name("regs");
+}
 
-  // Global registers and their reset values, as published in regmap.json.
-  const nlohmann::json map_json = nlohmann::json::parse(regmap_json(c));
-
-  std::ostringstream v;
+void RegsWriter::ports() {
   v << "module " << mod << " (\n"
     << "  input  wire clk,\n"
     << "  input  wire rst,\n"
@@ -114,7 +146,9 @@ std::string emit_regs(const Config& c) {
     << "  input  wire [" << C - 1 << ":0] ctx_dropped_inc,\n"
     << "  input  wire agg_tx_inc\n"
     << ");\n\n";
+}
 
+void RegsWriter::params() {
   std::ostringstream size_hex;
   size_hex << std::hex << m.size;
   v << "  // Ports and contexts (" << MW << " member bitmap word(s) per context).\n"
@@ -153,8 +187,9 @@ std::string emit_regs(const Config& c) {
       err_bit(RegMap::kErrDuplicate) != 2 || err_bit(RegMap::kErrUpstreamRange) != 3 ||
       err_bit(RegMap::kErrWriteEnabled) != 4 || RegMap::kStEnabled != 1)
     throw std::logic_error("emit_regs: CTX_STATUS bits moved");
+}
 
-  // ---------------------------------------------------------------- AXI4-Lite handshakes
+void RegsWriter::axil() {
   v << "  // Write channel: the address and the data are each taken into a one-entry holding\n"
     << "  // register as soon as they come (in either order or together); the write is done in the\n"
     << "  // cycle both are held and no response is pending, and the response is held until bready.\n"
@@ -218,8 +253,9 @@ std::string emit_regs(const Config& c) {
     << "  end\n"
     << "  // Protection and byte strobes carry nothing this slave uses (docs/rtl.md).\n"
     << "  wire unused_axil = ^{s_axil_awprot, s_axil_arprot, s_axil_wstrb};\n\n";
+}
 
-  // ---------------------------------------------------------------- write decode
+void RegsWriter::write_decode() {
   v << "  // Write decode. Addresses are compared in full (byte addresses), so an unaligned address\n"
     << "  // hits no register, as in the model.\n"
     << "  wire wr_in_ctx = aw_addr_q >= CTX_BASE && {1'b0, aw_addr_q} < CTX_END;\n"
@@ -233,8 +269,9 @@ std::string emit_regs(const Config& c) {
     << "                  !(wr_off >= O_CTX_VECTORS_COMPLETED_LO && wr_off <= O_CTX_VECTORS_DROPPED_HI);\n"
     << "  wire wr_agg_port = wr_fire && aw_addr_q == A_AGG_PORT;\n"
     << "  wire wr_clear = wr_fire && aw_addr_q == A_CLEAR_COUNTERS && w_data_q[0];\n\n";
+}
 
-  // ---------------------------------------------------------------- context state
+void RegsWriter::ctx_state() {
   v << "  // Context configuration, context c's fields at [c*width +: width].\n"
     << "  reg [C-1:0] en_q;\n"
     << "  reg [C-1:0] en_set_q;\n"
@@ -294,7 +331,9 @@ std::string emit_regs(const Config& c) {
     << "  wire [N-1:0] up_onehot = {{(N-1){1'b0}}, 1'b1} << ws_up_port;\n"
     << "  wire up_member = ws_up && !up_range && |(ws_mem & up_onehot);\n"
     << "  wire [4:0] en_err = {1'b0, up_range, |dup_hit, up_member, ~|ws_mem};\n\n";
+}
 
+void RegsWriter::ctx_writes() {
   v << "  // Per context: CTRL writes (enable with the checks, disable, clear the error bits) and\n"
     << "  // field writes, which only a disabled context takes (else ERR_WRITE_ENABLED).\n"
     << "  genvar g;\n"
@@ -344,6 +383,19 @@ std::string emit_regs(const Config& c) {
     << "            end else begin\n"
     << "              case (wr_off)\n";
   // Field writes, from the map's context registers.
+  field_write_cases();
+  v << "                default: ;\n"
+    << "              endcase\n"
+    << "            end\n"
+    << "          end\n"
+    << "        end\n"
+    << "      end\n"
+    << "    end\n"
+    << "  endgenerate\n\n";
+}
+
+// One case item per writable context field, from the map's context registers.
+void RegsWriter::field_write_cases() {
   for (const auto& r : m.context_registers()) {
     std::string lhs;
     int width = 32;
@@ -408,16 +460,9 @@ std::string emit_regs(const Config& c) {
     if (r.access != "RW") throw std::logic_error("emit_regs: " + r.name + " is not RW");
     v << "                O_" << r.name << ": " << lhs << " <= w_data_q[" << width - 1 << ":0];\n";
   }
-  v << "                default: ;\n"
-    << "              endcase\n"
-    << "            end\n"
-    << "          end\n"
-    << "        end\n"
-    << "      end\n"
-    << "    end\n"
-    << "  endgenerate\n\n";
+}
 
-  // ---------------------------------------------------------------- AGG_PORT
+void RegsWriter::agg_port_reg() {
   uint32_t agg_reset = 0;
   for (const auto& r : map_json.at("global"))
     if (r.at("offset").get<uint32_t>() == RegMap::kAggPort) agg_reset = r.at("reset").get<uint32_t>();
@@ -429,8 +474,9 @@ std::string emit_regs(const Config& c) {
     << "    if (rst) agg_port_q <= " << hx(16, agg_reset) << ";\n"
     << "    else if (wr_agg_port && ~|en_q) agg_port_q <= w_data_q[15:0];\n"
     << "  end\n\n";
+}
 
-  // ---------------------------------------------------------------- counters
+void RegsWriter::counters() {
   v << "  // Counters: 64-bit, saturating at all ones; CLEAR_COUNTERS wins over a same-cycle pulse.\n"
     << "  wire [NCNT-1:0] cnt_inc = {agg_tx_inc, ctx_dropped_inc, ctx_completed_inc, port_count_inc};\n"
     << "  // Generated per counter (one small always block each, which synthesis tools handle far\n"
@@ -454,8 +500,9 @@ std::string emit_regs(const Config& c) {
   counter("g", "      ");
   v << "    end\n"
     << "  endgenerate\n\n";
+}
 
-  // ---------------------------------------------------------------- read decode
+void RegsWriter::read_decode() {
   v << "  // Read decode.\n"
     << "  wire rd_in_ctx = ar_addr_q >= CTX_BASE && {1'b0, ar_addr_q} < CTX_END;\n"
     << "  wire [" << CXW - 1 << ":0] rd_ctx = ar_addr_q[AW-1:8] - CTX_BASE[AW-1:8];\n"
@@ -471,6 +518,17 @@ std::string emit_regs(const Config& c) {
     << "      reg [31:0] w;\n"
     << "      always @* begin\n"
     << "        case (rd_off)\n";
+  ctx_read_cases();
+  v << "          default: w = 32'd0;\n"
+    << "        endcase\n"
+    << "      end\n"
+    << "      assign ctx_rword[g*32 +: 32] = w & {32{hit}};\n"
+    << "    end\n"
+    << "  endgenerate\n\n";
+}
+
+// One case item per readable context word (the counters are read by read_mux).
+void RegsWriter::ctx_read_cases() {
   for (const auto& r : m.context_registers()) {
     std::string e;
     switch (r.offset) {
@@ -529,13 +587,9 @@ std::string emit_regs(const Config& c) {
     }
     v << "          O_" << r.name << ": w = " << e << ";\n";
   }
-  v << "          default: w = 32'd0;\n"
-    << "        endcase\n"
-    << "      end\n"
-    << "      assign ctx_rword[g*32 +: 32] = w & {32{hit}};\n"
-    << "    end\n"
-    << "  endgenerate\n\n";
+}
 
+void RegsWriter::read_mux() {
   v << "  // The addressed word: a constant, a configuration register, or a counter. Counter LO\n"
     << "  // words read the counter's low half and latch its high half into the one shadow that\n"
     << "  // every HI word reads.\n"
@@ -606,7 +660,23 @@ std::string emit_regs(const Config& c) {
     << "    if (rd_fire) rdata_q <= rd_cnt_hi ? hi_latch_q : rd_cnt_lo ? rd_cnt[31:0] : rd_word;\n"
     << "  end\n\n";
   v << "endmodule\n";
-  return v.str();
+}
+
+}  // namespace
+
+std::string emit_regs(const Config& c) {
+  RegsWriter w(c);
+  w.ports();
+  w.params();
+  w.axil();
+  w.write_decode();
+  w.ctx_state();
+  w.ctx_writes();
+  w.agg_port_reg();
+  w.counters();
+  w.read_decode();
+  w.read_mux();
+  return w.v.str();
 }
 
 }  // namespace panama
