@@ -75,202 +75,239 @@ std::string emit_lzc(std::ostream& b, const std::string& tag, const std::string&
   return node(CW, 0) + "_c}";
 }
 
-std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm) {
-  const int E = fmt.exp_bits, F = fmt.frac_bits, W = 1 + E + F;
-  const int A = F + 4;  // aligned significand: hidden, F fraction bits, guard, round, sticky
-  const int S = F + 5;  // sum: carry + A
-  const int LZW = std::max(clog2(S + 1), 1);
-  const int K = std::min(clog2(F + 3), E);  // shifter stages that can keep a bit in view
-  std::vector<Step> st;
-  auto n = [](int v) { return std::to_string(v); };
+// The sizes of one adder, and one function per pipeline step (docs/rtl.md, "Adder").
+struct AdderSizes {
+  AdderSizes(const FormatInfo& f, bool flush, const DelayModel& delays)
+      : fmt(f),
+        ftz(flush),
+        dm(delays),
+        E(f.exp_bits),
+        F(f.frac_bits),
+        W(1 + E + F),
+        A(F + 4),
+        S(F + 5),
+        LZW(std::max(clog2(S + 1), 1)),
+        K(std::min(clog2(F + 3), E)) {}
+  Step step_classify() const;
+  Step step_swap() const;
+  Step step_align() const;
+  Step step_add() const;
+  Step step_lzc() const;
+  Step step_normalize() const;
+  Step step_round() const;
 
-  {  // 1. Classify both operands, flush subnormal inputs in ftz mode, compare magnitudes.
-    Step s{"classify", dm.lut_level + dm.carry(W - 1), {}, {}, ""};
-    s.outs = {{"sx", 1},  {"sy", 1},   {"ma", W - 1}, {"mb", W - 1}, {"ge", 1},
-              {"any", 1}, {"both", 1}, {"nan", 1},    {"inf", 1},    {"inf_sign", 1}};
-    std::ostringstream b;
-    for (const char* x : {"a", "b"}) {
-      std::string X = x;
-      b << "  wire %{" << X << "_expmax} = &${" << X << "}[" << W - 2 << ":" << F << "];\n";
-      b << "  wire %{" << X << "_fracnz} = |${" << X << "}[" << F - 1 << ":0];\n";
-      b << "  wire %{" << X << "_nan} = ${" << X << "_en} & %{" << X << "_expmax} & %{" << X << "_fracnz};\n";
-      b << "  wire %{" << X << "_inf} = ${" << X << "_en} & %{" << X << "_expmax} & ~%{" << X << "_fracnz};\n";
-      if (ftz) {
-        // DAZ: a subnormal input is a zero of its sign.
-        b << "  wire %{" << X << "_expzero} = ~|${" << X << "}[" << W - 2 << ":" << F << "];\n";
-        b << "  assign @{m" << X << "} = %{" << X << "_expzero} ? {" << W - 1 << "{1'b0}} : ${" << X << "}[" << W - 2
-          << ":0];\n";
-      } else {
-        b << "  assign @{m" << X << "} = ${" << X << "}[" << W - 2 << ":0];\n";
-      }
-      b << "  wire %{s" << X << "} = ${" << X << "}[" << W - 1 << "];\n";
-    }
-    b << "  // An absent operand (en = 0) is -0.0: it never wins the swap, and its magnitude is\n";
-    b << "  // zeroed in the swap muxes, where the gating costs no extra logic level.\n";
-    b << "  wire %{ge_raw} = @{ma} >= @{mb};\n";
-    b << "  assign @{ge} = ${b_en} ? (${a_en} & %{ge_raw}) : 1'b1;\n";
-    b << "  assign @{any} = ${a_en} | ${b_en};\n";
-    b << "  assign @{both} = ${a_en} & ${b_en};\n";
-    b << "  assign @{sx} = @{any} ? (@{ge} ? %{sa} : %{sb}) : 1'b1;\n";
-    b << "  assign @{sy} = @{both} ? (@{ge} ? %{sb} : %{sa}) : 1'b1;\n";
-    b << "  assign @{nan} = %{a_nan} | %{b_nan} | (%{a_inf} & %{b_inf} & (%{sa} ^ %{sb}));\n";
-    b << "  assign @{inf} = %{a_inf} | %{b_inf};\n";
-    b << "  assign @{inf_sign} = %{a_inf} ? %{sa} : %{sb};\n";
-    s.body = b.str();
-    st.push_back(s);
-  }
-  {  // 2. Swap so that x is the larger magnitude; exponent difference.
-    Step s{"swap", dm.lut_level + dm.carry(E), {}, {"nan", "inf", "inf_sign", "sx"}, ""};
-    s.outs = {{"sub", 1}, {"ex_eff", E}, {"d", E}, {"sig_x", F + 1}, {"sig_y", F + 1}};
-    std::ostringstream b;
-    b << "  wire [" << W - 2 << ":0] %{mx} = ${any} ? (${ge} ? ${ma} : ${mb}) : " << W - 1 << "'d0;\n";
-    b << "  wire [" << W - 2 << ":0] %{my} = ${both} ? (${ge} ? ${mb} : ${ma}) : " << W - 1 << "'d0;\n";
-    b << "  wire %{hx} = |%{mx}[" << W - 2 << ":" << F << "];\n";
-    b << "  wire %{hy} = |%{my}[" << W - 2 << ":" << F << "];\n";
-    b << "  // A subnormal's exponent is 1 with a hidden bit of 0.\n";
-    b << "  wire [" << E - 1 << ":0] %{ey_eff} = %{hy} ? %{my}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
-    b << "  assign @{ex_eff} = %{hx} ? %{mx}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
-    b << "  assign @{d} = @{ex_eff} - %{ey_eff};\n";
-    b << "  assign @{sub} = ${sx} ^ ${sy};\n";
-    b << "  assign @{sig_x} = {%{hx}, %{mx}[" << F - 1 << ":0]};\n";
-    b << "  assign @{sig_y} = {%{hy}, %{my}[" << F - 1 << ":0]};\n";
-    s.body = b.str();
-    st.push_back(s);
-  }
-  {                                      // 3. Align the smaller significand; shifted-out bits OR into sticky.
-    const int levels = (K + 1) / 2 + 1;  // two shifter stages per LUT6 level, plus sticky
-    Step s{"align", dm.lut_level * levels, {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sig_x"}, ""};
-    s.outs = {{"y_al", A}};
-    std::ostringstream b;
-    const int V = F + 3;  // significand + guard + round
-    // Largest stage first: Yosys/ABC maps this order into about three LUT6 per bit, the
-    // smallest-first order into wide muxes of nearly twice the LUTs.
-    b << "  wire [" << V - 1 << ":0] %{v0} = {${sig_y}, 2'b00};\n";
-    for (int j = 0; j < K; ++j) {
-      const int k = K - 1 - j;
-      const int sh = 1 << k;
-      std::string prev = "%{v" + n(j) + "}", next = "%{v" + n(j + 1) + "}";
-      b << "  wire [" << V - 1 << ":0] " << next << " = ${d}[" << k << "] ? ";
-      if (sh >= V)
-        b << "{" << V << "{1'b0}}";
-      else
-        b << "{" << sh << "'b0, " << prev << "[" << V - 1 << ":" << sh << "]}";
-      b << " : " << prev << ";\n";
-    }
-    b << "  // Sticky: some bit of y falls below the round bit, i.e. y's trailing zeros + 3 <= d.\n";
-    b << "  // Counting trailing zeros beside the shifter is cheaper than OR-ing each stage's spill.\n";
-    b << "  wire [" << F << ":0] %{rev} = {";
-    for (int i = 0; i <= F; ++i) b << "${sig_y}[" << i << "]" << (i < F ? ", " : "");
-    b << "};\n";
-    const std::string tz = emit_lzc(b, "t", "%{rev}", F + 1);
-    const int TW = std::max(clog2(F + 2), 1);
-    const int DW = std::max(E, TW + 1);
-    auto extw = [&](const std::string& x, int w) { return w < DW ? "{" + n(DW - w) + "'d0, " + x + "}" : x; };
-    b << "  wire [" << DW - 1 << ":0] %{tz3} = " << extw(tz, TW) << " + " << DW << "'d3;\n";
-    b << "  wire %{sticky} = (|${sig_y}) & (" << extw("${d}", E) << " >= %{tz3});\n";
-    if (E > K) {
-      b << "  // A shift of 2^" << K << " or more leaves nothing but sticky.\n";
-      b << "  wire %{far} = |${d}[" << E - 1 << ":" << K << "];\n";
-      b << "  assign @{y_al} = {%{far} ? " << V << "'d0 : %{v" << K << "}, %{sticky}};\n";
-    } else {
-      b << "  assign @{y_al} = {%{v" << K << "}, %{sticky}};\n";
-    }
-    s.body = b.str();
-    st.push_back(s);
-  }
-  {  // 4. Add or subtract the significands (x >= y, so the difference is never negative).
-    Step s{"add", dm.lut_level + dm.carry(S), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff"}, ""};
-    s.outs = {{"sum", S}};
-    std::ostringstream b;
-    b << "  wire [" << S - 1 << ":0] %{xe} = {1'b0, ${sig_x}, 3'b000};\n";
-    b << "  wire [" << S - 1 << ":0] %{ye} = {1'b0, ${y_al}};\n";
-    b << "  // One adder: x + (y ^ sub) + sub, the carry-in entering through an extra low bit.\n";
-    b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
-    b << "  wire [" << S << ":0] %{wide} = {%{xe}, 1'b1} + {%{ye} ^ {" << S << "{${sub}}}, ${sub}};\n";
-    b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
-    b << "  assign @{sum} = %{wide}[" << S << ":1];\n";
-    s.body = b.str();
-    st.push_back(s);
-  }
-  {  // 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
-    Step s{"lzc",
-           dm.lut_level * ((clog2(S) + 1) / 2 + 2),
-           {},
-           {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"},
-           ""};
-    s.outs = {{"lz", LZW}};
-    std::ostringstream b;
-    const std::string lz_raw = emit_lzc(b, "z", "${sum}", S);
-    const int CW = std::max(E, LZW);
-    auto ext = [&](const std::string& x, int w) { return w < CW ? "{" + n(CW - w) + "'d0, " + x + "}" : x; };
-    b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = " << lz_raw << ";\n";
-    b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
-    b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
-    s.body = b.str();
-    st.push_back(s);
-  }
-  {  // 6. Normalise: shift left by lz, exponent = ex_eff + 1 - lz.
-    const int levels = (LZW + 1) / 2;
-    Step s{"normalize", std::max(dm.lut_level * levels, dm.carry(E)) + dm.lut_level, {}, {}, ""};
-    s.outs = {{"sign_r", 1}, {"packed", E + F}, {"round_up", 1}};
-    std::ostringstream b;
-    // Logarithmic shifter, one 2:1 stage per bit of lz.
-    b << "  wire [" << S - 1 << ":0] %{nf0} = ${sum};\n";
-    for (int j = 0; j < LZW; ++j) {
-      const int k = LZW - 1 - j;  // largest stage first, as in the alignment shifter
-      const int sh = 1 << k;
-      b << "  wire [" << S - 1 << ":0] %{nf" << j + 1 << "} = ${lz}[" << k << "] ? ";
-      if (sh >= S)
-        b << S << "'d0";
-      else
-        b << "{%{nf" << j << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
-      b << " : %{nf" << j << "};\n";
-    }
-    b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
-    b << "  wire [" << E - 1 << ":0] %{lz_e} = ";
-    if (LZW < E)
-      b << "{" << E - LZW << "'b0, ${lz}};\n";
-    else
-      b << "${lz}[" << E - 1 << ":0];\n";
-    b << "  wire [" << E - 1 << ":0] %{exp_pre} = ${ex_eff} + " << E << "'d1 - %{lz_e};\n";
-    b << "  wire %{hidden} = %{nf}[" << S - 1 << "];\n";
-    b << "  wire %{lsb} = %{nf}[4];\n";
-    b << "  wire %{guard} = %{nf}[3];\n";
-    b << "  wire %{sticky} = |%{nf}[2:0];\n";
-    b << "  wire %{sum_zero} = ~|${sum};\n";
-    b << "  wire %{ovf} = %{hidden} & (&%{exp_pre});\n";
-    b << "  // An exact zero of opposite signs is +0 (roundTiesToEven).\n";
-    b << "  wire %{sign} = ${sx} & ~(%{sum_zero} & ${sub});\n";
-    b << "  // Specials replace the packed value before rounding, so the select merges into the\n";
-    b << "  // incrementer's input logic; a special never rounds.\n";
-    b << "  wire %{special} = ${nan} | ${inf} | %{ovf};\n";
-    b << "  assign @{sign_r} = ${nan} ? 1'b0 : ${inf} ? ${inf_sign} : %{sign};\n";
-    b << "  // No hidden bit after a limited shift: a subnormal (exponent field 0).\n";
-    b << "  assign @{packed} = ${nan} ? " << E + F << "'h" << std::hex << (fmt.canonical_nan & ((1u << (E + F)) - 1))
-      << std::dec << " :\n";
-    b << "                     %{special} ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
-    b << "                     {%{hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
-    b << "  assign @{round_up} = ~%{special} & %{guard} & (%{sticky} | %{lsb});\n";
-    s.body = b.str();
-    st.push_back(s);
-  }
-  {  // 7. Round to nearest even: one increment of {exponent, fraction}.
-    Step s{"round", dm.lut_level + dm.carry(E + F), {}, {}, ""};
-    s.outs = {{"y", W}};
-    std::ostringstream b;
-    b << "  wire [" << E + F - 1 << ":0] %{rounded} = ${packed} + {" << E + F - 1 << "'d0, ${round_up}};\n";
+  static std::string n(int v) { return std::to_string(v); }
+  const FormatInfo& fmt;
+  const bool ftz;
+  const DelayModel& dm;
+  const int E, F, W;
+  const int A;    // aligned significand: hidden, F fraction bits, guard, round, sticky
+  const int S;    // sum: carry + A
+  const int LZW;  // leading-zero count bits
+  const int K;    // shifter stages that can keep a bit in view
+};
+
+// 1. Classify both operands, flush subnormal inputs in ftz mode, compare magnitudes.
+Step AdderSizes::step_classify() const {
+  Step s{"classify", dm.lut_level + dm.carry(W - 1), {}, {}, ""};
+  s.outs = {{"sx", 1},  {"sy", 1},   {"ma", W - 1}, {"mb", W - 1}, {"ge", 1},
+            {"any", 1}, {"both", 1}, {"nan", 1},    {"inf", 1},    {"inf_sign", 1}};
+  std::ostringstream b;
+  for (const char* x : {"a", "b"}) {
+    std::string X = x;
+    b << "  wire %{" << X << "_expmax} = &${" << X << "}[" << W - 2 << ":" << F << "];\n";
+    b << "  wire %{" << X << "_fracnz} = |${" << X << "}[" << F - 1 << ":0];\n";
+    b << "  wire %{" << X << "_nan} = ${" << X << "_en} & %{" << X << "_expmax} & %{" << X << "_fracnz};\n";
+    b << "  wire %{" << X << "_inf} = ${" << X << "_en} & %{" << X << "_expmax} & ~%{" << X << "_fracnz};\n";
     if (ftz) {
-      b << "  // FTZ: a result that is subnormal after rounding is a zero of its sign.\n";
-      b << "  wire %{tiny} = ~|%{rounded}[" << E + F - 1 << ":" << F << "];\n";
-      b << "  wire [" << E + F - 1 << ":0] %{mag} = %{tiny} ? " << E + F << "'d0 : %{rounded};\n";
+      // DAZ: a subnormal input is a zero of its sign.
+      b << "  wire %{" << X << "_expzero} = ~|${" << X << "}[" << W - 2 << ":" << F << "];\n";
+      b << "  assign @{m" << X << "} = %{" << X << "_expzero} ? {" << W - 1 << "{1'b0}} : ${" << X << "}[" << W - 2
+        << ":0];\n";
     } else {
-      b << "  wire [" << E + F - 1 << ":0] %{mag} = %{rounded};\n";
+      b << "  assign @{m" << X << "} = ${" << X << "}[" << W - 2 << ":0];\n";
     }
-    b << "  assign @{y} = {${sign_r}, %{mag}};\n";
-    s.body = b.str();
-    st.push_back(s);
+    b << "  wire %{s" << X << "} = ${" << X << "}[" << W - 1 << "];\n";
   }
-  return st;
+  b << "  // An absent operand (en = 0) is -0.0: it never wins the swap, and its magnitude is\n";
+  b << "  // zeroed in the swap muxes, where the gating costs no extra logic level.\n";
+  b << "  wire %{ge_raw} = @{ma} >= @{mb};\n";
+  b << "  assign @{ge} = ${b_en} ? (${a_en} & %{ge_raw}) : 1'b1;\n";
+  b << "  assign @{any} = ${a_en} | ${b_en};\n";
+  b << "  assign @{both} = ${a_en} & ${b_en};\n";
+  b << "  assign @{sx} = @{any} ? (@{ge} ? %{sa} : %{sb}) : 1'b1;\n";
+  b << "  assign @{sy} = @{both} ? (@{ge} ? %{sb} : %{sa}) : 1'b1;\n";
+  b << "  assign @{nan} = %{a_nan} | %{b_nan} | (%{a_inf} & %{b_inf} & (%{sa} ^ %{sb}));\n";
+  b << "  assign @{inf} = %{a_inf} | %{b_inf};\n";
+  b << "  assign @{inf_sign} = %{a_inf} ? %{sa} : %{sb};\n";
+  s.body = b.str();
+  return s;
+}
+
+// 2. Swap so that x is the larger magnitude; exponent difference.
+Step AdderSizes::step_swap() const {
+  Step s{"swap", dm.lut_level + dm.carry(E), {}, {"nan", "inf", "inf_sign", "sx"}, ""};
+  s.outs = {{"sub", 1}, {"ex_eff", E}, {"d", E}, {"sig_x", F + 1}, {"sig_y", F + 1}};
+  std::ostringstream b;
+  b << "  wire [" << W - 2 << ":0] %{mx} = ${any} ? (${ge} ? ${ma} : ${mb}) : " << W - 1 << "'d0;\n";
+  b << "  wire [" << W - 2 << ":0] %{my} = ${both} ? (${ge} ? ${mb} : ${ma}) : " << W - 1 << "'d0;\n";
+  b << "  wire %{hx} = |%{mx}[" << W - 2 << ":" << F << "];\n";
+  b << "  wire %{hy} = |%{my}[" << W - 2 << ":" << F << "];\n";
+  b << "  // A subnormal's exponent is 1 with a hidden bit of 0.\n";
+  b << "  wire [" << E - 1 << ":0] %{ey_eff} = %{hy} ? %{my}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
+  b << "  assign @{ex_eff} = %{hx} ? %{mx}[" << W - 2 << ":" << F << "] : " << E << "'d1;\n";
+  b << "  assign @{d} = @{ex_eff} - %{ey_eff};\n";
+  b << "  assign @{sub} = ${sx} ^ ${sy};\n";
+  b << "  assign @{sig_x} = {%{hx}, %{mx}[" << F - 1 << ":0]};\n";
+  b << "  assign @{sig_y} = {%{hy}, %{my}[" << F - 1 << ":0]};\n";
+  s.body = b.str();
+  return s;
+}
+
+// 3. Align the smaller significand; shifted-out bits OR into sticky.
+Step AdderSizes::step_align() const {
+  const int levels = (K + 1) / 2 + 1;  // two shifter stages per LUT6 level, plus sticky
+  Step s{"align", dm.lut_level * levels, {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sig_x"}, ""};
+  s.outs = {{"y_al", A}};
+  std::ostringstream b;
+  const int V = F + 3;  // significand + guard + round
+  // Largest stage first: Yosys/ABC maps this order into about three LUT6 per bit, the
+  // smallest-first order into wide muxes of nearly twice the LUTs.
+  b << "  wire [" << V - 1 << ":0] %{v0} = {${sig_y}, 2'b00};\n";
+  for (int j = 0; j < K; ++j) {
+    const int k = K - 1 - j;
+    const int sh = 1 << k;
+    std::string prev = "%{v" + n(j) + "}", next = "%{v" + n(j + 1) + "}";
+    b << "  wire [" << V - 1 << ":0] " << next << " = ${d}[" << k << "] ? ";
+    if (sh >= V)
+      b << "{" << V << "{1'b0}}";
+    else
+      b << "{" << sh << "'b0, " << prev << "[" << V - 1 << ":" << sh << "]}";
+    b << " : " << prev << ";\n";
+  }
+  b << "  // Sticky: some bit of y falls below the round bit, i.e. y's trailing zeros + 3 <= d.\n";
+  b << "  // Counting trailing zeros beside the shifter is cheaper than OR-ing each stage's spill.\n";
+  b << "  wire [" << F << ":0] %{rev} = {";
+  for (int i = 0; i <= F; ++i) b << "${sig_y}[" << i << "]" << (i < F ? ", " : "");
+  b << "};\n";
+  const std::string tz = emit_lzc(b, "t", "%{rev}", F + 1);
+  const int TW = std::max(clog2(F + 2), 1);
+  const int DW = std::max(E, TW + 1);
+  auto extw = [&](const std::string& x, int w) { return w < DW ? "{" + n(DW - w) + "'d0, " + x + "}" : x; };
+  b << "  wire [" << DW - 1 << ":0] %{tz3} = " << extw(tz, TW) << " + " << DW << "'d3;\n";
+  b << "  wire %{sticky} = (|${sig_y}) & (" << extw("${d}", E) << " >= %{tz3});\n";
+  if (E > K) {
+    b << "  // A shift of 2^" << K << " or more leaves nothing but sticky.\n";
+    b << "  wire %{far} = |${d}[" << E - 1 << ":" << K << "];\n";
+    b << "  assign @{y_al} = {%{far} ? " << V << "'d0 : %{v" << K << "}, %{sticky}};\n";
+  } else {
+    b << "  assign @{y_al} = {%{v" << K << "}, %{sticky}};\n";
+  }
+  s.body = b.str();
+  return s;
+}
+
+// 4. Add or subtract the significands (x >= y, so the difference is never negative).
+Step AdderSizes::step_add() const {
+  Step s{"add", dm.lut_level + dm.carry(S), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff"}, ""};
+  s.outs = {{"sum", S}};
+  std::ostringstream b;
+  b << "  wire [" << S - 1 << ":0] %{xe} = {1'b0, ${sig_x}, 3'b000};\n";
+  b << "  wire [" << S - 1 << ":0] %{ye} = {1'b0, ${y_al}};\n";
+  b << "  // One adder: x + (y ^ sub) + sub, the carry-in entering through an extra low bit.\n";
+  b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
+  b << "  wire [" << S << ":0] %{wide} = {%{xe}, 1'b1} + {%{ye} ^ {" << S << "{${sub}}}, ${sub}};\n";
+  b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+  b << "  assign @{sum} = %{wide}[" << S << ":1];\n";
+  s.body = b.str();
+  return s;
+}
+
+// 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
+Step AdderSizes::step_lzc() const {
+  Step s{
+      "lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
+  s.outs = {{"lz", LZW}};
+  std::ostringstream b;
+  const std::string lz_raw = emit_lzc(b, "z", "${sum}", S);
+  const int CW = std::max(E, LZW);
+  auto ext = [&](const std::string& x, int w) { return w < CW ? "{" + n(CW - w) + "'d0, " + x + "}" : x; };
+  b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = " << lz_raw << ";\n";
+  b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
+  b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
+  s.body = b.str();
+  return s;
+}
+
+// 6. Normalise: shift left by lz, exponent = ex_eff + 1 - lz.
+Step AdderSizes::step_normalize() const {
+  const int levels = (LZW + 1) / 2;
+  Step s{"normalize", std::max(dm.lut_level * levels, dm.carry(E)) + dm.lut_level, {}, {}, ""};
+  s.outs = {{"sign_r", 1}, {"packed", E + F}, {"round_up", 1}};
+  std::ostringstream b;
+  // Logarithmic shifter, one 2:1 stage per bit of lz.
+  b << "  wire [" << S - 1 << ":0] %{nf0} = ${sum};\n";
+  for (int j = 0; j < LZW; ++j) {
+    const int k = LZW - 1 - j;  // largest stage first, as in the alignment shifter
+    const int sh = 1 << k;
+    b << "  wire [" << S - 1 << ":0] %{nf" << j + 1 << "} = ${lz}[" << k << "] ? ";
+    if (sh >= S)
+      b << S << "'d0";
+    else
+      b << "{%{nf" << j << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
+    b << " : %{nf" << j << "};\n";
+  }
+  b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
+  b << "  wire [" << E - 1 << ":0] %{lz_e} = ";
+  if (LZW < E)
+    b << "{" << E - LZW << "'b0, ${lz}};\n";
+  else
+    b << "${lz}[" << E - 1 << ":0];\n";
+  b << "  wire [" << E - 1 << ":0] %{exp_pre} = ${ex_eff} + " << E << "'d1 - %{lz_e};\n";
+  b << "  wire %{hidden} = %{nf}[" << S - 1 << "];\n";
+  b << "  wire %{lsb} = %{nf}[4];\n";
+  b << "  wire %{guard} = %{nf}[3];\n";
+  b << "  wire %{sticky} = |%{nf}[2:0];\n";
+  b << "  wire %{sum_zero} = ~|${sum};\n";
+  b << "  wire %{ovf} = %{hidden} & (&%{exp_pre});\n";
+  b << "  // An exact zero of opposite signs is +0 (roundTiesToEven).\n";
+  b << "  wire %{sign} = ${sx} & ~(%{sum_zero} & ${sub});\n";
+  b << "  // Specials replace the packed value before rounding, so the select merges into the\n";
+  b << "  // incrementer's input logic; a special never rounds.\n";
+  b << "  wire %{special} = ${nan} | ${inf} | %{ovf};\n";
+  b << "  assign @{sign_r} = ${nan} ? 1'b0 : ${inf} ? ${inf_sign} : %{sign};\n";
+  b << "  // No hidden bit after a limited shift: a subnormal (exponent field 0).\n";
+  b << "  assign @{packed} = ${nan} ? " << E + F << "'h" << std::hex << (fmt.canonical_nan & ((1u << (E + F)) - 1))
+    << std::dec << " :\n";
+  b << "                     %{special} ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
+  b << "                     {%{hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
+  b << "  assign @{round_up} = ~%{special} & %{guard} & (%{sticky} | %{lsb});\n";
+  s.body = b.str();
+  return s;
+}
+
+// 7. Round to nearest even: one increment of {exponent, fraction}.
+Step AdderSizes::step_round() const {
+  Step s{"round", dm.lut_level + dm.carry(E + F), {}, {}, ""};
+  s.outs = {{"y", W}};
+  std::ostringstream b;
+  b << "  wire [" << E + F - 1 << ":0] %{rounded} = ${packed} + {" << E + F - 1 << "'d0, ${round_up}};\n";
+  if (ftz) {
+    b << "  // FTZ: a result that is subnormal after rounding is a zero of its sign.\n";
+    b << "  wire %{tiny} = ~|%{rounded}[" << E + F - 1 << ":" << F << "];\n";
+    b << "  wire [" << E + F - 1 << ":0] %{mag} = %{tiny} ? " << E + F << "'d0 : %{rounded};\n";
+  } else {
+    b << "  wire [" << E + F - 1 << ":0] %{mag} = %{rounded};\n";
+  }
+  b << "  assign @{y} = {${sign_r}, %{mag}};\n";
+  s.body = b.str();
+  return s;
+}
+
+std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm) {
+  const AdderSizes plan(fmt, ftz, dm);
+  return {plan.step_classify(), plan.step_swap(),      plan.step_align(), plan.step_add(),
+          plan.step_lzc(),      plan.step_normalize(), plan.step_round()};
 }
 
 // Widths of every signal a step can forward.
