@@ -120,211 +120,237 @@ std::pair<std::string, std::string> emit_lead(Pipe& p, const std::string& src, i
   return node(0, PW);
 }
 
+// The sizes of one exact-sum lane, and the body of each pipeline step. Steps capture a copy
+// (the steps outlive exact_steps).
+struct ExactLane {
+  ExactLane(const FormatInfo& fmt, bool flush, int ports);
+  void decode(Pipe& p) const;
+  void csa(Pipe& p, int in_ops, int lv) const;
+  void cpa(Pipe& p, int w, int lo, int lv, bool first, bool last) const;
+  void negate(Pipe& p, int w, int lo, bool first, bool last) const;
+  void lzc(Pipe& p) const;
+  void shift(Pipe& p) const;
+  void round(Pipe& p) const;
+
+  bool ftz;
+  int N, E, F, W;
+  uint32_t canonical_nan;
+  int M, A;  // leaf magnitude and accumulator bits (exact_widths)
+  int CW;    // count of negative leaves
+  int PW;    // leading-one position in |S| (A - 1 bits)
+  int PK;    // packed {exponent, fraction} before saturation
+};
+
+ExactLane::ExactLane(const FormatInfo& fmt, bool flush, int ports)
+    : ftz(flush),
+      N(ports),
+      E(fmt.exp_bits),
+      F(fmt.frac_bits),
+      W(1 + E + F),
+      canonical_nan(fmt.canonical_nan),
+      M(exact_widths(fmt, ports).mag_bits),
+      A(exact_widths(fmt, ports).acc_bits),
+      CW(clog2(N + 1)),
+      PW(clog2(A - 1)),
+      PK(std::max(PW, E) + F + 1) {}
+
+// Leaves to A-bit two's-complement operands (plus one operand counting the negative leaves, the
+// +1s of their negation), and the NaN, infinity and negative-zero flags.
+void ExactLane::decode(Pipe& p) const {
+  std::string nan_any, pinf, ninf, allnz, nneg;
+  for (int i = 0; i < N; ++i) {
+    const std::string L = "data[" + n(i * W + W - 1) + ":" + n(i * W) + "]";
+    const std::string en = "mask[" + n(i) + "]";
+    const std::string lf = p.tmp(W, L, "leaf");
+    const std::string ex = lf + "[" + n(W - 2) + ":" + n(F) + "]", fr = lf + "[" + n(F - 1) + ":0]";
+    const std::string s = lf + "[" + n(W - 1) + "]";
+    const std::string emax = p.tmp(1, "&" + ex, "emax"), ez = p.tmp(1, "~|" + ex, "ez");
+    const std::string fz = p.tmp(1, "~|" + fr, "fz");
+    const std::string isnan = p.tmp(1, en + " & " + emax + " & ~" + fz, "isnan");
+    const std::string isinf = p.tmp(1, en + " & " + emax + " & " + fz, "isinf");
+    // fin: contributes its value (a subnormal is a zero of its sign in ftz mode).
+    const std::string fin = p.tmp(1, en + " & ~" + emax + (ftz ? " & ~" + ez : std::string()), "fin");
+    const std::string zero = ftz ? ez : p.tmp(1, ez + " & " + fz, "zero");
+    const std::string nz = p.tmp(1, "~" + en + " | (" + s + " & " + zero + ")", "nz");
+    const std::string sig = p.tmp(
+        F + 1, "{" + (ftz ? std::string("1'b1") : "~" + ez) + ", " + fr + "} & {" + n(F + 1) + "{" + fin + "}}", "sig");
+    const std::string sh = p.tmp(E, ez + " ? " + n(E) + "'d0 : " + ex + " - " + n(E) + "'d1", "sh");
+    const std::string mag = p.tmp(M, "{" + n(M - F - 1) + "'d0, " + sig + "} << " + sh, "mag");
+    const std::string neg = p.tmp(1, fin + " & " + s, "neg");
+    // -x = ~x + 1: the +1s are added as one operand, the count of negative leaves.
+    p.def("o0_" + n(i), A, "{" + n(A - M) + "'d0, " + mag + "} ^ {" + n(A) + "{" + neg + "}}");
+    auto join = [](std::string& acc, const std::string& op, const std::string& t) {
+      acc = acc.empty() ? t : acc + " " + op + " " + t;
+    };
+    join(nan_any, "|", isnan);
+    join(pinf, "|", "(" + isinf + " & ~" + s + ")");
+    join(ninf, "|", "(" + isinf + " & " + s + ")");
+    join(allnz, "&", nz);
+    join(nneg, "+", "{" + n(CW - 1) + "'d0, " + neg + "}");
+  }
+  const std::string pi = p.tmp(1, pinf, "pinf"), ni = p.tmp(1, ninf, "ninf");
+  p.def("f_nan", 1, nan_any + " | (" + pi + " & " + ni + ")");
+  p.def("f_inf", 1, pi + " | " + ni);
+  p.def("f_infs", 1, ni);
+  p.def("f_nz", 1, allnz);
+  const std::string cnt = p.tmp(CW, nneg, "nneg");
+  p.def("o0_" + n(N), A, "{" + n(A - CW) + "'d0, " + cnt + "}");
+}
+
+// Carry-save level lv: groups of three become a sum and a shifted carry (mod 2^A).
+void ExactLane::csa(Pipe& p, int in_ops, int lv) const {
+  int o = 0;
+  for (int g = 0; g + 3 <= in_ops; g += 3) {
+    const std::string a = p.get("o" + n(lv) + "_" + n(g)), b = p.get("o" + n(lv) + "_" + n(g + 1)),
+                      c = p.get("o" + n(lv) + "_" + n(g + 2));
+    p.def("o" + n(lv + 1) + "_" + n(o++), A, a + " ^ " + b + " ^ " + c);
+    const std::string maj =
+        p.tmp(A - 1,
+              "(" + a + "[" + n(A - 2) + ":0] & " + b + "[" + n(A - 2) + ":0]) | (" + a + "[" + n(A - 2) + ":0] & " +
+                  c + "[" + n(A - 2) + ":0]) | (" + b + "[" + n(A - 2) + ":0] & " + c + "[" + n(A - 2) + ":0])",
+              "maj");
+    p.def("o" + n(lv + 1) + "_" + n(o++), A, "{" + maj + ", 1'b0}");
+  }
+  for (int g = (in_ops / 3) * 3; g < in_ops; ++g)
+    p.def("o" + n(lv + 1) + "_" + n(o++), A, p.get("o" + n(lv) + "_" + n(g)));
+  for (int g = 0; g < in_ops; ++g) p.drop("o" + n(lv) + "_" + n(g));
+}
+
+// One segment of the carry-propagate addition of the last two operands.
+void ExactLane::cpa(Pipe& p, int w, int lo, int lv, bool first, bool last) const {
+  const std::string X = first ? p.get("o" + n(lv) + "_0") : p.get("cx");
+  const std::string Y = first ? p.get("o" + n(lv) + "_1") : p.get("cy");
+  const int rest = A - lo;  // bits of X and Y still to add
+  const std::string cin = first ? std::string("1'b0") : p.get("cc");
+  const std::string t = p.tmp(
+      w + 1,
+      "{1'b0, " + X + "[" + n(w - 1) + ":0]} + {1'b0, " + Y + "[" + n(w - 1) + ":0]} + {" + n(w) + "'d0, " + cin + "}",
+      "cpa");
+  const std::string low = first ? t + "[" + n(w - 1) + ":0]" : "{" + t + "[" + n(w - 1) + ":0], " + p.get("cs") + "}";
+  p.def("cs", lo + w, low);
+  if (!last) {
+    p.def("cx", rest - w, X + "[" + n(rest - 1) + ":" + n(w) + "]");
+    p.def("cy", rest - w, Y + "[" + n(rest - 1) + ":" + n(w) + "]");
+    p.def("cc", 1, t + "[" + n(w) + "]");
+  } else {
+    p.drop("cx");
+    p.drop("cy");
+    p.drop("cc");
+  }
+  if (first) {
+    p.drop("o" + n(lv) + "_0");
+    p.drop("o" + n(lv) + "_1");
+  }
+}
+
+// One segment of |S| = (S ^ sign) + sign over A - 1 bits.
+void ExactLane::negate(Pipe& p, int w, int lo, bool first, bool last) const {
+  if (first) {
+    const std::string S = p.get("cs");
+    p.def("sgn", 1, S + "[" + n(A - 1) + "]");
+    p.def("nx", A - 1, S + "[" + n(A - 2) + ":0]");
+    p.drop("cs");
+  }
+  const std::string X = p.get("nx"), sg = p.get("sgn");
+  const int rest = A - 1 - lo;
+  const std::string cin = first ? sg : p.get("nc");
+  const std::string t = p.tmp(
+      w + 1, "{1'b0, " + X + "[" + n(w - 1) + ":0] ^ {" + n(w) + "{" + sg + "}}} + {" + n(w) + "'d0, " + cin + "}",
+      "neg");
+  const std::string low = first ? t + "[" + n(w - 1) + ":0]" : "{" + t + "[" + n(w - 1) + ":0], " + p.get("mag") + "}";
+  p.def("mag", lo + w, low);
+  if (!last) {
+    p.def("nx", rest - w, X + "[" + n(rest - 1) + ":" + n(w) + "]");
+    p.def("nc", 1, t + "[" + n(w) + "]");
+  } else {
+    p.drop("nx");
+    p.drop("nc");
+  }
+}
+
+void ExactLane::lzc(Pipe& p) const {
+  auto r = emit_lead(p, p.get("mag"), A - 1);
+  p.def("nonzero", 1, r.first);
+  p.def("pos", PW, r.second);
+}
+
+void ExactLane::shift(Pipe& p) const {
+  const std::string pos = p.get("pos"), mag = p.get("mag");
+  p.def("sh", PW,
+        "(" + pos + " >= " + n(PW) + "'d" + n(F) + ") ? " + pos + " - " + n(PW) + "'d" + n(F) + " : " + n(PW) + "'d0");
+  const std::string sh = p.get("sh");
+  const std::string ext = p.tmp(A, "{" + mag + ", 1'b0}", "ext");
+  const std::string shd = p.tmp(A, ext + " >> " + sh, "shd");
+  p.def("sig", F + 1, shd + "[" + n(F + 1) + ":1]");
+  p.def("guard", 1, shd + "[0]");
+  p.def("sticky", 1, "|(" + ext + " & ~({" + n(A) + "{1'b1}} << " + sh + "))");
+  p.drop("pos");
+  p.drop("mag");
+}
+
+void ExactLane::round(Pipe& p) const {
+  const std::string sig = p.get("sig"), sh = p.get("sh");
+  // The hidden bit at F adds one to the exponent field; a subnormal (sh = 0) has none.
+  const std::string packed =
+      p.tmp(PK, "{" + n(PK - F - PW) + "'d0, " + sh + ", " + n(F) + "'d0} + {" + n(PK - F - 1) + "'d0, " + sig + "}",
+            "packed");
+  const std::string ru = p.tmp(1, p.get("guard") + " & (" + p.get("sticky") + " | " + sig + "[0])", "ru");
+  const std::string rd = p.tmp(PK, packed + " + {" + n(PK - 1) + "'d0, " + ru + "}", "rounded");
+  const std::string inf_at = n(PK) + "'d" + n(((1L << E) - 1) << F);
+  const std::string ovf = p.tmp(1, rd + " >= " + inf_at, "ovf");
+  const std::string s = p.get("sgn");
+  const std::string INF = "{" + n(E) + "'h" + [&] {
+    std::ostringstream o;
+    o << std::hex << ((1 << E) - 1);
+    return o.str();
+  }() + ", " + n(F) + "'d0}";
+  std::ostringstream nan;
+  nan << W << "'h" << std::hex << canonical_nan;
+  std::string fin = "{" + s + ", " + rd + "[" + n(E + F - 1) + ":0]}";
+  if (ftz)  // a result below the smallest normal (exponent field 0 after rounding) is a zero
+    fin = "(" + rd + " < " + n(PK) + "'d" + n(1L << F) + ") ? {" + s + ", " + n(E + F) + "'d0} : " + fin;
+  p.def("y", W,
+        p.get("f_nan") + " ? " + nan.str() + " : " + p.get("f_inf") + " ? {" + p.get("f_infs") + ", " + INF + "} : ~" +
+            p.get("nonzero") + " ? {" + p.get("f_nz") + ", " + n(E + F) + "'d0} : " + ovf + " ? {" + s + ", " + INF +
+            "} : " + fin);
+  for (const char* k : {"sig", "sh", "guard", "sticky", "sgn", "nonzero", "f_nan", "f_inf", "f_infs", "f_nz"})
+    p.drop(k);
+}
+
 std::vector<XStep> exact_steps(const FormatInfo& fmt, bool ftz, int N, double mhz, const DelayModel& dm) {
-  const int E = fmt.exp_bits, F = fmt.frac_bits, W = 1 + E + F;
-  const ExactWidths xw = exact_widths(fmt, N);
-  const int M = xw.mag_bits, A = xw.acc_bits;
-  const int CW = clog2(N + 1);             // count of negative leaves
-  const int PW = clog2(A - 1);             // leading-one position in |S| (A - 1 bits)
-  const int PK = std::max(PW, E) + F + 1;  // packed {exponent, fraction} before saturation
+  const ExactLane x(fmt, ftz, N);
   const double budget = 1000.0 / mhz - dm.ff_overhead;
   // Widest carry chain (plus the LUT in front of it) that fits a period; at least 8 bits.
   const int seg_w = std::max(8, static_cast<int>((budget - dm.lut_level - dm.carry_base) / dm.carry_per_bit));
   std::vector<XStep> st;
-
-  st.push_back({"decode", dm.lut_level * (2 + (clog2(M) + 1) / 2), [=](Pipe& p) {
-                  std::string nan_any, pinf, ninf, allnz, nneg;
-                  for (int i = 0; i < N; ++i) {
-                    const std::string L = "data[" + n(i * W + W - 1) + ":" + n(i * W) + "]";
-                    const std::string en = "mask[" + n(i) + "]";
-                    const std::string lf = p.tmp(W, L, "leaf");
-                    const std::string ex = lf + "[" + n(W - 2) + ":" + n(F) + "]", fr = lf + "[" + n(F - 1) + ":0]";
-                    const std::string s = lf + "[" + n(W - 1) + "]";
-                    const std::string emax = p.tmp(1, "&" + ex, "emax"), ez = p.tmp(1, "~|" + ex, "ez");
-                    const std::string fz = p.tmp(1, "~|" + fr, "fz");
-                    const std::string isnan = p.tmp(1, en + " & " + emax + " & ~" + fz, "isnan");
-                    const std::string isinf = p.tmp(1, en + " & " + emax + " & " + fz, "isinf");
-                    // fin: contributes its value (a subnormal is a zero of its sign in ftz mode).
-                    const std::string fin = p.tmp(1, en + " & ~" + emax + (ftz ? " & ~" + ez : std::string()), "fin");
-                    const std::string zero = ftz ? ez : p.tmp(1, ez + " & " + fz, "zero");
-                    const std::string nz = p.tmp(1, "~" + en + " | (" + s + " & " + zero + ")", "nz");
-                    const std::string sig = p.tmp(F + 1,
-                                                  "{" + (ftz ? std::string("1'b1") : "~" + ez) + ", " + fr + "} & {" +
-                                                      n(F + 1) + "{" + fin + "}}",
-                                                  "sig");
-                    const std::string sh = p.tmp(E, ez + " ? " + n(E) + "'d0 : " + ex + " - " + n(E) + "'d1", "sh");
-                    const std::string mag = p.tmp(M, "{" + n(M - F - 1) + "'d0, " + sig + "} << " + sh, "mag");
-                    const std::string neg = p.tmp(1, fin + " & " + s, "neg");
-                    // -x = ~x + 1: the +1s are added as one operand, the count of negative leaves.
-                    p.def("o0_" + n(i), A, "{" + n(A - M) + "'d0, " + mag + "} ^ {" + n(A) + "{" + neg + "}}");
-                    auto join = [](std::string& acc, const std::string& op, const std::string& t) {
-                      acc = acc.empty() ? t : acc + " " + op + " " + t;
-                    };
-                    join(nan_any, "|", isnan);
-                    join(pinf, "|", "(" + isinf + " & ~" + s + ")");
-                    join(ninf, "|", "(" + isinf + " & " + s + ")");
-                    join(allnz, "&", nz);
-                    join(nneg, "+", "{" + n(CW - 1) + "'d0, " + neg + "}");
-                  }
-                  const std::string pi = p.tmp(1, pinf, "pinf"), ni = p.tmp(1, ninf, "ninf");
-                  p.def("f_nan", 1, nan_any + " | (" + pi + " & " + ni + ")");
-                  p.def("f_inf", 1, pi + " | " + ni);
-                  p.def("f_infs", 1, ni);
-                  p.def("f_nz", 1, allnz);
-                  const std::string cnt = p.tmp(CW, nneg, "nneg");
-                  p.def("o0_" + n(N), A, "{" + n(A - CW) + "'d0, " + cnt + "}");
-                }});
-
-  // Carry-save levels: groups of three become a sum and a shifted carry (mod 2^A).
+  st.push_back({"decode", dm.lut_level * (2 + (clog2(x.M) + 1) / 2), [x](Pipe& p) { x.decode(p); }});
   int ops = N + 1, level = 0;
   while (ops > 2) {
     const int in_ops = ops, lv = level;
-    const int out_ops = (in_ops / 3) * 2 + in_ops % 3;
-    st.push_back({"csa" + n(lv + 1), dm.lut_level, [=](Pipe& p) {
-                    int o = 0;
-                    for (int g = 0; g + 3 <= in_ops; g += 3) {
-                      const std::string a = p.get("o" + n(lv) + "_" + n(g)), b = p.get("o" + n(lv) + "_" + n(g + 1)),
-                                        c = p.get("o" + n(lv) + "_" + n(g + 2));
-                      p.def("o" + n(lv + 1) + "_" + n(o++), A, a + " ^ " + b + " ^ " + c);
-                      const std::string maj =
-                          p.tmp(A - 1,
-                                "(" + a + "[" + n(A - 2) + ":0] & " + b + "[" + n(A - 2) + ":0]) | (" + a + "[" +
-                                    n(A - 2) + ":0] & " + c + "[" + n(A - 2) + ":0]) | (" + b + "[" + n(A - 2) +
-                                    ":0] & " + c + "[" + n(A - 2) + ":0])",
-                                "maj");
-                      p.def("o" + n(lv + 1) + "_" + n(o++), A, "{" + maj + ", 1'b0}");
-                    }
-                    for (int g = (in_ops / 3) * 3; g < in_ops; ++g)
-                      p.def("o" + n(lv + 1) + "_" + n(o++), A, p.get("o" + n(lv) + "_" + n(g)));
-                    for (int g = 0; g < in_ops; ++g) p.drop("o" + n(lv) + "_" + n(g));
-                  }});
-    ops = out_ops;
+    st.push_back({"csa" + n(lv + 1), dm.lut_level, [x, in_ops, lv](Pipe& p) { x.csa(p, in_ops, lv); }});
+    ops = (in_ops / 3) * 2 + in_ops % 3;
     ++level;
   }
-
-  // Carry-propagate addition of the last two operands, segment by segment.
-  {
-    const auto segs = segments(A, seg_w);
-    int done = 0;
-    for (size_t k = 0; k < segs.size(); ++k) {
-      const int w = segs[k], lo = done, lv = level;
-      const bool first = k == 0, last = k + 1 == segs.size();
-      st.push_back({"cpa" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) {
-                      const std::string X = first ? p.get("o" + n(lv) + "_0") : p.get("cx");
-                      const std::string Y = first ? p.get("o" + n(lv) + "_1") : p.get("cy");
-                      const int rest = A - lo;  // bits of X and Y still to add
-                      const std::string cin = first ? std::string("1'b0") : p.get("cc");
-                      const std::string t = p.tmp(w + 1,
-                                                  "{1'b0, " + X + "[" + n(w - 1) + ":0]} + {1'b0, " + Y + "[" +
-                                                      n(w - 1) + ":0]} + {" + n(w) + "'d0, " + cin + "}",
-                                                  "cpa");
-                      const std::string low =
-                          first ? t + "[" + n(w - 1) + ":0]" : "{" + t + "[" + n(w - 1) + ":0], " + p.get("cs") + "}";
-                      p.def("cs", lo + w, low);
-                      if (!last) {
-                        p.def("cx", rest - w, X + "[" + n(rest - 1) + ":" + n(w) + "]");
-                        p.def("cy", rest - w, Y + "[" + n(rest - 1) + ":" + n(w) + "]");
-                        p.def("cc", 1, t + "[" + n(w) + "]");
-                      } else {
-                        p.drop("cx");
-                        p.drop("cy");
-                        p.drop("cc");
-                      }
-                      if (first) {
-                        p.drop("o" + n(lv) + "_0");
-                        p.drop("o" + n(lv) + "_1");
-                      }
-                    }});
-      done += w;
-    }
+  // Carry-propagate addition, then the magnitude, segment by segment.
+  int done = 0;
+  const auto segs = segments(x.A, seg_w);
+  for (size_t k = 0; k < segs.size(); ++k) {
+    const int w = segs[k], lo = done, lv = level;
+    const bool first = k == 0, last = k + 1 == segs.size();
+    st.push_back({"cpa" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) { x.cpa(p, w, lo, lv, first, last); }});
+    done += w;
   }
-
-  // Magnitude: |S| = (S ^ sign) + sign over A - 1 bits, segmented like the addition.
-  {
-    const auto segs = segments(A - 1, seg_w);
-    int done = 0;
-    for (size_t k = 0; k < segs.size(); ++k) {
-      const int w = segs[k], lo = done;
-      const bool first = k == 0, last = k + 1 == segs.size();
-      st.push_back({"neg" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) {
-                      if (first) {
-                        const std::string S = p.get("cs");
-                        p.def("sgn", 1, S + "[" + n(A - 1) + "]");
-                        p.def("nx", A - 1, S + "[" + n(A - 2) + ":0]");
-                        p.drop("cs");
-                      }
-                      const std::string X = p.get("nx"), sg = p.get("sgn");
-                      const int rest = A - 1 - lo;
-                      const std::string cin = first ? sg : p.get("nc");
-                      const std::string t = p.tmp(w + 1,
-                                                  "{1'b0, " + X + "[" + n(w - 1) + ":0] ^ {" + n(w) + "{" + sg +
-                                                      "}}} + {" + n(w) + "'d0, " + cin + "}",
-                                                  "neg");
-                      const std::string low =
-                          first ? t + "[" + n(w - 1) + ":0]" : "{" + t + "[" + n(w - 1) + ":0], " + p.get("mag") + "}";
-                      p.def("mag", lo + w, low);
-                      if (!last) {
-                        p.def("nx", rest - w, X + "[" + n(rest - 1) + ":" + n(w) + "]");
-                        p.def("nc", 1, t + "[" + n(w) + "]");
-                      } else {
-                        p.drop("nx");
-                        p.drop("nc");
-                      }
-                    }});
-      done += w;
-    }
+  done = 0;
+  const auto nsegs = segments(x.A - 1, seg_w);
+  for (size_t k = 0; k < nsegs.size(); ++k) {
+    const int w = nsegs[k], lo = done;
+    const bool first = k == 0, last = k + 1 == nsegs.size();
+    st.push_back({"neg" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) { x.negate(p, w, lo, first, last); }});
+    done += w;
   }
-
-  st.push_back({"lzc", dm.lut_level * ((PW + 1) / 2 + 1), [=](Pipe& p) {
-                  auto r = emit_lead(p, p.get("mag"), A - 1);
-                  p.def("nonzero", 1, r.first);
-                  p.def("pos", PW, r.second);
-                }});
-
-  st.push_back({"shift", dm.lut_level * ((PW + 1) / 2 + 2), [=](Pipe& p) {
-                  const std::string pos = p.get("pos"), mag = p.get("mag");
-                  p.def("sh", PW,
-                        "(" + pos + " >= " + n(PW) + "'d" + n(F) + ") ? " + pos + " - " + n(PW) + "'d" + n(F) + " : " +
-                            n(PW) + "'d0");
-                  const std::string sh = p.get("sh");
-                  const std::string ext = p.tmp(A, "{" + mag + ", 1'b0}", "ext");
-                  const std::string shd = p.tmp(A, ext + " >> " + sh, "shd");
-                  p.def("sig", F + 1, shd + "[" + n(F + 1) + ":1]");
-                  p.def("guard", 1, shd + "[0]");
-                  p.def("sticky", 1, "|(" + ext + " & ~({" + n(A) + "{1'b1}} << " + sh + "))");
-                  p.drop("pos");
-                  p.drop("mag");
-                }});
-
-  st.push_back(
-      {"round", dm.lut_level * 2 + dm.carry(PK), [=](Pipe& p) {
-         const std::string sig = p.get("sig"), sh = p.get("sh");
-         // The hidden bit at F adds one to the exponent field; a subnormal (sh = 0) has none.
-         const std::string packed = p.tmp(
-             PK, "{" + n(PK - F - PW) + "'d0, " + sh + ", " + n(F) + "'d0} + {" + n(PK - F - 1) + "'d0, " + sig + "}",
-             "packed");
-         const std::string ru = p.tmp(1, p.get("guard") + " & (" + p.get("sticky") + " | " + sig + "[0])", "ru");
-         const std::string rd = p.tmp(PK, packed + " + {" + n(PK - 1) + "'d0, " + ru + "}", "rounded");
-         const std::string inf_at = n(PK) + "'d" + n(((1L << E) - 1) << F);
-         const std::string ovf = p.tmp(1, rd + " >= " + inf_at, "ovf");
-         const std::string s = p.get("sgn");
-         const std::string INF = "{" + n(E) + "'h" + [&] {
-           std::ostringstream o;
-           o << std::hex << ((1 << E) - 1);
-           return o.str();
-         }() + ", " + n(F) + "'d0}";
-         std::ostringstream nan;
-         nan << W << "'h" << std::hex << fmt.canonical_nan;
-         std::string fin = "{" + s + ", " + rd + "[" + n(E + F - 1) + ":0]}";
-         if (ftz)  // a result below the smallest normal (exponent field 0 after rounding) is a zero
-           fin = "(" + rd + " < " + n(PK) + "'d" + n(1L << F) + ") ? {" + s + ", " + n(E + F) + "'d0} : " + fin;
-         p.def("y", W,
-               p.get("f_nan") + " ? " + nan.str() + " : " + p.get("f_inf") + " ? {" + p.get("f_infs") + ", " + INF +
-                   "} : ~" + p.get("nonzero") + " ? {" + p.get("f_nz") + ", " + n(E + F) + "'d0} : " + ovf + " ? {" +
-                   s + ", " + INF + "} : " + fin);
-         for (const char* k : {"sig", "sh", "guard", "sticky", "sgn", "nonzero", "f_nan", "f_inf", "f_infs", "f_nz"})
-           p.drop(k);
-       }});
+  st.push_back({"lzc", dm.lut_level * ((x.PW + 1) / 2 + 1), [x](Pipe& p) { x.lzc(p); }});
+  st.push_back({"shift", dm.lut_level * ((x.PW + 1) / 2 + 2), [x](Pipe& p) { x.shift(p); }});
+  st.push_back({"round", dm.lut_level * 2 + dm.carry(x.PK), [x](Pipe& p) { x.round(p); }});
   return st;
 }
 
