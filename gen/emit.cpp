@@ -23,6 +23,21 @@ std::string hx(int width, uint64_t v) {
   return o.str();
 }
 
+std::string axil_slave_ports(const std::string& msb) {
+  std::string s = "  input  wire [" + msb + ":0] s_axil_awaddr,\n";
+  for (const char* p : {"input  wire [2:0] s_axil_awprot", "input  wire s_axil_awvalid", "output wire s_axil_awready",
+                        "input  wire [31:0] s_axil_wdata", "input  wire [3:0] s_axil_wstrb",
+                        "input  wire s_axil_wvalid", "output wire s_axil_wready", "output wire [1:0] s_axil_bresp",
+                        "output wire s_axil_bvalid", "input  wire s_axil_bready"})
+    s += std::string("  ") + p + ",\n";
+  s += "  input  wire [" + msb + ":0] s_axil_araddr,\n";
+  for (const char* p :
+       {"input  wire [2:0] s_axil_arprot", "input  wire s_axil_arvalid", "output wire s_axil_arready",
+        "output wire [31:0] s_axil_rdata", "output wire [1:0] s_axil_rresp", "output wire s_axil_rvalid"})
+    s += std::string("  ") + p + ",\n";
+  return s;
+}
+
 std::string banner(const Config& c, const std::string& module, const std::string& what) {
   std::ostringstream b;
   b << "// " << module << ": " << what << "\n"

@@ -24,6 +24,10 @@ std::vector<std::vector<NodeKind>> resolve_tree(int ports);
 // A Verilog sized hexadecimal literal: hx(16, 0x2350) = "16'h2350".
 std::string hx(int width, uint64_t v);
 
+// The AXI4-Lite slave's port declarations (32-bit data), awaddr through rvalid, one per line;
+// `msb` is the address's top bit index as Verilog text. The caller declares rready (last or not).
+std::string axil_slave_ports(const std::string& msb);
+
 std::string banner(const Config& c, const std::string& module, const std::string& what);
 std::string emit_addtree(const Config& c);
 // The module line, ports and LANES / WIDTH localparams of <prefix>_addtree (tools.md's interface),

@@ -15,7 +15,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "regmap.h"
 #include "fpadd.h"
+#include "emit.h"
 
 namespace panama {
 namespace {
@@ -1092,9 +1094,6 @@ std::string emit_port(const Config& c) {
   return subst(o.str(), v) + subst(body, v);
 }
 
-}  // namespace panama
-
-namespace panama {
 namespace {
 
 // Byte o (0..63) of a rebuilt header, given the copied byte r (wire-format.md, "Frames the
@@ -1213,94 +1212,10 @@ std::string emit_sched(const Config& c) {
   return subst(o.str(), v) + subst(body, v);
 }
 
-}  // namespace panama
+namespace {
 
-#include "regmap.h"
-
-namespace panama {
-
-std::string emit_top(const Config& c) {
-  auto v = common_values(c);
-  const int N = c.in.ports;
-  const RegMap map = RegMap::from(c);
-  int aw = 0;
-  while ((1u << aw) < map.size) ++aw;
-  v["AW"] = aw;
-  std::ostringstream o;
-  char pp[16];
-  o << "module " << c.module_name("top") << " (\n"
-    << "  input  wire clk,\n"
-    << "  input  wire rst,\n";
-  for (int p = 0; p < N; ++p) {
-    std::snprintf(pp, sizeof pp, "%02d", p);
-    const std::string s = std::string("s") + pp + "_axis_", m = std::string("m") + pp + "_axis_";
-    o << "  // Port " << p << ": from link " << p << ", and on to the switch chip's port " << p << ".\n"
-      << "  input  wire [${W}-1:0] " << s << "tdata,\n"
-      << "  input  wire [${BB}-1:0] " << s << "tkeep,\n"
-      << "  input  wire " << s << "tvalid,\n"
-      << "  input  wire " << s << "tlast,\n"
-      << "  input  wire " << s << "tuser,\n"
-      << "  output wire " << s << "tready,\n"
-      << "  output wire [${W}-1:0] " << m << "tdata,\n"
-      << "  output wire [${BB}-1:0] " << m << "tkeep,\n"
-      << "  output wire " << m << "tvalid,\n"
-      << "  output wire " << m << "tlast,\n"
-      << "  output wire " << m << "tuser,\n"
-      << "  input  wire " << m << "tready,\n";
-  }
-  o << "  // Frames the accelerator builds, to the switch chip's internal port.\n"
-    << "  output wire [${W}-1:0] m_agg_axis_tdata,\n"
-    << "  output wire [${BB}-1:0] m_agg_axis_tkeep,\n"
-    << "  output wire m_agg_axis_tvalid,\n"
-    << "  output wire m_agg_axis_tlast,\n"
-    << "  input  wire m_agg_axis_tready,\n"
-    << "  // Configuration and counters (regmap.md).\n"
-    << "  input  wire [${AW}-1:0] s_axil_awaddr,\n"
-    << "  input  wire [2:0] s_axil_awprot,\n"
-    << "  input  wire s_axil_awvalid,\n"
-    << "  output wire s_axil_awready,\n"
-    << "  input  wire [31:0] s_axil_wdata,\n"
-    << "  input  wire [3:0] s_axil_wstrb,\n"
-    << "  input  wire s_axil_wvalid,\n"
-    << "  output wire s_axil_wready,\n"
-    << "  output wire [1:0] s_axil_bresp,\n"
-    << "  output wire s_axil_bvalid,\n"
-    << "  input  wire s_axil_bready,\n"
-    << "  input  wire [${AW}-1:0] s_axil_araddr,\n"
-    << "  input  wire [2:0] s_axil_arprot,\n"
-    << "  input  wire s_axil_arvalid,\n"
-    << "  output wire s_axil_arready,\n"
-    << "  output wire [31:0] s_axil_rdata,\n"
-    << "  output wire [1:0] s_axil_rresp,\n"
-    << "  output wire s_axil_rvalid,\n"
-    << "  input  wire s_axil_rready\n"
-    << ");\n\n";
-  o << "  // Ports, contexts, bus bits and bytes.\n"
-    << "  localparam N = ${N};\n  localparam C = ${C};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
-  o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
-    << "  reg [31:0] now_q;\n"
-    << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n\n";
-  o << "  // The per-port streams, packed so that generate loops can reach them.\n"
-    << "  wire [N*W-1:0] s_tdata, m_tdata;\n  wire [N*BB-1:0] s_tkeep, m_tkeep;\n"
-    << "  wire [N-1:0] s_tvalid, s_tlast, s_tuser, s_tready, m_tvalid, m_tlast, m_tuser, m_tready;\n";
-  for (int p = 0; p < N; ++p) {
-    std::snprintf(pp, sizeof pp, "%02d", p);
-    const std::string s = std::string("s") + pp + "_axis_", m = std::string("m") + pp + "_axis_";
-    const std::string P = std::to_string(p);
-    o << "  assign s_tdata[" << P << "*W +: W] = " << s << "tdata;\n"
-      << "  assign s_tkeep[" << P << "*BB +: BB] = " << s << "tkeep;\n"
-      << "  assign s_tvalid[" << P << "] = " << s << "tvalid;\n"
-      << "  assign s_tlast[" << P << "] = " << s << "tlast;\n"
-      << "  assign s_tuser[" << P << "] = " << s << "tuser;\n"
-      << "  assign " << s << "tready = s_tready[" << P << "];\n"
-      << "  assign " << m << "tdata = m_tdata[" << P << "*W +: W];\n"
-      << "  assign " << m << "tkeep = m_tkeep[" << P << "*BB +: BB];\n"
-      << "  assign " << m << "tvalid = m_tvalid[" << P << "];\n"
-      << "  assign " << m << "tlast = m_tlast[" << P << "];\n"
-      << "  assign " << m << "tuser = m_tuser[" << P << "];\n"
-      << "  assign m_tready[" << P << "] = " << m << "tready;\n";
-  }
-  o << R"V(
+// The top's instances and their wiring, fixed but for the ${} values.
+const char* const kTopBody = R"V(
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
   wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
@@ -1389,6 +1304,85 @@ std::string emit_top(const Config& c) {
 
 endmodule
 )V";
+
+// The top's port list: per port the receive and transmit streams, then m_agg and AXI4-Lite.
+void top_ports(std::ostringstream& o, const Config& c) {
+  const int N = c.in.ports;
+  char pp[16];
+  o << "module " << c.module_name("top") << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n";
+  for (int p = 0; p < N; ++p) {
+    std::snprintf(pp, sizeof pp, "%02d", p);
+    const std::string s = std::string("s") + pp + "_axis_", m = std::string("m") + pp + "_axis_";
+    o << "  // Port " << p << ": from link " << p << ", and on to the switch chip's port " << p << ".\n"
+      << "  input  wire [${W}-1:0] " << s << "tdata,\n"
+      << "  input  wire [${BB}-1:0] " << s << "tkeep,\n"
+      << "  input  wire " << s << "tvalid,\n"
+      << "  input  wire " << s << "tlast,\n"
+      << "  input  wire " << s << "tuser,\n"
+      << "  output wire " << s << "tready,\n"
+      << "  output wire [${W}-1:0] " << m << "tdata,\n"
+      << "  output wire [${BB}-1:0] " << m << "tkeep,\n"
+      << "  output wire " << m << "tvalid,\n"
+      << "  output wire " << m << "tlast,\n"
+      << "  output wire " << m << "tuser,\n"
+      << "  input  wire " << m << "tready,\n";
+  }
+  o << "  // Frames the accelerator builds, to the switch chip's internal port.\n"
+    << "  output wire [${W}-1:0] m_agg_axis_tdata,\n"
+    << "  output wire [${BB}-1:0] m_agg_axis_tkeep,\n"
+    << "  output wire m_agg_axis_tvalid,\n"
+    << "  output wire m_agg_axis_tlast,\n"
+    << "  input  wire m_agg_axis_tready,\n"
+    << "  // Configuration and counters (regmap.md).\n"
+    << axil_slave_ports("${AW}-1") << "  input  wire s_axil_rready\n"
+    << ");\n\n";
+}
+
+// The packed per-port streams (and the cycle counter) the generate loops of kTopBody use.
+void top_streams(std::ostringstream& o, const Config& c) {
+  const int N = c.in.ports;
+  char pp[16];
+  o << "  // Ports, contexts, bus bits and bytes.\n"
+    << "  localparam N = ${N};\n  localparam C = ${C};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
+  o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
+    << "  reg [31:0] now_q;\n"
+    << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n\n";
+  o << "  // The per-port streams, packed so that generate loops can reach them.\n"
+    << "  wire [N*W-1:0] s_tdata, m_tdata;\n  wire [N*BB-1:0] s_tkeep, m_tkeep;\n"
+    << "  wire [N-1:0] s_tvalid, s_tlast, s_tuser, s_tready, m_tvalid, m_tlast, m_tuser, m_tready;\n";
+  for (int p = 0; p < N; ++p) {
+    std::snprintf(pp, sizeof pp, "%02d", p);
+    const std::string s = std::string("s") + pp + "_axis_", m = std::string("m") + pp + "_axis_";
+    const std::string P = std::to_string(p);
+    o << "  assign s_tdata[" << P << "*W +: W] = " << s << "tdata;\n"
+      << "  assign s_tkeep[" << P << "*BB +: BB] = " << s << "tkeep;\n"
+      << "  assign s_tvalid[" << P << "] = " << s << "tvalid;\n"
+      << "  assign s_tlast[" << P << "] = " << s << "tlast;\n"
+      << "  assign s_tuser[" << P << "] = " << s << "tuser;\n"
+      << "  assign " << s << "tready = s_tready[" << P << "];\n"
+      << "  assign " << m << "tdata = m_tdata[" << P << "*W +: W];\n"
+      << "  assign " << m << "tkeep = m_tkeep[" << P << "*BB +: BB];\n"
+      << "  assign " << m << "tvalid = m_tvalid[" << P << "];\n"
+      << "  assign " << m << "tlast = m_tlast[" << P << "];\n"
+      << "  assign " << m << "tuser = m_tuser[" << P << "];\n"
+      << "  assign m_tready[" << P << "] = " << m << "tready;\n";
+  }
+}
+
+}  // namespace
+
+std::string emit_top(const Config& c) {
+  auto v = common_values(c);
+  const RegMap map = RegMap::from(c);
+  int aw = 0;
+  while ((1u << aw) < map.size) ++aw;
+  v["AW"] = aw;
+  std::ostringstream o;
+  top_ports(o, c);
+  top_streams(o, c);
+  o << kTopBody;
   std::string text = o.str();
   for (size_t at; (at = text.find("${PREFIX}")) != std::string::npos;) text.replace(at, 9, c.in.prefix);
   return subst(text, v);
