@@ -32,6 +32,24 @@ std::vector<std::vector<NodeKind>> resolve_tree(int ports) {
   return lv;
 }
 
+std::string addtree_valid_and_lanes(int L) {
+  std::ostringstream v;
+  v << "  // Valid travels beside the data; the data registers need no reset.\n";
+  v << "  reg [LATENCY-1:0] valid_q;\n";
+  v << "  always @(posedge clk) begin\n"
+    << "    if (rst) valid_q <= {LATENCY{1'b0}};\n";
+  if (L == 1)
+    v << "    else valid_q <= in_valid;\n";
+  else
+    v << "    else valid_q <= {valid_q[LATENCY-2:0], in_valid};\n";
+  v << "  end\n";
+  v << "  assign out_valid = valid_q[LATENCY-1];\n\n";
+  v << "  genvar lane;\n";
+  v << "  generate\n";
+  v << "    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane\n";
+  return v.str();
+}
+
 std::string addtree_header(const Config& c) {
   const int N = c.in.ports, LANES = c.lanes, WD = c.elem_bits;
   const std::string mod = c.module_name("addtree");
@@ -73,20 +91,7 @@ std::string emit_addtree(const Config& c) {
       << neg_zero << ";\n";
   v << "\n";
 
-  v << "  // Valid travels beside the data; the data registers need no reset.\n";
-  v << "  reg [LATENCY-1:0] valid_q;\n";
-  v << "  always @(posedge clk) begin\n"
-    << "    if (rst) valid_q <= {LATENCY{1'b0}};\n";
-  if (L == 1)
-    v << "    else valid_q <= in_valid;\n";
-  else
-    v << "    else valid_q <= {valid_q[LATENCY-2:0], in_valid};\n";
-  v << "  end\n";
-  v << "  assign out_valid = valid_q[LATENCY-1];\n\n";
-
-  v << "  genvar lane;\n";
-  v << "  generate\n";
-  v << "    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane\n";
+  v << addtree_valid_and_lanes(L);
   for (int p = 0; p < N; ++p)
     v << "      wire [WIDTH-1:0] leaf_" << p << " = in_data[(" << p << "*LANES + lane)*WIDTH +: WIDTH];\n";
   auto name = [&](size_t level, size_t k) -> std::string {

@@ -33,6 +33,8 @@ std::string emit_addtree(const Config& c);
 // The module line, ports and LANES / WIDTH localparams of <prefix>_addtree (tools.md's interface),
 // shared by the tree-mode and exact-mode emitters.
 std::string addtree_header(const Config& c);
+// The adder trees' valid pipeline of L stages and the opening of the per-lane generate loop.
+std::string addtree_valid_and_lanes(int L);
 
 // All files of an output: Verilog (dependency order), filelist.f, config.json, register map.
 std::vector<OutputFile> build_output(const Config& c);

@@ -417,19 +417,7 @@ std::string emit_exact_addtree(const Config& c) {
   v << addtree_header(c);
   v << "  // Cycles from a beat in to its sum out (one exact accumulation per lane).\n  localparam LATENCY = " << L
     << ";\n\n";
-  v << "  // Valid travels beside the data; the data registers need no reset.\n";
-  v << "  reg [LATENCY-1:0] valid_q;\n";
-  v << "  always @(posedge clk) begin\n"
-    << "    if (rst) valid_q <= {LATENCY{1'b0}};\n";
-  if (L == 1)
-    v << "    else valid_q <= in_valid;\n";
-  else
-    v << "    else valid_q <= {valid_q[LATENCY-2:0], in_valid};\n";
-  v << "  end\n";
-  v << "  assign out_valid = valid_q[LATENCY-1];\n\n";
-  v << "  genvar lane;\n";
-  v << "  generate\n";
-  v << "    for (lane = 0; lane < LANES; lane = lane + 1) begin : g_lane\n";
+  v << addtree_valid_and_lanes(L);
   v << "      wire [" << N * WD - 1 << ":0] leaves = {";
   for (int p = N - 1; p >= 0; --p) v << "in_data[(" << p << "*LANES + lane)*WIDTH +: WIDTH]" << (p ? ", " : "");
   v << "};\n";
