@@ -69,6 +69,7 @@ void add_board_files(const Board& b, const Config& c, std::vector<OutputFile>& f
   // Verilog in dependency order: shell blocks, IP port lists, the board top.
   for (const char* m : {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc"})
     add(std::string("rtl/") + m + ".v", std::string(m) + ".v", true);
+  add("rtl/boards/panama_board_shell.v", "panama_board_shell.v", true);
   add("rtl/boards/panama_xilinx_prim_stubs.v", "panama_xilinx_prim_stubs.v", true);
   add(dir + "panama_" + b.name + "_ip_stubs.v", "panama_" + b.name + "_ip_stubs.v", true);
   add(dir + "panama_" + b.name + "_top.v", "panama_" + b.name + "_top.v", true);

@@ -118,6 +118,11 @@ const Block kBlocks[] = {
        return std::string("aggregation scheduler (VIDs, port bitmaps, drops, timeouts) and result builder");
      },
      emit_sched},
+    {"core", full_top,
+     [](const Config& c) {
+       return "the accelerator's core, " + std::to_string(c.in.ports) + " ports as packed streams (for shells)";
+     },
+     emit_core},
     {"top", full_top,
      [](const Config& c) { return "PANAMA-style aggregation accelerator, " + std::to_string(c.in.ports) + " ports"; },
      emit_top},

@@ -1214,7 +1214,7 @@ std::string emit_sched(const Config& c) {
 
 namespace {
 
-// The top's instances and their wiring, fixed but for the ${} values.
+// The core's instances and their wiring, fixed but for the ${} values.
 const char* const kTopBody = R"V(
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
@@ -1305,6 +1305,19 @@ const char* const kTopBody = R"V(
 endmodule
 )V";
 
+// Ports both the core and the top end with: m_agg, then the AXI4-Lite slave.
+void agg_and_axil_ports(std::ostringstream& o) {
+  o << "  // Frames the accelerator builds, to the switch chip's internal port.\n"
+    << "  output wire [${W}-1:0] m_agg_axis_tdata,\n"
+    << "  output wire [${BB}-1:0] m_agg_axis_tkeep,\n"
+    << "  output wire m_agg_axis_tvalid,\n"
+    << "  output wire m_agg_axis_tlast,\n"
+    << "  input  wire m_agg_axis_tready,\n"
+    << "  // Configuration and counters (regmap.md).\n"
+    << axil_slave_ports("${AW}-1") << "  input  wire s_axil_rready\n"
+    << ");\n\n";
+}
+
 // The top's port list: per port the receive and transmit streams, then m_agg and AXI4-Lite.
 void top_ports(std::ostringstream& o, const Config& c) {
   const int N = c.in.ports;
@@ -1329,27 +1342,16 @@ void top_ports(std::ostringstream& o, const Config& c) {
       << "  output wire " << m << "tuser,\n"
       << "  input  wire " << m << "tready,\n";
   }
-  o << "  // Frames the accelerator builds, to the switch chip's internal port.\n"
-    << "  output wire [${W}-1:0] m_agg_axis_tdata,\n"
-    << "  output wire [${BB}-1:0] m_agg_axis_tkeep,\n"
-    << "  output wire m_agg_axis_tvalid,\n"
-    << "  output wire m_agg_axis_tlast,\n"
-    << "  input  wire m_agg_axis_tready,\n"
-    << "  // Configuration and counters (regmap.md).\n"
-    << axil_slave_ports("${AW}-1") << "  input  wire s_axil_rready\n"
-    << ");\n\n";
+  agg_and_axil_ports(o);
 }
 
-// The packed per-port streams (and the cycle counter) the generate loops of kTopBody use.
+// The top's per-port streams, packed for the core.
 void top_streams(std::ostringstream& o, const Config& c) {
   const int N = c.in.ports;
   char pp[16];
-  o << "  // Ports, contexts, bus bits and bytes.\n"
-    << "  localparam N = ${N};\n  localparam C = ${C};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
-  o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
-    << "  reg [31:0] now_q;\n"
-    << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n\n";
-  o << "  // The per-port streams, packed so that generate loops can reach them.\n"
+  o << "  // Ports, bus bits and bytes.\n"
+    << "  localparam N = ${N};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
+  o << "  // The per-port streams, packed: port p at [p*W +: W], [p*BB +: BB] and bit p.\n"
     << "  wire [N*W-1:0] s_tdata, m_tdata;\n  wire [N*BB-1:0] s_tkeep, m_tkeep;\n"
     << "  wire [N-1:0] s_tvalid, s_tlast, s_tuser, s_tready, m_tvalid, m_tlast, m_tuser, m_tready;\n";
   for (int p = 0; p < N; ++p) {
@@ -1371,21 +1373,78 @@ void top_streams(std::ostringstream& o, const Config& c) {
   }
 }
 
-}  // namespace
+// The core's instance in the top: every port by name.
+const char* const kCoreInstance = R"V(
+  ${PREFIX}_core u_core (
+    .clk(clk), .rst(rst),
+    .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
+    .s_tready(s_tready),
+    .m_tdata(m_tdata), .m_tkeep(m_tkeep), .m_tvalid(m_tvalid), .m_tlast(m_tlast), .m_tuser(m_tuser),
+    .m_tready(m_tready),
+    .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
+    .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
+    .m_agg_axis_tready(m_agg_axis_tready),
+    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready));
 
-std::string emit_top(const Config& c) {
+endmodule
+)V";
+
+std::map<std::string, long> top_values(const Config& c) {
   auto v = common_values(c);
   const RegMap map = RegMap::from(c);
   int aw = 0;
   while ((1u << aw) < map.size) ++aw;
   v["AW"] = aw;
+  return v;
+}
+
+std::string with_prefix_subst(const Config& c, std::string text) {
+  for (size_t at; (at = text.find("${PREFIX}")) != std::string::npos;) text.replace(at, 9, c.in.prefix);
+  return subst(text, top_values(c));
+}
+
+}  // namespace
+
+std::string emit_core(const Config& c) {
+  std::ostringstream o;
+  o << "module " << c.module_name("core") << " (\n"
+    << "  input  wire clk,\n"
+    << "  input  wire rst,\n"
+    << "  // Port p's streams at [p*W +: W], [p*BB +: BB] and bit p (the top's sPP and mPP).\n"
+    << "  input  wire [${N}*${W}-1:0] s_tdata,\n"
+    << "  input  wire [${N}*${BB}-1:0] s_tkeep,\n"
+    << "  input  wire [${N}-1:0] s_tvalid,\n"
+    << "  input  wire [${N}-1:0] s_tlast,\n"
+    << "  input  wire [${N}-1:0] s_tuser,\n"
+    << "  output wire [${N}-1:0] s_tready,\n"
+    << "  output wire [${N}*${W}-1:0] m_tdata,\n"
+    << "  output wire [${N}*${BB}-1:0] m_tkeep,\n"
+    << "  output wire [${N}-1:0] m_tvalid,\n"
+    << "  output wire [${N}-1:0] m_tlast,\n"
+    << "  output wire [${N}-1:0] m_tuser,\n"
+    << "  input  wire [${N}-1:0] m_tready,\n";
+  agg_and_axil_ports(o);
+  o << "  // Ports, contexts, bus bits and bytes.\n"
+    << "  localparam N = ${N};\n  localparam C = ${C};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
+  o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
+    << "  reg [31:0] now_q;\n"
+    << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n";
+  o << kTopBody;
+  return with_prefix_subst(c, o.str());
+}
+
+std::string emit_top(const Config& c) {
   std::ostringstream o;
   top_ports(o, c);
   top_streams(o, c);
-  o << kTopBody;
-  std::string text = o.str();
-  for (size_t at; (at = text.find("${PREFIX}")) != std::string::npos;) text.replace(at, 9, c.in.prefix);
-  return subst(text, v);
+  o << kCoreInstance;
+  return with_prefix_subst(c, o.str());
 }
 
 }  // namespace panama

@@ -21,6 +21,7 @@ BufferPlan buffer_plan(const Config& c);
 
 std::string emit_port(const Config& c);   // <prefix>_port
 std::string emit_sched(const Config& c);  // <prefix>_sched
+std::string emit_core(const Config& c);   // <prefix>_core: the accelerator, per-port streams packed
 std::string emit_top(const Config& c);    // <prefix>_top
 
 }  // namespace panama

@@ -32,6 +32,8 @@ esac
 cd "$out"
 files=$(tr '\n' ' ' <filelist.f)
 # The core's own files are those panama-gen writes without --board: everything up to its top.
+# The shell instantiates the core with packed streams (PREFIX_core), read as a black box below.
+core_bb=${core%_top}_core
 core_files=$(sed -n "1,/^$core\.v\$/p" filelist.f | tr '\n' ' ')
 shell_files=$(sed -n "/^$core\.v\$/,\$p" filelist.f | tail -n +2 | tr '\n' ' ')
 synth_files=$(sed -n "/^$core\.v\$/,\$p" filelist.f | tail -n +2 | grep -v '_prim_stubs\.v$' | tr '\n' ' ')
@@ -43,13 +45,13 @@ yosys -q -l "$work/elab.log" -p "read_verilog $files; hierarchy -check -top $top
   >/dev/null 2>&1 || { grep -iE "error|problem" "$work/elab.log" | head; exit 1; }
 
 echo "== $board: XDC ports and clocks"
-yosys -q -l "$work/net.log" -p "read_verilog -lib $core.v; read_verilog $shell_files;
+yosys -q -l "$work/net.log" -p "read_verilog -lib $core_bb.v; read_verilog $shell_files;
   hierarchy -top $top; proc; flatten; memory -nomap; opt_clean; write_json $work/net.json" \
   >/dev/null 2>&1 || { grep -iE "error" "$work/net.log" | head; exit 1; }
 python3 "$here/board_check.py" "$work/stub.txt" "$work/net.json"
 
 echo "== $board: synth_xilinx -family $family of the shell (core and IP as black boxes)"
-yosys -q -l "$work/synth.log" -p "read_verilog -lib $core.v; read_verilog $synth_files;
+yosys -q -l "$work/synth.log" -p "read_verilog -lib $core_bb.v; read_verilog $synth_files;
   synth_xilinx -family $family -top $top; tee -o $work/stat.txt stat" >/dev/null 2>&1 \
   || { grep -iE "error" "$work/synth.log" | head; exit 1; }
 # The whole-design block of stat (after "design hierarchy"): one line of totals.

@@ -20,36 +20,30 @@ module BUFG (
 );
 endmodule
 
-(* blackbox *)
-module MMCME2_BASE #(
-  parameter real CLKIN1_PERIOD = 0.0,
-  parameter real CLKFBOUT_MULT_F = 5.0,
-  parameter integer DIVCLK_DIVIDE = 1,
-  parameter real CLKOUT0_DIVIDE_F = 1.0,
-  parameter integer CLKOUT1_DIVIDE = 1
-) (
-  output wire CLKFBOUT, CLKFBOUTB,
-  output wire CLKOUT0, CLKOUT0B, CLKOUT1, CLKOUT1B, CLKOUT2, CLKOUT2B, CLKOUT3, CLKOUT3B,
-  output wire CLKOUT4, CLKOUT5, CLKOUT6,
-  output wire LOCKED,
-  input  wire CLKIN1, CLKFBIN, PWRDWN, RST
+// The 7-series and UltraScale+ base MMCMs share the parameters and ports the shells use.
+`define PANAMA_MMCM_BASE_STUB \
+#(                                                                                        \
+  parameter real CLKIN1_PERIOD = 0.0,                                                     \
+  parameter real CLKFBOUT_MULT_F = 5.0,                                                   \
+  parameter integer DIVCLK_DIVIDE = 1,                                                    \
+  parameter real CLKOUT0_DIVIDE_F = 1.0,                                                  \
+  parameter integer CLKOUT1_DIVIDE = 1                                                    \
+) (                                                                                       \
+  output wire CLKFBOUT, CLKFBOUTB,                                                        \
+  output wire CLKOUT0, CLKOUT0B, CLKOUT1, CLKOUT1B, CLKOUT2, CLKOUT2B, CLKOUT3, CLKOUT3B, \
+  output wire CLKOUT4, CLKOUT5, CLKOUT6,                                                  \
+  output wire LOCKED,                                                                     \
+  input  wire CLKIN1, CLKFBIN, PWRDWN, RST                                                \
 );
+
+(* blackbox *)
+module MMCME2_BASE `PANAMA_MMCM_BASE_STUB
 endmodule
 
 (* blackbox *)
-module MMCME4_BASE #(
-  parameter real CLKIN1_PERIOD = 0.0,
-  parameter real CLKFBOUT_MULT_F = 5.0,
-  parameter integer DIVCLK_DIVIDE = 1,
-  parameter real CLKOUT0_DIVIDE_F = 1.0,
-  parameter integer CLKOUT1_DIVIDE = 1
-) (
-  output wire CLKFBOUT, CLKFBOUTB,
-  output wire CLKOUT0, CLKOUT0B, CLKOUT1, CLKOUT1B, CLKOUT2, CLKOUT2B, CLKOUT3, CLKOUT3B,
-  output wire CLKOUT4, CLKOUT5, CLKOUT6,
-  output wire LOCKED,
-  input  wire CLKIN1, CLKFBIN, PWRDWN, RST
-);
+module MMCME4_BASE `PANAMA_MMCM_BASE_STUB
 endmodule
+
+`undef PANAMA_MMCM_BASE_STUB
 
 `default_nettype wire

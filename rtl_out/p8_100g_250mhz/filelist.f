@@ -4,4 +4,5 @@ panama_parser.v
 panama_regs.v
 panama_port.v
 panama_sched.v
+panama_core.v
 panama_top.v

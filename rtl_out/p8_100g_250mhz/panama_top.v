@@ -141,17 +141,12 @@ module panama_top (
   input  wire s_axil_rready
 );
 
-  // Ports, contexts, bus bits and bytes.
+  // Ports, bus bits and bytes.
   localparam N = 8;
-  localparam C = 8;
   localparam W = 512;
   localparam BB = 64;
 
-  // Free-running cycle count: the age of queue heads for timeouts.
-  reg [31:0] now_q;
-  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;
-
-  // The per-port streams, packed so that generate loops can reach them.
+  // The per-port streams, packed: port p at [p*W +: W], [p*BB +: BB] and bit p.
   wire [N*W-1:0] s_tdata, m_tdata;
   wire [N*BB-1:0] s_tkeep, m_tkeep;
   wire [N-1:0] s_tvalid, s_tlast, s_tuser, s_tready, m_tvalid, m_tlast, m_tuser, m_tready;
@@ -252,91 +247,22 @@ module panama_top (
   assign m07_axis_tuser = m_tuser[7];
   assign m_tready[7] = m07_axis_tready;
 
-  // ---------------------------------------------------------------- register file
-  wire [15:0] agg_port;
-  wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
-  wire [C*16-1:0] ctx_jid;
-  wire [C*8-1:0] ctx_tid, ctx_upstream_port;
-  wire [C*N-1:0] ctx_members;
-  wire [C*48-1:0] ctx_group_mac, ctx_own_mac;
-  wire [C*32-1:0] ctx_group_ip, ctx_own_ip, ctx_timeout, ctx_expected_vid;
-  wire [N*16-1:0] port_count_inc;
-  wire [C-1:0] ctx_completed_inc, ctx_dropped_inc;
-  wire agg_tx_inc;
-  panama_regs u_regs (
+  panama_core u_core (
     .clk(clk), .rst(rst),
+    .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
+    .s_tready(s_tready),
+    .m_tdata(m_tdata), .m_tkeep(m_tkeep), .m_tvalid(m_tvalid), .m_tlast(m_tlast), .m_tuser(m_tuser),
+    .m_tready(m_tready),
+    .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
+    .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
+    .m_agg_axis_tready(m_agg_axis_tready),
     .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
     .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
     .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
     .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
     .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
     .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
-    .s_axil_rready(s_axil_rready),
-    .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
-    .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
-    .ctx_upstream_port(ctx_upstream_port), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
-    .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
-    .ctx_expected_vid(ctx_expected_vid), .port_count_inc(port_count_inc),
-    .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
-
-  // ---------------------------------------------------------------- ports and scheduler
-  wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop;
-  wire q_hold, q_release;
-  wire [N*C*32-1:0] q_vid, q_since;
-  wire [N*C*16-1:0] q_count;
-  wire [N*C*10-1:0] q_ptr;
-  wire [3-1:0] meta_sel;
-  wire [N*48-1:0] meta_eth_dst;
-  wire [N*8-1:0] meta_tos, meta_flags;
-  wire [N*32-1:0] meta_ip_dst;
-  wire [N*16-1:0] meta_csum_part;
-  wire [N*10-1:0] rd_addr, rd_link;
-  wire [N*W-1:0] rd_data;
-  wire [N*4-1:0] drop_inc;
-  wire [N*12-1:0] port_inc;
-  genvar p;
-  generate
-    for (p = 0; p < N; p = p + 1) begin : g_port
-      wire [C-1:0] member, uplink;
-      genvar k;
-      for (k = 0; k < C; k = k + 1) begin : g_role
-        assign member[k] = ctx_members[k*N + p];
-        assign uplink[k] = ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
-      end
-      panama_port u_port (
-        .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
-        .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
-        .s_axis_tdata(s_tdata[p*W +: W]), .s_axis_tkeep(s_tkeep[p*BB +: BB]), .s_axis_tvalid(s_tvalid[p]),
-        .s_axis_tlast(s_tlast[p]), .s_axis_tuser(s_tuser[p]), .s_axis_tready(s_tready[p]),
-        .m_axis_tdata(m_tdata[p*W +: W]), .m_axis_tkeep(m_tkeep[p*BB +: BB]), .m_axis_tvalid(m_tvalid[p]),
-        .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
-        .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
-        .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_ptr(q_ptr[p*C*10 +: C*10]),
-        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]), .q_hold(q_hold), .q_release(q_release),
-        .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
-        .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
-        .meta_flags(meta_flags[p*8 +: 8]),
-        .rd_addr(rd_addr[p*10 +: 10]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*10 +: 10]),
-        .count_inc(port_inc[p*12 +: 12]));
-      assign port_count_inc[p*16 +: 16] = {drop_inc[p*4 +: 4], port_inc[p*12 +: 12]};
-    end
-  endgenerate
-
-  panama_sched u_sched (
-    .clk(clk), .rst(rst), .now(now_q),
-    .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
-    .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
-    .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
-    .ctx_expected_vid(ctx_expected_vid),
-    .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_ptr(q_ptr),
-    .q_since(q_since), .q_pop(q_pop), .q_hold(q_hold), .q_release(q_release),
-    .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
-    .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
-    .rd_addr(rd_addr), .rd_data(rd_data), .rd_link(rd_link), .drop_inc(drop_inc),
-    .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc),
-    .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
-    .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
-    .m_agg_axis_tready(m_agg_axis_tready));
+    .s_axil_rready(s_axil_rready));
 
 endmodule
 

@@ -6,6 +6,44 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// The data, configuration and status ports both variants share (after their clocking ports).
+`define PANAMA_10G_COMMON_PORTS \
+  input  wire         tx_axis_aresetn,              \
+  input  wire         rx_axis_aresetn,              \
+  input  wire [7:0]   tx_ifg_delay,                 \
+  input  wire [63:0]  s_axis_tx_tdata,              \
+  input  wire [7:0]   s_axis_tx_tkeep,              \
+  input  wire         s_axis_tx_tlast,              \
+  input  wire [0:0]   s_axis_tx_tuser,              \
+  input  wire         s_axis_tx_tvalid,             \
+  output wire         s_axis_tx_tready,             \
+  input  wire [15:0]  s_axis_pause_tdata,           \
+  input  wire         s_axis_pause_tvalid,          \
+  output wire [63:0]  m_axis_rx_tdata,              \
+  output wire [7:0]   m_axis_rx_tkeep,              \
+  output wire         m_axis_rx_tlast,              \
+  output wire         m_axis_rx_tuser,              \
+  output wire         m_axis_rx_tvalid,             \
+  output wire         tx_statistics_valid,          \
+  output wire [25:0]  tx_statistics_vector,         \
+  output wire         rx_statistics_valid,          \
+  output wire [29:0]  rx_statistics_vector,         \
+  input  wire [79:0]  mac_tx_configuration_vector,  \
+  input  wire [79:0]  mac_rx_configuration_vector,  \
+  output wire [2:0]   mac_status_vector,            \
+  input  wire [535:0] pcs_pma_configuration_vector, \
+  output wire [447:0] pcs_pma_status_vector,        \
+  output wire [7:0]   pcspma_status,                \
+  input  wire         sim_speedup_control,          \
+  input  wire         signal_detect,                \
+  input  wire         tx_fault,                     \
+  output wire         tx_disable,                   \
+  output wire         resetdone_out,                \
+  output wire         txp,                          \
+  output wire         txn,                          \
+  input  wire         rxp,                          \
+  input  wire         rxn
+
 (* blackbox *)
 module axi_10g_ethernet_shared (
   input  wire         refclk_p,
@@ -24,41 +62,7 @@ module axi_10g_ethernet_shared (
   output wire         qplloutclk_out,
   output wire         qplloutrefclk_out,
   output wire         reset_counter_done_out,
-  input  wire         tx_axis_aresetn,
-  input  wire         rx_axis_aresetn,
-  input  wire [7:0]   tx_ifg_delay,
-  input  wire [63:0]  s_axis_tx_tdata,
-  input  wire [7:0]   s_axis_tx_tkeep,
-  input  wire         s_axis_tx_tlast,
-  input  wire [0:0]   s_axis_tx_tuser,
-  input  wire         s_axis_tx_tvalid,
-  output wire         s_axis_tx_tready,
-  input  wire [15:0]  s_axis_pause_tdata,
-  input  wire         s_axis_pause_tvalid,
-  output wire [63:0]  m_axis_rx_tdata,
-  output wire [7:0]   m_axis_rx_tkeep,
-  output wire         m_axis_rx_tlast,
-  output wire         m_axis_rx_tuser,
-  output wire         m_axis_rx_tvalid,
-  output wire         tx_statistics_valid,
-  output wire [25:0]  tx_statistics_vector,
-  output wire         rx_statistics_valid,
-  output wire [29:0]  rx_statistics_vector,
-  input  wire [79:0]  mac_tx_configuration_vector,
-  input  wire [79:0]  mac_rx_configuration_vector,
-  output wire [2:0]   mac_status_vector,
-  input  wire [535:0] pcs_pma_configuration_vector,
-  output wire [447:0] pcs_pma_status_vector,
-  output wire [7:0]   pcspma_status,
-  input  wire         sim_speedup_control,
-  input  wire         signal_detect,
-  input  wire         tx_fault,
-  output wire         tx_disable,
-  output wire         resetdone_out,
-  output wire         txp,
-  output wire         txn,
-  input  wire         rxp,
-  input  wire         rxn
+`PANAMA_10G_COMMON_PORTS
 );
 endmodule
 
@@ -79,42 +83,10 @@ module axi_10g_ethernet_nonshared (
   input  wire         qplloutclk,
   input  wire         qplloutrefclk,
   input  wire         reset_counter_done,
-  input  wire         tx_axis_aresetn,
-  input  wire         rx_axis_aresetn,
-  input  wire [7:0]   tx_ifg_delay,
-  input  wire [63:0]  s_axis_tx_tdata,
-  input  wire [7:0]   s_axis_tx_tkeep,
-  input  wire         s_axis_tx_tlast,
-  input  wire [0:0]   s_axis_tx_tuser,
-  input  wire         s_axis_tx_tvalid,
-  output wire         s_axis_tx_tready,
-  input  wire [15:0]  s_axis_pause_tdata,
-  input  wire         s_axis_pause_tvalid,
-  output wire [63:0]  m_axis_rx_tdata,
-  output wire [7:0]   m_axis_rx_tkeep,
-  output wire         m_axis_rx_tlast,
-  output wire         m_axis_rx_tuser,
-  output wire         m_axis_rx_tvalid,
-  output wire         tx_statistics_valid,
-  output wire [25:0]  tx_statistics_vector,
-  output wire         rx_statistics_valid,
-  output wire [29:0]  rx_statistics_vector,
-  input  wire [79:0]  mac_tx_configuration_vector,
-  input  wire [79:0]  mac_rx_configuration_vector,
-  output wire [2:0]   mac_status_vector,
-  input  wire [535:0] pcs_pma_configuration_vector,
-  output wire [447:0] pcs_pma_status_vector,
-  output wire [7:0]   pcspma_status,
-  input  wire         sim_speedup_control,
-  input  wire         signal_detect,
-  input  wire         tx_fault,
-  output wire         tx_disable,
-  output wire         resetdone_out,
-  output wire         txp,
-  output wire         txn,
-  input  wire         rxp,
-  input  wire         rxn
+`PANAMA_10G_COMMON_PORTS
 );
 endmodule
+
+`undef PANAMA_10G_COMMON_PORTS
 
 `default_nettype wire

@@ -92,120 +92,52 @@ module panama_u250_top #(
     end
   endgenerate
 
+  // Port i's clocking, reset, DRP, data and control connections, the same for both cages.
+  `define PANAMA_CMAC_PORT(i) \
+    .gt_txusrclk2(mac_clk[i]), .gt_rxusrclk2(), .gt_ref_clk_out(), .gt_rxrecclkout(),            \
+    .gt_powergoodout(), .gt_loopback_in(12'd0),                                                  \
+    .gtwiz_reset_tx_datapath(1'b0), .gtwiz_reset_rx_datapath(1'b0),                              \
+    .sys_reset(arst), .init_clk(init_clk), .rx_clk(mac_clk[i]),                                  \
+    .usr_rx_reset(mac_usr_rx_reset[i]), .usr_tx_reset(mac_usr_tx_reset[i]),                      \
+    .core_rx_reset(1'b0), .core_tx_reset(1'b0), .core_drp_reset(1'b0), .drp_clk(init_clk),       \
+    .drp_addr(10'd0), .drp_di(16'd0), .drp_en(1'b0), .drp_we(1'b0), .drp_do(), .drp_rdy(),       \
+    .rx_axis_tvalid(mac_rx_tvalid[i]), .rx_axis_tdata(mac_rx_tdata[(i)*W +: W]),                 \
+    .rx_axis_tlast(mac_rx_tlast[i]), .rx_axis_tkeep(mac_rx_tkeep[(i)*W/8 +: W/8]),               \
+    .rx_axis_tuser(mac_rx_tuser[i]),                                                             \
+    .tx_axis_tready(mac_tx_tready[i]), .tx_axis_tvalid(mac_tx_tvalid[i]),                        \
+    .tx_axis_tdata(mac_tx_tdata[(i)*W +: W]), .tx_axis_tlast(mac_tx_tlast[i]),                   \
+    .tx_axis_tkeep(mac_tx_tkeep[(i)*W/8 +: W/8]), .tx_axis_tuser(mac_tx_tuser[i]),               \
+    .tx_ovfout(), .tx_unfout(), .tx_preamblein(56'd0),                                           \
+    .ctl_rx_enable(1'b1), .ctl_rx_force_resync(1'b0), .ctl_rx_test_pattern(1'b0),                \
+    .ctl_tx_enable(tx_enable_q[i]), .ctl_tx_send_idle(1'b0), .ctl_tx_send_rfi(tx_send_rfi_q[i]), \
+    .ctl_tx_send_lfi(1'b0), .ctl_tx_test_pattern(1'b0),                                          \
+    .ctl_rsfec_ieee_error_indication_mode(1'b0), .ctl_rx_rsfec_enable(1'b1),                     \
+    .ctl_rx_rsfec_enable_correction(1'b1), .ctl_rx_rsfec_enable_indication(1'b1),                \
+    .ctl_tx_rsfec_enable(1'b1),                                                                  \
+    .stat_rx_aligned(rx_aligned[i]), .stat_rx_aligned_err(), .stat_rx_status(),                  \
+    .stat_rx_local_fault(), .stat_rx_remote_fault(), .stat_rx_bad_fcs(), .stat_tx_local_fault()
+
   cmac_usplus_0 u_cmac0 (
     .gt_ref_clk_p(qsfp0_refclk_p), .gt_ref_clk_n(qsfp0_refclk_n),
     .gt_rxp_in(qsfp0_rx_p), .gt_rxn_in(qsfp0_rx_n), .gt_txp_out(qsfp0_tx_p), .gt_txn_out(qsfp0_tx_n),
-    .gt_txusrclk2(mac_clk[0]), .gt_rxusrclk2(), .gt_ref_clk_out(), .gt_rxrecclkout(),
-    .gt_powergoodout(), .gt_loopback_in(12'd0),
-    .gtwiz_reset_tx_datapath(1'b0), .gtwiz_reset_rx_datapath(1'b0),
-    .sys_reset(arst), .init_clk(init_clk), .rx_clk(mac_clk[0]),
-    .usr_rx_reset(mac_usr_rx_reset[0]), .usr_tx_reset(mac_usr_tx_reset[0]),
-    .core_rx_reset(1'b0), .core_tx_reset(1'b0), .core_drp_reset(1'b0), .drp_clk(init_clk),
-    .drp_addr(10'd0), .drp_di(16'd0), .drp_en(1'b0), .drp_we(1'b0), .drp_do(), .drp_rdy(),
-    .rx_axis_tvalid(mac_rx_tvalid[0]), .rx_axis_tdata(mac_rx_tdata[0*W +: W]),
-    .rx_axis_tlast(mac_rx_tlast[0]), .rx_axis_tkeep(mac_rx_tkeep[0*W/8 +: W/8]),
-    .rx_axis_tuser(mac_rx_tuser[0]),
-    .tx_axis_tready(mac_tx_tready[0]), .tx_axis_tvalid(mac_tx_tvalid[0]),
-    .tx_axis_tdata(mac_tx_tdata[0*W +: W]), .tx_axis_tlast(mac_tx_tlast[0]),
-    .tx_axis_tkeep(mac_tx_tkeep[0*W/8 +: W/8]), .tx_axis_tuser(mac_tx_tuser[0]),
-    .tx_ovfout(), .tx_unfout(), .tx_preamblein(56'd0),
-    .ctl_rx_enable(1'b1), .ctl_rx_force_resync(1'b0), .ctl_rx_test_pattern(1'b0),
-    .ctl_tx_enable(tx_enable_q[0]), .ctl_tx_send_idle(1'b0), .ctl_tx_send_rfi(tx_send_rfi_q[0]),
-    .ctl_tx_send_lfi(1'b0), .ctl_tx_test_pattern(1'b0),
-    .ctl_rsfec_ieee_error_indication_mode(1'b0), .ctl_rx_rsfec_enable(1'b1),
-    .ctl_rx_rsfec_enable_correction(1'b1), .ctl_rx_rsfec_enable_indication(1'b1),
-    .ctl_tx_rsfec_enable(1'b1),
-    .stat_rx_aligned(rx_aligned[0]), .stat_rx_aligned_err(), .stat_rx_status(),
-    .stat_rx_local_fault(), .stat_rx_remote_fault(), .stat_rx_bad_fcs(), .stat_tx_local_fault());
+    `PANAMA_CMAC_PORT(0));
 
   cmac_usplus_1 u_cmac1 (
     .gt_ref_clk_p(qsfp1_refclk_p), .gt_ref_clk_n(qsfp1_refclk_n),
     .gt_rxp_in(qsfp1_rx_p), .gt_rxn_in(qsfp1_rx_n), .gt_txp_out(qsfp1_tx_p), .gt_txn_out(qsfp1_tx_n),
-    .gt_txusrclk2(mac_clk[1]), .gt_rxusrclk2(), .gt_ref_clk_out(), .gt_rxrecclkout(),
-    .gt_powergoodout(), .gt_loopback_in(12'd0),
-    .gtwiz_reset_tx_datapath(1'b0), .gtwiz_reset_rx_datapath(1'b0),
-    .sys_reset(arst), .init_clk(init_clk), .rx_clk(mac_clk[1]),
-    .usr_rx_reset(mac_usr_rx_reset[1]), .usr_tx_reset(mac_usr_tx_reset[1]),
-    .core_rx_reset(1'b0), .core_tx_reset(1'b0), .core_drp_reset(1'b0), .drp_clk(init_clk),
-    .drp_addr(10'd0), .drp_di(16'd0), .drp_en(1'b0), .drp_we(1'b0), .drp_do(), .drp_rdy(),
-    .rx_axis_tvalid(mac_rx_tvalid[1]), .rx_axis_tdata(mac_rx_tdata[1*W +: W]),
-    .rx_axis_tlast(mac_rx_tlast[1]), .rx_axis_tkeep(mac_rx_tkeep[1*W/8 +: W/8]),
-    .rx_axis_tuser(mac_rx_tuser[1]),
-    .tx_axis_tready(mac_tx_tready[1]), .tx_axis_tvalid(mac_tx_tvalid[1]),
-    .tx_axis_tdata(mac_tx_tdata[1*W +: W]), .tx_axis_tlast(mac_tx_tlast[1]),
-    .tx_axis_tkeep(mac_tx_tkeep[1*W/8 +: W/8]), .tx_axis_tuser(mac_tx_tuser[1]),
-    .tx_ovfout(), .tx_unfout(), .tx_preamblein(56'd0),
-    .ctl_rx_enable(1'b1), .ctl_rx_force_resync(1'b0), .ctl_rx_test_pattern(1'b0),
-    .ctl_tx_enable(tx_enable_q[1]), .ctl_tx_send_idle(1'b0), .ctl_tx_send_rfi(tx_send_rfi_q[1]),
-    .ctl_tx_send_lfi(1'b0), .ctl_tx_test_pattern(1'b0),
-    .ctl_rsfec_ieee_error_indication_mode(1'b0), .ctl_rx_rsfec_enable(1'b1),
-    .ctl_rx_rsfec_enable_correction(1'b1), .ctl_rx_rsfec_enable_indication(1'b1),
-    .ctl_tx_rsfec_enable(1'b1),
-    .stat_rx_aligned(rx_aligned[1]), .stat_rx_aligned_err(), .stat_rx_status(),
-    .stat_rx_local_fault(), .stat_rx_remote_fault(), .stat_rx_bad_fcs(), .stat_tx_local_fault());
+    `PANAMA_CMAC_PORT(1));
+  `undef PANAMA_CMAC_PORT
 
-  // ---------------- clock-domain crossing, per port ----------------
-  wire [N*W-1:0]   core_s_tdata, core_m_tdata;
-  wire [N*W/8-1:0] core_s_tkeep, core_m_tkeep;
-  wire [N-1:0]     core_s_tvalid, core_s_tlast, core_s_tuser, core_s_tready;
-  wire [N-1:0]     core_m_tvalid, core_m_tlast, core_m_tuser, core_m_tready;
-  wire [N-1:0]     agg_tready;
-  wire [W-1:0]     agg_tdata;
-  wire [W/8-1:0]   agg_tkeep;
-  wire             agg_tvalid, agg_tlast;
-
-  generate
-    for (p = 0; p < N; p = p + 1) begin : g_cdc
-      // 64-byte beats: 64 beats hold a 1518-byte frame twice over.
-      panama_port_cdc #(.DATA_WIDTH(W), .ADDR_WIDTH(6), .AGG(p == AGG_PORT)) u_cdc (
-        .mac_clk(mac_clk[p]), .mac_rst(mac_rst[p]), .core_clk(core_clk), .core_rst(core_rst),
-        .mac_rx_tdata(mac_rx_tdata[p*W +: W]), .mac_rx_tkeep(mac_rx_tkeep[p*W/8 +: W/8]),
-        .mac_rx_tvalid(mac_rx_tvalid[p]), .mac_rx_tlast(mac_rx_tlast[p]),
-        // CMAC sets tuser on the last beat of a bad frame: the core's convention already.
-        .mac_rx_tuser(mac_rx_tuser[p]),
-        .mac_tx_tdata(mac_tx_tdata[p*W +: W]), .mac_tx_tkeep(mac_tx_tkeep[p*W/8 +: W/8]),
-        .mac_tx_tvalid(mac_tx_tvalid[p]), .mac_tx_tlast(mac_tx_tlast[p]),
-        .mac_tx_tuser(mac_tx_tuser[p]), .mac_tx_tready(mac_tx_tready[p]),
-        .rx_drop(),
-        .s_axis_tdata(core_s_tdata[p*W +: W]), .s_axis_tkeep(core_s_tkeep[p*W/8 +: W/8]),
-        .s_axis_tvalid(core_s_tvalid[p]), .s_axis_tlast(core_s_tlast[p]),
-        .s_axis_tuser(core_s_tuser[p]), .s_axis_tready(core_s_tready[p]),
-        .m_axis_tdata(core_m_tdata[p*W +: W]), .m_axis_tkeep(core_m_tkeep[p*W/8 +: W/8]),
-        .m_axis_tvalid(core_m_tvalid[p]), .m_axis_tlast(core_m_tlast[p]),
-        .m_axis_tuser(core_m_tuser[p]), .m_axis_tready(core_m_tready[p]),
-        .agg_axis_tdata(agg_tdata), .agg_axis_tkeep(agg_tkeep), .agg_axis_tvalid(agg_tvalid),
-        .agg_axis_tlast(agg_tlast), .agg_axis_tready(agg_tready[p]));
-    end
-  endgenerate
-
-  // ---------------- the core ----------------
-  wire s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_arready, s_axil_rvalid;
-  wire [1:0] s_axil_bresp, s_axil_rresp;
-  wire [31:0] s_axil_rdata;
-
-  panama_top u_core (
-    .clk(core_clk), .rst(core_rst),
-    .s00_axis_tdata(core_s_tdata[0*W +: W]), .s00_axis_tkeep(core_s_tkeep[0*W/8 +: W/8]),
-    .s00_axis_tvalid(core_s_tvalid[0]), .s00_axis_tlast(core_s_tlast[0]),
-    .s00_axis_tuser(core_s_tuser[0]), .s00_axis_tready(core_s_tready[0]),
-    .m00_axis_tdata(core_m_tdata[0*W +: W]), .m00_axis_tkeep(core_m_tkeep[0*W/8 +: W/8]),
-    .m00_axis_tvalid(core_m_tvalid[0]), .m00_axis_tlast(core_m_tlast[0]),
-    .m00_axis_tuser(core_m_tuser[0]), .m00_axis_tready(core_m_tready[0]),
-    .s01_axis_tdata(core_s_tdata[1*W +: W]), .s01_axis_tkeep(core_s_tkeep[1*W/8 +: W/8]),
-    .s01_axis_tvalid(core_s_tvalid[1]), .s01_axis_tlast(core_s_tlast[1]),
-    .s01_axis_tuser(core_s_tuser[1]), .s01_axis_tready(core_s_tready[1]),
-    .m01_axis_tdata(core_m_tdata[1*W +: W]), .m01_axis_tkeep(core_m_tkeep[1*W/8 +: W/8]),
-    .m01_axis_tvalid(core_m_tvalid[1]), .m01_axis_tlast(core_m_tlast[1]),
-    .m01_axis_tuser(core_m_tuser[1]), .m01_axis_tready(core_m_tready[1]),
-    .m_agg_axis_tdata(agg_tdata), .m_agg_axis_tkeep(agg_tkeep), .m_agg_axis_tvalid(agg_tvalid),
-    .m_agg_axis_tlast(agg_tlast), .m_agg_axis_tready(agg_tready[AGG_PORT]),
-    .s_axil_awaddr({AW{1'b0}}), .s_axil_awprot(3'd0), .s_axil_awvalid(1'b0),
-    .s_axil_awready(s_axil_awready), .s_axil_wdata(32'd0), .s_axil_wstrb(4'd0),
-    .s_axil_wvalid(1'b0), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
-    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(1'b1), .s_axil_araddr({AW{1'b0}}),
-    .s_axil_arprot(3'd0), .s_axil_arvalid(1'b0), .s_axil_arready(s_axil_arready),
-    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
-    .s_axil_rready(1'b1));
+  // ---------------- clock-domain crossing and the core ----------------
+  // CMAC sets tuser on the last beat of a bad frame: the core's convention already. 64-byte
+  // beats: 64 beats hold a 1518-byte frame twice over.
+  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(6)) u_shell (
+    .core_clk(core_clk), .core_rst(core_rst), .mac_clk(mac_clk), .mac_rst(mac_rst),
+    .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),
+    .mac_rx_tlast(mac_rx_tlast), .mac_rx_tuser(mac_rx_tuser),
+    .mac_tx_tdata(mac_tx_tdata), .mac_tx_tkeep(mac_tx_tkeep), .mac_tx_tvalid(mac_tx_tvalid),
+    .mac_tx_tlast(mac_tx_tlast), .mac_tx_tuser(mac_tx_tuser), .mac_tx_tready(mac_tx_tready),
+    .rx_drop());
 
   // Status LEDs, registered in the core domain (the alignment bits are quasi-static levels).
   reg [2:0] led_q;
