@@ -66,7 +66,8 @@ TEST(GenBoard, PrefixAppliesToTheShell) {
   ASSERT_TRUE(fs::exists(d / "acc_u250_top.v"));
   const std::string top = slurp(d / "acc_u250_top.v");
   EXPECT_NE(top.find("module acc_u250_top"), std::string::npos);
-  EXPECT_NE(top.find("acc_top u_core"), std::string::npos);
+  EXPECT_NE(top.find("acc_board_shell #("), std::string::npos);
+  EXPECT_NE(slurp(d / "acc_board_shell.v").find("acc_core u_core"), std::string::npos);
   EXPECT_NE(slurp(d / "board.tcl").find("acc_u250_top"), std::string::npos);
   for (const auto& e : fs::directory_iterator(d)) {
     if (e.path().extension() == ".v") {
