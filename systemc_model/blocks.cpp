@@ -50,6 +50,24 @@ static void set_mac_lo(wire::Mac& m, uint32_t v) {
   for (int i = 0; i < 4; ++i) m[2 + i] = static_cast<uint8_t>(v >> (24 - 8 * i));
 }
 
+// A context's address pair (group or own) is three registers: MAC_HI, MAC_LO, IP, word 0..2 from
+// its first register.
+static_assert(RegMap::kCtxGroupMacLo == RegMap::kCtxGroupMacHi + 4 &&
+                  RegMap::kCtxGroupIp == RegMap::kCtxGroupMacHi + 8 &&
+                  RegMap::kCtxOwnMacLo == RegMap::kCtxOwnMacHi + 4 && RegMap::kCtxOwnIp == RegMap::kCtxOwnMacHi + 8,
+              "address pair registers are consecutive");
+static void write_addr_reg(wire::Mac& mac, wire::Ipv4& ip, uint32_t word, uint32_t v) {
+  if (word == 0)
+    set_mac_hi(mac, v);
+  else if (word == 1)
+    set_mac_lo(mac, v);
+  else
+    ip = v;
+}
+static uint32_t read_addr_reg(const wire::Mac& mac, wire::Ipv4 ip, uint32_t word) {
+  return word == 0 ? mac_hi(mac) : word == 1 ? mac_lo(mac) : ip;
+}
+
 void RegFile::try_enable(int ci) {
   Ctx& c = ctxs_[ci];
   uint32_t err = 0;
@@ -121,22 +139,14 @@ void RegFile::write(uint32_t addr, uint32_t data) {
         c.upstream_port = static_cast<uint8_t>(data);
         return;
       case RegMap::kCtxGroupMacHi:
-        set_mac_hi(c.group_mac, data);
-        return;
       case RegMap::kCtxGroupMacLo:
-        set_mac_lo(c.group_mac, data);
-        return;
       case RegMap::kCtxGroupIp:
-        c.group_ip = data;
+        write_addr_reg(c.group_mac, c.group_ip, (off - RegMap::kCtxGroupMacHi) / 4, data);
         return;
       case RegMap::kCtxOwnMacHi:
-        set_mac_hi(c.own_mac, data);
-        return;
       case RegMap::kCtxOwnMacLo:
-        set_mac_lo(c.own_mac, data);
-        return;
       case RegMap::kCtxOwnIp:
-        c.own_ip = data;
+        write_addr_reg(c.own_mac, c.own_ip, (off - RegMap::kCtxOwnMacHi) / 4, data);
         return;
       case RegMap::kCtxTimeout:
         c.timeout = data;
@@ -197,17 +207,13 @@ uint32_t RegFile::read(uint32_t addr) {
       case RegMap::kCtxUpstreamPort:
         return c.upstream_port;
       case RegMap::kCtxGroupMacHi:
-        return mac_hi(c.group_mac);
       case RegMap::kCtxGroupMacLo:
-        return mac_lo(c.group_mac);
       case RegMap::kCtxGroupIp:
-        return c.group_ip;
+        return read_addr_reg(c.group_mac, c.group_ip, (off - RegMap::kCtxGroupMacHi) / 4);
       case RegMap::kCtxOwnMacHi:
-        return mac_hi(c.own_mac);
       case RegMap::kCtxOwnMacLo:
-        return mac_lo(c.own_mac);
       case RegMap::kCtxOwnIp:
-        return c.own_ip;
+        return read_addr_reg(c.own_mac, c.own_ip, (off - RegMap::kCtxOwnMacHi) / 4);
       case RegMap::kCtxTimeout:
         return c.timeout;
       case RegMap::kCtxExpectedVid:
@@ -302,10 +308,7 @@ uint64_t PortBuffer::queued_contribs() const {
 RxPort::RxPort(sc_core::sc_module_name n, const Config& cfg, int port, RegFile& regs, PortBuffer& buf,
                std::vector<InFrame> frames, uint64_t seed, int idle_pct)
     : sc_module(n),
-      cfg_(cfg),
-      port_(port),
-      regs_(regs),
-      buf_(buf),
+      rx_(cfg, port, regs, buf),
       frames_(std::move(frames)),
       rng_(seed * 0x9E3779B97F4A7C15ull + 2 * static_cast<uint64_t>(port) + 1),
       idle_pct_(idle_pct) {}
@@ -313,11 +316,25 @@ RxPort::RxPort(sc_core::sc_module_name n, const Config& cfg, int port, RegFile& 
 void RxPort::tick(uint64_t now) {
   if (done()) return;
   if (idle_pct_ > 0 && static_cast<int>(rng_() % 100) < idle_pct_) return;  // link idle this cycle
-  const InFrame& f = frames_[next_];
-  if (++beats_done_ < beats_of(f.data.size(), cfg_.bus_bytes)) return;
+  if (rx_.beat(frames_[next_], now)) ++next_;
+}
+
+bool RxBeats::beat(const InFrame& f, uint64_t now) {
+  if (++beats_done_ < beats_of(f.data.size(), cfg_.bus_bytes)) return false;
   admit_frame(cfg_, regs_, buf_, port_, f, now);  // store-and-forward: decided on the last beat
-  ++next_;
   beats_done_ = 0;
+  return true;
+}
+
+// A frame that goes out unchanged (bypass, or a final sum passed down): into the bypass half
+// if it fits, counted as `passed`, else dropped, counted as `overflow`.
+static void pass_through(RegFile& regs, PortBuffer& buf, int port, Held h, PortCounter passed, PortCounter overflow) {
+  if (!buf.bypass_fits(h.bytes)) {
+    regs.count(port, overflow);
+    return;
+  }
+  buf.push_bypass(std::move(h));
+  regs.count(port, passed);
 }
 
 void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, uint64_t now) {
@@ -335,12 +352,7 @@ void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, co
   h.ready_at = now + static_cast<uint64_t>(cfg.bypass_latency);
   if (cls == wire::Class::bypass) {
     // Rule 1/9: untouched, tuser included; a frame longer than bypass_bytes never fits.
-    if (!buf.bypass_fits(h.bytes)) {
-      regs.count(port, kBypassOverflow);
-      return;
-    }
-    buf.push_bypass(std::move(h));
-    regs.count(port, kBypassFrames);
+    pass_through(regs, buf, port, std::move(h), kBypassFrames, kBypassOverflow);
     return;
   }
   // Rule 2, in order; each failure is exactly one counter.
@@ -365,12 +377,7 @@ void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, co
       regs.count(port, kNotMember);
       return;
     }
-    if (!buf.bypass_fits(h.bytes)) {
-      regs.count(port, kOverflow);
-      return;
-    }
-    buf.push_bypass(std::move(h));
-    regs.count(port, kResultPassed);
+    pass_through(regs, buf, port, std::move(h), kResultPassed, kOverflow);
     return;
   }
   if (!ctx.is_member(port)) {

@@ -14,6 +14,7 @@
 #include <deque>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -130,6 +131,29 @@ class PortBuffer : public sc_core::sc_module {
 // model of the switch stand-in.
 void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, uint64_t now);
 
+// The receive timing shared by RxPort and the live model: counts the beats of the frame arriving
+// on `port` and admits it (admit_frame) at its last beat.
+class RxBeats {
+ public:
+  RxBeats(const Config& cfg, int port, RegFile& regs, PortBuffer& buf)
+      : cfg_(cfg), port_(port), regs_(regs), buf_(buf) {}
+  // One beat of f arrived in cycle `now`; true when it was f's last (f has been admitted).
+  bool beat(const InFrame& f, uint64_t now);
+
+ private:
+  const Config& cfg_;
+  int port_;
+  RegFile& regs_;
+  PortBuffer& buf_;
+  uint32_t beats_done_ = 0;  // beats of the current frame received so far
+};
+
+// CTX.json programmed through the register interface, as a driver would.
+void program_contexts(RegFile& regs, const wire::CtxFile& ctx);
+// The counters of Result (port_counters, contexts, agg_tx_frames) read over the register
+// interface, 64-bit counters LO first as a driver reads them.
+void read_counters(RegFile& regs, int ports, int contexts, Result& r);
+
 // ---------------------------------------------------------------------------------------------
 // Receive side of one port: the link delivers beats of W bits (with random idle cycles when
 // asked); the parser sees a frame when its last beat arrives (store-and-forward) and applies
@@ -142,13 +166,9 @@ class RxPort : public sc_core::sc_module {
   bool done() const { return next_ >= frames_.size(); }
 
  private:
-  const Config& cfg_;
-  int port_;
-  RegFile& regs_;
-  PortBuffer& buf_;
+  RxBeats rx_;
   std::vector<InFrame> frames_;
   size_t next_ = 0;
-  uint32_t beats_done_ = 0;  // beats of frames_[next_] received so far
   std::mt19937_64 rng_;
   int idle_pct_;
 };
@@ -247,6 +267,56 @@ class Scheduler : public sc_core::sc_module {
   std::vector<uint64_t> e_changed_at_;
   std::vector<uint64_t> consumed_;
   bool quiescent_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The blocks of one accelerator wired together: the register file, m_agg, the result builder,
+// per port a buffer, a receiver and a transmitter, and the scheduler. Rx is the receive side
+// (RxPort, or the live model's); make_rx(port, regs, buf) builds one. The clock is the owner's.
+template <typename Rx>
+struct Datapath {
+  template <typename MakeRx>
+  Datapath(const Config& cfg, uint64_t seed, int bp_pct, std::vector<OutFrame>& agg_out,
+           std::vector<std::vector<OutFrame>>& port_out, MakeRx make_rx)
+      : regs("regs", cfg), agg("agg_tx", cfg, regs, seed, bp_pct, agg_out), builder("builder", cfg, agg) {
+    port_out.assign(static_cast<size_t>(cfg.in.ports), {});
+    std::vector<PortBuffer*> raw;
+    for (int p = 0; p < cfg.in.ports; ++p) {
+      const std::string s = std::to_string(p);
+      bufs.emplace_back(new PortBuffer(("buf" + s).c_str(), cfg));
+      raw.push_back(bufs.back().get());
+      rx.emplace_back(make_rx(p, regs, *bufs.back()));
+      tx.emplace_back(new TxPort(("tx" + s).c_str(), cfg, p, regs, *bufs.back(), seed, bp_pct, port_out[p]));
+    }
+    sched.reset(new Scheduler("sched", cfg, regs, raw, builder));
+  }
+
+  // One rising edge. Consumers tick before producers: a frame admitted in cycle t is visible to
+  // the scheduler and the transmitters from cycle t+1.
+  void tick(uint64_t now) {
+    agg.tick(now);
+    for (auto& t : tx) t->tick(now);
+    sched->tick(now);
+    for (auto& r : rx) r->tick(now);
+  }
+  bool rx_done() const {
+    bool done = true;
+    for (auto& r : rx) done &= r->done();
+    return done;
+  }
+  bool tx_idle() const {
+    bool idle = true;
+    for (auto& t : tx) idle &= t->idle();
+    return idle;
+  }
+
+  RegFile regs;
+  AggTx agg;
+  ResultBuilder builder;
+  std::vector<std::unique_ptr<PortBuffer>> bufs;
+  std::vector<std::unique_ptr<Rx>> rx;
+  std::vector<std::unique_ptr<TxPort>> tx;
+  std::unique_ptr<Scheduler> sched;
 };
 
 }  // namespace panama::model

@@ -25,26 +25,11 @@ class Top : public sc_core::sc_module {
       Result& res)
       : sc_module(n),
         clk("clk", sc_core::sc_time(1e6 / cfg.in.mhz, sc_core::SC_PS)),
-        cfg_(cfg),
         opt_(opt),
-        res_(res),
-        regs("regs", cfg),
-        agg("agg_tx", cfg, regs, opt.seed, opt.backpressure_pct, res.agg),
-        builder("builder", cfg, agg) {
-    const int nports = cfg.in.ports;
-    res.ports.assign(nports, {});
-    std::vector<PortBuffer*> raw;
-    for (int p = 0; p < nports; ++p) {
-      const std::string s = std::to_string(p);
-      bufs.emplace_back(new PortBuffer(("buf" + s).c_str(), cfg));
-      raw.push_back(bufs.back().get());
-      rx.emplace_back(new RxPort(("rx" + s).c_str(), cfg, p, regs, *bufs.back(),
-                                 p < static_cast<int>(in.size()) ? in[p] : std::vector<InFrame>{}, opt.seed,
-                                 opt.idle_pct));
-      tx.emplace_back(
-          new TxPort(("tx" + s).c_str(), cfg, p, regs, *bufs.back(), opt.seed, opt.backpressure_pct, res.ports[p]));
-    }
-    sched.reset(new Scheduler("sched", cfg, regs, raw, builder));
+        dp(cfg, opt.seed, opt.backpressure_pct, res.agg, res.ports, [&](int p, RegFile& regs, PortBuffer& buf) {
+          return new RxPort(("rx" + std::to_string(p)).c_str(), cfg, p, regs, buf,
+                            p < static_cast<int>(in.size()) ? in[p] : std::vector<InFrame>{}, opt.seed, opt.idle_pct);
+        }) {
     SC_METHOD(on_clock);
     sensitive << clk.posedge_event();
     dont_initialize();
@@ -54,42 +39,19 @@ class Top : public sc_core::sc_module {
   uint64_t cycle = 0;
 
  private:
-  // One rising edge. Consumers tick before producers (see blocks.h): a frame admitted in cycle
-  // t is visible to the scheduler and the transmitters from cycle t+1.
   void on_clock() {
-    const uint64_t now = cycle;
-    bool rx_done = true;
-    for (auto& r : rx) rx_done &= r->done();
-    agg.tick(now);
-    for (auto& t : tx) t->tick(now);
-    sched->tick(now);
-    for (auto& r : rx) r->tick(now);
+    const bool rx_done = dp.rx_done();
+    dp.tick(cycle);
     ++cycle;
-    bool idle = rx_done && agg.idle() && sched->quiescent();
-    for (auto& t : tx) idle &= t->idle();
+    const bool idle = rx_done && dp.agg.idle() && dp.sched->quiescent() && dp.tx_idle();
     if (idle || (opt_.max_cycles && cycle >= opt_.max_cycles)) sc_core::sc_stop();
   }
 
-  const Config& cfg_;
   const Options& opt_;
-  Result& res_;
 
  public:
-  RegFile regs;
-  AggTx agg;
-  ResultBuilder builder;
-  std::vector<std::unique_ptr<PortBuffer>> bufs;
-  std::vector<std::unique_ptr<RxPort>> rx;
-  std::vector<std::unique_ptr<TxPort>> tx;
-  std::unique_ptr<Scheduler> sched;
+  Datapath<RxPort> dp;
 };
-
-// Programs the contexts of CTX.json through the register interface, as a driver would.
-void configure(RegFile& regs, const Config& cfg, const wire::CtxFile& ctx) {
-  program_ctx_file(
-      regs.map(), ctx, [&](uint32_t a, uint32_t v) { regs.write(a, v); }, [&](uint32_t a) { return regs.read(a); });
-  (void)cfg;
-}
 
 uint64_t read64(RegFile& regs, uint32_t lo) {
   const uint64_t l = regs.read(lo);  // latches the high word
@@ -97,6 +59,30 @@ uint64_t read64(RegFile& regs, uint32_t lo) {
 }
 
 }  // namespace
+
+void program_contexts(RegFile& regs, const wire::CtxFile& ctx) {
+  program_ctx_file(
+      regs.map(), ctx, [&](uint32_t a, uint32_t v) { regs.write(a, v); }, [&](uint32_t a) { return regs.read(a); });
+}
+
+void read_counters(RegFile& regs, int ports, int contexts, Result& r) {
+  const RegMap& m = regs.map();
+  for (int p = 0; p < ports; ++p) {
+    std::array<uint64_t, kNumPortCounters> v{};
+    for (int k = 0; k < kNumPortCounters; ++k) v[static_cast<size_t>(k)] = read64(regs, m.port_counter_lo(p, k));
+    r.port_counters.push_back(v);
+  }
+  for (int c = 0; c < contexts; ++c) {
+    ContextCounters cc;
+    cc.jid = static_cast<int>(regs.read(m.ctx(c, RegMap::kCtxJid)));
+    cc.tid = static_cast<int>(regs.read(m.ctx(c, RegMap::kCtxTid)));
+    cc.vectors_completed = read64(regs, m.ctx(c, RegMap::kCtxCompletedLo));
+    cc.vectors_dropped = read64(regs, m.ctx(c, RegMap::kCtxDroppedLo));
+    cc.expected_vid = regs.read(m.ctx(c, RegMap::kCtxExpectedVid));
+    r.contexts.push_back(cc);
+  }
+  r.agg_tx_frames = read64(regs, RegMap::kAggTxFramesLo);
+}
 
 Result run(const Config& cfg, const wire::CtxFile& ctx, const std::vector<std::vector<InFrame>>& in,
            const Options& opt) {
@@ -112,32 +98,17 @@ Result run(const Config& cfg, const wire::CtxFile& ctx, const std::vector<std::v
   Result res;
   // Modules must outlive the simulation; the process ends soon after, so it is not deleted.
   Top* top = new Top("panama", cfg, in, opt, res);
-  configure(top->regs, cfg, ctx);
+  program_contexts(top->dp.regs, ctx);
   sc_core::sc_start();
 
-  RegFile& regs = top->regs;
-  const RegMap& m = regs.map();
   res.cycles = top->cycle;
   for (int p = 0; p < cfg.in.ports; ++p) {
-    std::array<uint64_t, kNumPortCounters> v{};
-    for (int k = 0; k < kNumPortCounters; ++k) v[k] = read64(regs, m.port_counter_lo(p, k));
-    res.port_counters.push_back(v);
-    const uint64_t q = top->bufs[p]->queued_contribs();
+    const uint64_t q = top->dp.bufs[p]->queued_contribs();
     res.still_queued_per_port.push_back(q);
     res.still_queued += q;
   }
-  res.consumed_per_port = top->sched->consumed();
-  for (size_t i = 0; i < ctx.contexts.size(); ++i) {
-    const int c = static_cast<int>(i);
-    ContextCounters cc;
-    cc.jid = static_cast<int>(regs.read(m.ctx(c, RegMap::kCtxJid)));
-    cc.tid = static_cast<int>(regs.read(m.ctx(c, RegMap::kCtxTid)));
-    cc.vectors_completed = read64(regs, m.ctx(c, RegMap::kCtxCompletedLo));
-    cc.vectors_dropped = read64(regs, m.ctx(c, RegMap::kCtxDroppedLo));
-    cc.expected_vid = regs.read(m.ctx(c, RegMap::kCtxExpectedVid));
-    res.contexts.push_back(cc);
-  }
-  res.agg_tx_frames = read64(regs, RegMap::kAggTxFramesLo);
+  res.consumed_per_port = top->dp.sched->consumed();
+  read_counters(top->dp.regs, cfg.in.ports, static_cast<int>(ctx.contexts.size()), res);
   return res;
 }
 

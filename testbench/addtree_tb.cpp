@@ -13,7 +13,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -127,206 +126,251 @@ class Operands {
   std::mt19937_64& rng_;
 };
 
-}  // namespace
+// The design's parameters, from its config.json.
+struct Design {
+  int N, LANES, L, E, F, WD;
+  std::string fmt_s;
+  Fmt fmt;
+  bool ftz, exact;
+  panama::xref::Fmt xfmt;
 
-int main(int argc, char** argv) {
-  const Args args = parse_args(argc, argv);
-  nlohmann::json cfg;
-  {
-    std::ifstream f(args.config);
-    if (!f) {
-      std::fprintf(stderr, "addtree_tb: cannot read %s\n", args.config.c_str());
-      return 2;
+  explicit Design(const nlohmann::json& cfg)
+      : N(cfg.at("ports").get<int>()),
+        LANES(cfg.at("lanes").get<int>()),
+        L(cfg.at("addtree_latency").get<int>()),
+        E(cfg.at("exp_bits").get<int>()),
+        F(cfg.at("frac_bits").get<int>()),
+        WD(1 + E + F),
+        fmt_s(cfg.at("format").get<std::string>()),
+        fmt(fmt_s == "fp32"   ? Fmt::fp32
+            : fmt_s == "bf16" ? Fmt::bf16
+                              : Fmt::fp16),
+        ftz(cfg.at("subnormals") == "ftz"),
+        exact(cfg.value("sum", std::string("tree")) == "exact"),
+        xfmt(fmt == Fmt::fp32   ? panama::xref::fp32()
+             : fmt == Fmt::bf16 ? panama::xref::bf16()
+                                : panama::xref::fp16()) {}
+};
+
+// The adder tree under test with its scoreboard of sums still in the pipeline.
+class Bench {
+ public:
+  Bench(const Args& args, const Design& d, int argc, char** argv)
+      : args_(args), d_(d), rng_(args.seed), ops_(d.E, d.F, rng_) {
+    ctx_->commandArgs(argc, argv);
+    top_ = std::make_unique<Vaddtree>(ctx_.get());
+    vals_.resize(d.N * d.LANES);
+    col_.resize(d.N);
+    member_.resize(d.N);
+  }
+
+  bool ports_match() const {
+    return tb::port_bits(top_->in_data) >= d_.N * d_.LANES * d_.WD && tb::port_bits(top_->in_mask) >= d_.N;
+  }
+
+  // Reset: out_valid must stay low through it and after it until a beat has come through.
+  void reset() {
+    top_->rst = 1;
+    top_->in_valid = 1;  // ignored while in reset
+    for (int i = 0; i < 4; ++i) {
+      tick();
+      if (top_->out_valid) {
+        std::fprintf(stderr, "cycle %ld: out_valid high during reset\n", cycle_);
+        ++mismatches_;
+      }
     }
-    f >> cfg;
-  }
-  const int N = cfg.at("ports"), LANES = cfg.at("lanes"), L = cfg.at("addtree_latency");
-  const int E = cfg.at("exp_bits"), F = cfg.at("frac_bits");
-  const int WD = 1 + E + F;
-  const std::string fmt_s = cfg.at("format");
-  const Fmt fmt = fmt_s == "fp32" ? Fmt::fp32 : fmt_s == "bf16" ? Fmt::bf16 : Fmt::fp16;
-  const bool ftz = cfg.at("subnormals") == "ftz";
-  const bool exact = cfg.value("sum", std::string("tree")) == "exact";
-  const panama::xref::Fmt xfmt = fmt == Fmt::fp32   ? panama::xref::fp32()
-                                 : fmt == Fmt::bf16 ? panama::xref::bf16()
-                                                    : panama::xref::fp16();
-
-  auto ctx = std::make_unique<VerilatedContext>();
-  ctx->commandArgs(argc, argv);
-  auto top = std::make_unique<Vaddtree>(ctx.get());
-  if (tb::port_bits(top->in_data) < N * LANES * WD || tb::port_bits(top->in_mask) < N) {
-    std::fprintf(stderr, "addtree_tb: the Verilated ports do not match %s\n", args.config.c_str());
-    return 2;
+    top_->rst = 0;
+    top_->in_valid = 0;
+    for (int i = 0; i < d_.L + 2; ++i) {
+      tick();
+      if (top_->out_valid) {
+        std::fprintf(stderr, "cycle %ld: out_valid high after reset without a beat\n", cycle_);
+        ++mismatches_;
+      }
+    }
   }
 
-  std::mt19937_64 rng(args.seed);
-  Operands ops(E, F, rng);
+  // Beats (and idle cycles) until args.beats sums have been sent and checked.
+  void run() {
+    while (beats_ < args_.beats || !pending_.empty()) {
+      const bool send = beats_ < args_.beats && static_cast<int>(ops_.rnd(100)) >= args_.idle;
+      // Inputs for the coming edge; idle cycles carry garbage that must not surface.
+      drive_data();
+      const uint64_t mask = drive_mask();
+      top_->in_valid = send;
+      if (send) expect(mask);
+      tick();
+      check_outputs();
+      if (mismatches_ > 50) break;
+    }
+  }
 
+  int finish() {
+    top_->final();
+    std::printf(
+        "addtree %s: %d ports x %d lanes of %s/%s%s, latency %d: %ld beats, %ld additions, %ld checked, %ld "
+        "mismatches\n",
+        args_.config.c_str(), d_.N, d_.LANES, d_.fmt_s.c_str(), d_.ftz ? "ftz" : "ieee", d_.exact ? " exact" : "", d_.L,
+        beats_, additions_, checked_, mismatches_);
+    return mismatches_ == 0 ? 0 : 1;
+  }
+
+ private:
   struct Expect {
     long due;  // cycle after whose rising edge the sum must be on the outputs
     std::vector<uint32_t> lanes;
     std::vector<uint32_t> inputs;  // for the failure report
     uint64_t mask;
   };
-  std::deque<Expect> pending;
-  long cycle = 0, checked = 0, additions = 0, mismatches = 0, beats = 0;
-  const int adders_per_lane = N - 1;
 
-  auto tick = [&]() {
-    top->clk = 0;
-    top->eval();
-    ctx->timeInc(1);
-    top->clk = 1;
-    top->eval();
-    ctx->timeInc(1);
-    ++cycle;
-  };
-  auto check_outputs = [&]() {
-    const bool want = !pending.empty() && pending.front().due == cycle;
-    if (top->out_valid != want) {
-      if (++mismatches <= 10)
-        std::fprintf(stderr, "cycle %ld: out_valid = %d, expected %d\n", cycle, top->out_valid, want);
-      if (want) pending.pop_front();
+  void tick() {
+    top_->clk = 0;
+    top_->eval();
+    ctx_->timeInc(1);
+    top_->clk = 1;
+    top_->eval();
+    ctx_->timeInc(1);
+    ++cycle_;
+  }
+
+  // One random beat kind for all lanes, each lane with its own operands.
+  void drive_data() {
+    const int kind = static_cast<int>(ops_.rnd(d_.exact ? 13 : 8));
+    for (int l = 0; l < d_.LANES; ++l) {
+      // Exact-mode columns: a tie between x and half its ulp (shifted by k), a big x cancelled
+      // by -x with small leaves left over, and values around the smallest normal.
+      const uint32_t x0 = ops_.finite();
+      const int xe = static_cast<int>((x0 >> d_.F) & ops_.emax());
+      const int k = static_cast<int>(ops_.rnd(d_.F + 4));
+      for (int p = 0; p < d_.N; ++p) {
+        const uint32_t v = operand(kind, p, l, x0, xe, k);
+        vals_[p * d_.LANES + l] = v;
+        tb::set_bits(top_->in_data, (p * d_.LANES + l) * d_.WD, d_.WD, v);
+      }
+    }
+  }
+
+  // Port p's operand in lane l for a beat of `kind` (vals_ holds the lower ports' operands).
+  uint32_t operand(int kind, int p, int l, uint32_t x0, int xe, int k) {
+    const int F = d_.F, LANES = d_.LANES;
+    const uint32_t S = 1u << (d_.WD - 1);
+    switch (kind) {
+      case 8:
+        return S;  // all -0.0 (a +0.0 now and then)
+      case 9:
+        return p == 0   ? x0
+               : p == 1 ? (xe - F - 1 >= 1 ? ops_.pack(ops_.rnd(2), static_cast<uint32_t>(xe - F - 1), 0) : S)
+                        : (xe - F - 1 - k >= 1 && ops_.rnd(2)
+                               ? ops_.pack(ops_.rnd(2), static_cast<uint32_t>(xe - F - 1 - k), 0)
+                               : S);
+      case 10: {
+        uint32_t v = p == 0 ? x0 : p == 1 ? x0 ^ S : ops_.pack(ops_.rnd(2), ops_.rnd(F + 3), ops_.significand());
+        if (p >= 2 && p % 2 == 1 && ops_.rnd(2)) v = vals_[(p - 1) * LANES + l] ^ S;
+        return v;
+      }
+      case 11:
+        return ops_.pack(ops_.rnd(2), ops_.rnd(3), ops_.significand());
+      case 12:
+        return ops_.rnd(8) ? S : 0;
+      case 0:
+        return ops_.random_bits();
+      case 1:
+      case 2:
+        return ops_.corner();
+      case 3:
+        return p % 2 ? ops_.cancel(vals_[(p - 1) * LANES + l]) : ops_.finite();
+      case 4:
+        return ops_.rnd(4) ? ops_.max_finite(ops_.rnd(2) ? 0 : 1) : ops_.corner();
+      case 5:
+        return p ? ops_.near(vals_[l]) : ops_.finite();
+      case 6:
+        return p % 2 ? ops_.cancel(vals_[(p - 1) * LANES + l]) : ops_.corner();
+      default:
+        return ops_.finite();
+    }
+  }
+
+  // A random member mask (half, most or all ports); returns it as bits (port p in bit p % 64).
+  uint64_t drive_mask() {
+    uint64_t mask = 0;
+    const int mkind = static_cast<int>(ops_.rnd(4));
+    for (int p = 0; p < d_.N; ++p) {
+      const bool m = mkind == 0 ? ops_.rnd(2) : (mkind == 1 ? ops_.rnd(8) != 0 : true);
+      if (m) mask |= uint64_t{1} << (p % 64);
+      tb::set_bits(top_->in_mask, p, 1, m ? 1 : 0);
+      member_[p] = m;
+    }
+    return mask;
+  }
+
+  // The beat on the inputs is sent: its sums are due `addtree_latency` cycles after this edge.
+  void expect(uint64_t mask) {
+    Expect ex;
+    ex.due = cycle_ + d_.L;
+    ex.mask = mask;
+    ex.inputs = vals_;
+    for (int l = 0; l < d_.LANES; ++l) {
+      for (int p = 0; p < d_.N; ++p) col_[p] = vals_[p * d_.LANES + l];
+      ex.lanes.push_back(d_.exact ? panama::xref::exact_sum(d_.xfmt, d_.ftz, col_, member_)
+                                  : panama::ref::tree_sum(d_.fmt, d_.ftz, col_, member_));
+    }
+    pending_.push_back(std::move(ex));
+    ++beats_;
+    additions_ += static_cast<long>(d_.N - 1) * d_.LANES;
+  }
+
+  void check_outputs() {
+    const bool want = !pending_.empty() && pending_.front().due == cycle_;
+    if (top_->out_valid != want) {
+      if (++mismatches_ <= 10)
+        std::fprintf(stderr, "cycle %ld: out_valid = %d, expected %d\n", cycle_, top_->out_valid, want);
+      if (want) pending_.pop_front();
       return;
     }
     if (!want) return;
-    const Expect& ex = pending.front();
-    for (int l = 0; l < LANES; ++l) {
-      const uint32_t got = static_cast<uint32_t>(tb::get_bits(top->out_data, l * WD, WD));
-      if (got != ex.lanes[l]) {
-        if (++mismatches <= 10) {
-          std::fprintf(stderr, "cycle %ld lane %d: got 0x%0*x expected 0x%0*x; mask 0x%llx; inputs", cycle, l, WD / 4,
-                       got, WD / 4, ex.lanes[l], static_cast<unsigned long long>(ex.mask));
-          for (int p = 0; p < N; ++p) std::fprintf(stderr, " 0x%0*x", WD / 4, ex.inputs[p * LANES + l]);
-          std::fprintf(stderr, "\n");
-        }
-      }
-    }
-    if (checked < args.show) {
-      std::printf("cycle %5ld  lane 0  mask 0x%llx ", cycle, static_cast<unsigned long long>(ex.mask));
-      for (int p = 0; p < N && p < 8; ++p) std::printf(" %0*x", WD / 4, ex.inputs[p * LANES]);
-      std::printf("  -> RTL %0*x  CPU %0*x\n", WD / 4, static_cast<unsigned>(tb::get_bits(top->out_data, 0, WD)),
-                  WD / 4, ex.lanes[0]);
-    }
-    ++checked;
-    pending.pop_front();
-  };
-
-  // Reset: out_valid must stay low through it and after it until a beat has come through.
-  top->rst = 1;
-  top->in_valid = 1;  // ignored while in reset
-  for (int i = 0; i < 4; ++i) {
-    tick();
-    if (top->out_valid) {
-      std::fprintf(stderr, "cycle %ld: out_valid high during reset\n", cycle);
-      ++mismatches;
-    }
-  }
-  top->rst = 0;
-  top->in_valid = 0;
-  for (int i = 0; i < L + 2; ++i) {
-    tick();
-    if (top->out_valid) {
-      std::fprintf(stderr, "cycle %ld: out_valid high after reset without a beat\n", cycle);
-      ++mismatches;
-    }
+    const Expect& ex = pending_.front();
+    for (int l = 0; l < d_.LANES; ++l) compare_lane(ex, l);
+    if (checked_ < args_.show) show(ex);
+    ++checked_;
+    pending_.pop_front();
   }
 
-  std::vector<uint32_t> vals(N * LANES);
-  std::vector<uint32_t> col(N);
-  std::vector<bool> member(N);
-  while (beats < args.beats || !pending.empty()) {
-    const bool send = beats < args.beats && static_cast<int>(ops.rnd(100)) >= args.idle;
-    // Inputs for the coming edge; idle cycles carry garbage that must not surface.
-    uint64_t mask = 0;
-    const int kind = static_cast<int>(ops.rnd(exact ? 13 : 8));
-    const uint32_t S = 1u << (WD - 1);
-    for (int l = 0; l < LANES; ++l) {
-      // Exact-mode columns: a tie between x and half its ulp (shifted by k), a big x cancelled
-      // by -x with small leaves left over, and values around the smallest normal.
-      const uint32_t x0 = ops.finite();
-      const int xe = static_cast<int>((x0 >> F) & ops.emax());
-      const int k = static_cast<int>(ops.rnd(F + 4));
-      for (int p = 0; p < N; ++p) {
-        uint32_t v;
-        switch (kind) {
-          case 8:
-            v = S;
-            break;  // all -0.0 (a +0.0 now and then)
-          case 9:
-            v = p == 0   ? x0
-                : p == 1 ? (xe - F - 1 >= 1 ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1), 0) : S)
-                         : (xe - F - 1 - k >= 1 && ops.rnd(2)
-                                ? ops.pack(ops.rnd(2), static_cast<uint32_t>(xe - F - 1 - k), 0)
-                                : S);
-            break;
-          case 10:
-            v = p == 0 ? x0 : p == 1 ? x0 ^ S : ops.pack(ops.rnd(2), ops.rnd(F + 3), ops.significand());
-            if (p >= 2 && p % 2 == 1 && ops.rnd(2)) v = vals[(p - 1) * LANES + l] ^ S;
-            break;
-          case 11:
-            v = ops.pack(ops.rnd(2), ops.rnd(3), ops.significand());
-            break;
-          case 12:
-            v = ops.rnd(8) ? S : 0;
-            break;
-          case 0:
-            v = ops.random_bits();
-            break;
-          case 1:
-          case 2:
-            v = ops.corner();
-            break;
-          case 3:
-            v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.finite();
-            break;
-          case 4:
-            v = ops.rnd(4) ? ops.max_finite(ops.rnd(2) ? 0 : 1) : ops.corner();
-            break;
-          case 5:
-            v = p ? ops.near(vals[l]) : ops.finite();
-            break;
-          case 6:
-            v = p % 2 ? ops.cancel(vals[(p - 1) * LANES + l]) : ops.corner();
-            break;
-          default:
-            v = ops.finite();
-            break;
-        }
-        vals[p * LANES + l] = v;
-        tb::set_bits(top->in_data, (p * LANES + l) * WD, WD, v);
-      }
-    }
-    const int mkind = static_cast<int>(ops.rnd(4));
-    for (int p = 0; p < N; ++p) {
-      const bool m = mkind == 0 ? ops.rnd(2) : (mkind == 1 ? ops.rnd(8) != 0 : true);
-      if (m) mask |= uint64_t{1} << (p % 64);
-      tb::set_bits(top->in_mask, p, 1, m ? 1 : 0);
-      member[p] = m;
-    }
-    top->in_valid = send;
-    if (send) {
-      Expect ex;
-      ex.due = cycle + L;
-      ex.mask = mask;
-      ex.inputs = vals;
-      for (int l = 0; l < LANES; ++l) {
-        for (int p = 0; p < N; ++p) col[p] = vals[p * LANES + l];
-        ex.lanes.push_back(exact ? panama::xref::exact_sum(xfmt, ftz, col, member)
-                                 : panama::ref::tree_sum(fmt, ftz, col, member));
-      }
-      pending.push_back(std::move(ex));
-      ++beats;
-      additions += static_cast<long>(adders_per_lane) * LANES;
-    }
-    tick();
-    check_outputs();
-    if (mismatches > 50) break;
+  void compare_lane(const Expect& ex, int l) {
+    const int WD = d_.WD;
+    const uint32_t got = static_cast<uint32_t>(tb::get_bits(top_->out_data, l * WD, WD));
+    if (got == ex.lanes[l] || ++mismatches_ > 10) return;
+    std::fprintf(stderr, "cycle %ld lane %d: got 0x%0*x expected 0x%0*x; mask 0x%llx; inputs", cycle_, l, WD / 4, got,
+                 WD / 4, ex.lanes[l], static_cast<unsigned long long>(ex.mask));
+    for (int p = 0; p < d_.N; ++p) std::fprintf(stderr, " 0x%0*x", WD / 4, ex.inputs[p * d_.LANES + l]);
+    std::fprintf(stderr, "\n");
   }
-  top->final();
-  std::printf(
-      "addtree %s: %d ports x %d lanes of %s/%s%s, latency %d: %ld beats, %ld additions, %ld checked, %ld mismatches\n",
-      args.config.c_str(), N, LANES, fmt_s.c_str(), ftz ? "ftz" : "ieee", exact ? " exact" : "", L, beats, additions,
-      checked, mismatches);
-  return mismatches == 0 ? 0 : 1;
+
+  // One line of the --show demo: lane 0's operands, the RTL's sum and the CPU's.
+  void show(const Expect& ex) {
+    const int WD = d_.WD;
+    std::printf("cycle %5ld  lane 0  mask 0x%llx ", cycle_, static_cast<unsigned long long>(ex.mask));
+    for (int p = 0; p < d_.N && p < 8; ++p) std::printf(" %0*x", WD / 4, ex.inputs[p * d_.LANES]);
+    std::printf("  -> RTL %0*x  CPU %0*x\n", WD / 4, static_cast<unsigned>(tb::get_bits(top_->out_data, 0, WD)), WD / 4,
+                ex.lanes[0]);
+  }
+
+  const Args& args_;
+  const Design& d_;
+  std::unique_ptr<VerilatedContext> ctx_ = std::make_unique<VerilatedContext>();
+  std::unique_ptr<Vaddtree> top_;
+  std::mt19937_64 rng_;
+  Operands ops_;
+  std::deque<Expect> pending_;
+  long cycle_ = 0, checked_ = 0, additions_ = 0, mismatches_ = 0, beats_ = 0;
+  std::vector<uint32_t> vals_, col_;
+  std::vector<bool> member_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse_args(argc, argv);
+  const Design d(nlohmann::json::parse(tb::read_file(args.config, "addtree_tb")));
+  Bench bench(args, d, argc, argv);
+  return tb::run_bench(bench, "addtree_tb", args.config);
 }

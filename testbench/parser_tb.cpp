@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <random>
@@ -78,11 +77,6 @@ void put_keep(VlWide<N>& sig, int ones) {
     sig[w] = ones >= lo + 32 ? 0xFFFFFFFFu : ones <= lo ? 0u : ((EData{1} << (ones - lo)) - 1);
   }
 }
-template <typename T>
-constexpr int port_bits(const T&) {
-  return static_cast<int>(sizeof(T) * 8);
-}
-
 // What the descriptor must say, from the wire library.
 struct Expect {
   size_t len = 0;
@@ -307,197 +301,234 @@ class Frames {
   int es_, max_;
 };
 
-}  // namespace
+// The parser under test, the frame generator and the tallies of what was checked.
+class Bench {
+ public:
+  Bench(const Args& args, const nlohmann::json& cfg, int argc, char** argv)
+      : args_(args),
+        W_(cfg.at("bus_bits").get<int>()),
+        BB_(W_ / 8),
+        es_(cfg.at("elem_bytes").get<int>()),
+        max_elems_(cfg.at("max_elems").get<int>()),
+        rng_(args.seed),
+        gen_(rng_, es_, max_elems_) {
+    ctx_->commandArgs(argc, argv);
+    dut_ = std::make_unique<Vparser>(ctx_.get());
+  }
 
-int main(int argc, char** argv) {
-  const Args args = parse_args(argc, argv);
-  nlohmann::json cfg;
-  {
-    std::ifstream f(args.config);
-    if (!f) {
-      std::fprintf(stderr, "parser_tb: cannot read %s\n", args.config.c_str());
-      return 2;
+  bool ports_match() const {
+    return tb::port_bits(dut_->s_axis_tdata) >= W_ && tb::port_bits(dut_->s_axis_tkeep) >= BB_;
+  }
+
+  // Reset, with garbage on the bus and tvalid high: nothing may come out.
+  void reset() {
+    dut_->clk = 0;
+    dut_->rst = 1;
+    dut_->agg_port = wire::kDefaultAggPort;
+    for (int i = 0; i < 4; ++i) {
+      idle_inputs();
+      dut_->s_axis_tvalid = 1;
+      tick();
+      if (i > 0) check(nullptr);
     }
-    f >> cfg;
-  }
-  const int W = cfg.at("bus_bits").get<int>(), BB = W / 8;
-  const int es = cfg.at("elem_bytes").get<int>(), max_elems = cfg.at("max_elems").get<int>();
-
-  auto ctx = std::make_unique<VerilatedContext>();
-  ctx->commandArgs(argc, argv);
-  auto dut = std::make_unique<Vparser>(ctx.get());
-  if (port_bits(dut->s_axis_tdata) < W || port_bits(dut->s_axis_tkeep) < BB) {
-    std::fprintf(stderr, "parser_tb: the Verilated ports do not match %s\n", args.config.c_str());
-    return 2;
+    dut_->rst = 0;
   }
 
-  std::mt19937_64 rng(args.seed);
-  Frames gen(rng, es, max_elems);
-  long cycle = 0, errors = 0;
-  std::map<std::string, long> by_kind;
-  std::map<std::string, long> by_result;
+  // args.frames random frames, then idle cycles in which nothing may come out.
+  void run() {
+    // Positions (in the frame sequence) of the frames longer than 65535 bytes.
+    std::vector<long> long_at;
+    for (int i = 0; i < args_.long_frames && args_.frames > 0; ++i)
+      long_at.push_back(gen_.rnd(0, static_cast<int>(args_.frames - 1)));
+    for (long n = 0; n < args_.frames; ++n) {
+      bool is_long = false;
+      for (long at : long_at) is_long = is_long || at == n;
+      one_frame(is_long);
+    }
+    for (int i = 0; i < 3; ++i) {
+      idle_inputs();
+      tick();
+      check(nullptr);
+    }
+    dut_->final();
+  }
 
-  auto tick = [&]() {
-    dut->clk = 1;
-    dut->eval();
-    ++cycle;
-    dut->clk = 0;
-    dut->eval();
-  };
-  auto idle_inputs = [&]() {
-    const Bytes junk = gen.random_bytes(static_cast<size_t>(BB));
-    put_bytes(dut->s_axis_tdata, junk.data(), BB);
-    put_keep(dut->s_axis_tkeep, gen.rnd(0, BB));
-    dut->s_axis_tvalid = 0;
-    dut->s_axis_tlast = gen.rnd(0, 1);
-    dut->s_axis_tuser = gen.rnd(0, 1);
-  };
-  auto fail = [&](const std::string& what, const Expect& e) {
-    if (++errors <= 20)
-      std::fprintf(stderr, "parser_tb: cycle %ld, %s frame of %zu bytes: %s\n", cycle, e.kind.c_str(), e.len,
+  int finish() {
+    std::printf("parser_tb: W=%d ES=%d MAX_ELEMS=%d seed %llu: %ld descriptors checked in %ld cycles:", W_, es_,
+                max_elems_, static_cast<unsigned long long>(args_.seed), args_.frames - by_result_["reset_abandoned"],
+                cycle_);
+    for (const auto& [k, v] : by_result_) std::printf(" %s %ld", k.c_str(), v);
+    std::printf("\n  kinds:");
+    for (const auto& [k, v] : by_kind_) std::printf(" %s %ld", k.c_str(), v);
+    std::printf("\n");
+    // Every class must have been exercised, or the run proves little.
+    if (args_.frames >= 1000)
+      for (const char* k : {"runt", "bypass", "malformed", "aggregation", "rx_error"})
+        if (by_result_[k] == 0) {
+          std::fprintf(stderr, "parser_tb: no %s frame was generated\n", k);
+          ++errors_;
+        }
+    if (errors_) {
+      std::fprintf(stderr, "parser_tb: FAILED, %ld error(s)\n", errors_);
+      return 1;
+    }
+    std::printf("parser_tb: PASS\n");
+    return 0;
+  }
+
+ private:
+  void tick() {
+    dut_->clk = 1;
+    dut_->eval();
+    ++cycle_;
+    dut_->clk = 0;
+    dut_->eval();
+  }
+
+  void idle_inputs() {
+    const Bytes junk = gen_.random_bytes(static_cast<size_t>(BB_));
+    put_bytes(dut_->s_axis_tdata, junk.data(), BB_);
+    put_keep(dut_->s_axis_tkeep, gen_.rnd(0, BB_));
+    dut_->s_axis_tvalid = 0;
+    dut_->s_axis_tlast = gen_.rnd(0, 1);
+    dut_->s_axis_tuser = gen_.rnd(0, 1);
+  }
+
+  void fail(const std::string& what, const Expect& e) {
+    if (++errors_ <= 20)
+      std::fprintf(stderr, "parser_tb: cycle %ld, %s frame of %zu bytes: %s\n", cycle_, e.kind.c_str(), e.len,
                    what.c_str());
-  };
-  auto check = [&](const Expect* e) {
+  }
+
+  // The descriptor outputs after an edge: e is what they must say, nullptr when desc_valid must
+  // be low.
+  void check(const Expect* e) {
     if (!e) {
-      if (dut->desc_valid) {
+      if (dut_->desc_valid) {
         Expect none;
         none.kind = "(no)";
         fail("desc_valid without a last beat one cycle before", none);
       }
       return;
     }
-    if (!dut->desc_valid) {
+    if (!dut_->desc_valid) {
       fail("no desc_valid one cycle after the last beat", *e);
       return;
     }
     auto cmp = [&](const char* name, uint64_t got, uint64_t want) {
       if (got != want) fail(std::string(name) + " = " + std::to_string(got) + ", expected " + std::to_string(want), *e);
     };
-    cmp("desc_len", dut->desc_len, e->len > 65535 ? 65535 : e->len);
-    cmp("desc_too_long", dut->desc_too_long, e->len > 65535);
+    cmp("desc_len", dut_->desc_len, e->len > 65535 ? 65535 : e->len);
+    cmp("desc_too_long", dut_->desc_too_long, e->len > 65535);
     // desc_class encoding (docs/rtl.md): 0 runt, 1 bypass, 2 aggregation.
-    cmp("desc_class", dut->desc_class, e->cls == wire::Class::runt ? 0u : e->cls == wire::Class::bypass ? 1u : 2u);
-    cmp("desc_rx_error", dut->desc_rx_error, e->rx_error);
-    cmp("desc_malformed", dut->desc_malformed, e->malformed);
+    cmp("desc_class", dut_->desc_class, e->cls == wire::Class::runt ? 0u : e->cls == wire::Class::bypass ? 1u : 2u);
+    cmp("desc_rx_error", dut_->desc_rx_error, e->rx_error);
+    cmp("desc_malformed", dut_->desc_malformed, e->malformed);
     if (e->fields) {
-      cmp("desc_flags", dut->desc_flags, e->hdr.flags);
-      cmp("desc_jid", dut->desc_jid, e->hdr.jid);
-      cmp("desc_tid", dut->desc_tid, e->hdr.tid);
-      cmp("desc_count", dut->desc_count, e->hdr.count);
-      cmp("desc_vid", dut->desc_vid, e->hdr.vid);
-      cmp("desc_rank", dut->desc_rank, e->hdr.rank);
-      cmp("desc_ecn", dut->desc_ecn, e->ecn);
+      cmp("desc_flags", dut_->desc_flags, e->hdr.flags);
+      cmp("desc_jid", dut_->desc_jid, e->hdr.jid);
+      cmp("desc_tid", dut_->desc_tid, e->hdr.tid);
+      cmp("desc_count", dut_->desc_count, e->hdr.count);
+      cmp("desc_vid", dut_->desc_vid, e->hdr.vid);
+      cmp("desc_rank", dut_->desc_rank, e->hdr.rank);
+      cmp("desc_ecn", dut_->desc_ecn, e->ecn);
     }
-  };
-
-  // Reset, with garbage on the bus and tvalid high: nothing may come out.
-  dut->clk = 0;
-  dut->rst = 1;
-  dut->agg_port = wire::kDefaultAggPort;
-  for (int i = 0; i < 4; ++i) {
-    idle_inputs();
-    dut->s_axis_tvalid = 1;
-    tick();
-    if (i > 0) check(nullptr);
   }
-  dut->rst = 0;
 
-  // Positions (in the frame sequence) of the frames longer than 65535 bytes.
-  std::vector<long> long_at;
-  for (int i = 0; i < args.long_frames && args.frames > 0; ++i)
-    long_at.push_back(gen.rnd(0, static_cast<int>(args.frames - 1)));
-
-  for (long n = 0; n < args.frames; ++n) {
-    const uint16_t port = gen.pct(80) ? wire::kDefaultAggPort : static_cast<uint16_t>(rng());
+  // The expected descriptor of frame f arriving for aggregation port `port`, from the wire
+  // library (rx_error is drawn here: the testbench decides it).
+  Expect expect_for(const Bytes& f, uint16_t port) {
     Expect e;
-    Bytes f;
-    bool is_long = false;
-    for (long at : long_at) is_long = is_long || at == n;
-    f = is_long ? gen.too_long(port, e.kind) : gen.next(port, e.kind);
     e.len = f.size();
     e.cls = wire::classify(f, port);
-    e.rx_error = gen.pct(5);
-    e.malformed = e.cls == wire::Class::aggregation && wire::check_wellformed(f, es, max_elems) != wire::Validity::ok;
+    e.rx_error = gen_.pct(5);
+    e.malformed = e.cls == wire::Class::aggregation && wire::check_wellformed(f, es_, max_elems_) != wire::Validity::ok;
     e.fields = e.cls == wire::Class::aggregation && f.size() >= wire::kHeaderBytes;
     if (e.fields) {
       e.hdr = wire::parse_header(f);
       e.ecn = wire::ecn(f);
     }
-    dut->agg_port = port;
-    const size_t beats = f.empty() ? 1 : (f.size() + BB - 1) / BB;
+    return e;
+  }
+
+  // One random frame on a random aggregation port, driven and checked, then tallied.
+  void one_frame(bool is_long) {
+    const uint16_t port = gen_.pct(80) ? wire::kDefaultAggPort : static_cast<uint16_t>(rng_());
+    std::string kind;
+    const Bytes f = is_long ? gen_.too_long(port, kind) : gen_.next(port, kind);
+    Expect e = expect_for(f, port);
+    e.kind = kind;
+    dut_->agg_port = port;
+    if (!drive(f, e)) return;
+    ++by_kind_[e.kind];
+    ++by_result_[e.cls == wire::Class::runt     ? "runt"
+                 : e.cls == wire::Class::bypass ? "bypass"
+                 : e.malformed                  ? "malformed"
+                                                : "aggregation"];
+    if (e.rx_error) ++by_result_["rx_error"];
+    if (e.len > 65535)
+      ++by_result_[e.cls == wire::Class::aggregation && !e.malformed ? "too_long_wellformed" : "too_long"];
+  }
+
+  // Drives frame f beat by beat with random idle cycles, checking the descriptor outputs after
+  // every edge. Returns false when a reset abandoned the frame.
+  bool drive(const Bytes& f, const Expect& e) {
+    const size_t beats = f.empty() ? 1 : (f.size() + BB_ - 1) / BB_;
     // Now and then a reset hits the frame at a random beat: the frame is abandoned, nothing may
     // come out for it, and the next frame must parse from its first byte.
-    const long reset_at = gen.pct(1) ? gen.rnd(0, static_cast<int>(beats - 1)) : -1;
-    bool abandoned = false;
+    const long reset_at = gen_.pct(1) ? gen_.rnd(0, static_cast<int>(beats - 1)) : -1;
     for (size_t b = 0; b < beats;) {
       if (static_cast<long>(b) == reset_at) {
         idle_inputs();
-        dut->s_axis_tvalid = 1;
-        dut->rst = 1;
+        dut_->s_axis_tvalid = 1;
+        dut_->rst = 1;
         tick();
-        dut->rst = 0;
+        dut_->rst = 0;
         check(nullptr);
-        abandoned = true;
-        ++by_result["reset_abandoned"];
-        break;
+        ++by_result_["reset_abandoned"];
+        return false;
       }
-      if (gen.pct(args.idle)) {
+      if (gen_.pct(args_.idle)) {
         idle_inputs();
         tick();
         check(nullptr);
         continue;
       }
-      const size_t lo = b * BB;
-      const int n_bytes = static_cast<int>(std::min<size_t>(BB, f.size() - std::min(lo, f.size())));
+      const size_t lo = b * BB_;
+      const int n_bytes = static_cast<int>(std::min<size_t>(BB_, f.size() - std::min(lo, f.size())));
       // Bytes past the frame's end carry garbage, as a real MAC might.
-      Bytes beat = gen.random_bytes(static_cast<size_t>(BB));
+      Bytes beat = gen_.random_bytes(static_cast<size_t>(BB_));
       for (int i = 0; i < n_bytes; ++i) beat[i] = f[lo + i];
-      put_bytes(dut->s_axis_tdata, beat.data(), BB);
-      put_keep(dut->s_axis_tkeep, n_bytes);
-      dut->s_axis_tvalid = 1;
+      put_bytes(dut_->s_axis_tdata, beat.data(), BB_);
+      put_keep(dut_->s_axis_tkeep, n_bytes);
+      dut_->s_axis_tvalid = 1;
       const bool last = b + 1 == beats;
-      dut->s_axis_tlast = last;
-      dut->s_axis_tuser = last ? e.rx_error : gen.rnd(0, 1);
+      dut_->s_axis_tlast = last;
+      dut_->s_axis_tuser = last ? e.rx_error : gen_.rnd(0, 1);
       tick();
       // The descriptor register loads on the edge that samples the last beat: it is visible
       // from the cycle after that beat on, for exactly one cycle.
       check(last ? &e : nullptr);
       ++b;
     }
-    if (abandoned) continue;
-    ++by_kind[e.kind];
-    ++by_result[e.cls == wire::Class::runt     ? "runt"
-                : e.cls == wire::Class::bypass ? "bypass"
-                : e.malformed                  ? "malformed"
-                                               : "aggregation"];
-    if (e.rx_error) ++by_result["rx_error"];
-    if (e.len > 65535)
-      ++by_result[e.cls == wire::Class::aggregation && !e.malformed ? "too_long_wellformed" : "too_long"];
+    return true;
   }
-  for (int i = 0; i < 3; ++i) {
-    idle_inputs();
-    tick();
-    check(nullptr);
-  }
-  dut->final();
 
-  std::printf("parser_tb: W=%d ES=%d MAX_ELEMS=%d seed %llu: %ld descriptors checked in %ld cycles:", W, es, max_elems,
-              static_cast<unsigned long long>(args.seed), args.frames - by_result["reset_abandoned"], cycle);
-  for (const auto& [k, v] : by_result) std::printf(" %s %ld", k.c_str(), v);
-  std::printf("\n  kinds:");
-  for (const auto& [k, v] : by_kind) std::printf(" %s %ld", k.c_str(), v);
-  std::printf("\n");
-  // Every class must have been exercised, or the run proves little.
-  if (args.frames >= 1000)
-    for (const char* k : {"runt", "bypass", "malformed", "aggregation", "rx_error"})
-      if (by_result[k] == 0) {
-        std::fprintf(stderr, "parser_tb: no %s frame was generated\n", k);
-        ++errors;
-      }
-  if (errors) {
-    std::fprintf(stderr, "parser_tb: FAILED, %ld error(s)\n", errors);
-    return 1;
-  }
-  std::printf("parser_tb: PASS\n");
-  return 0;
+  const Args& args_;
+  const int W_, BB_, es_, max_elems_;
+  std::unique_ptr<VerilatedContext> ctx_ = std::make_unique<VerilatedContext>();
+  std::unique_ptr<Vparser> dut_;
+  std::mt19937_64 rng_;
+  Frames gen_;
+  long cycle_ = 0, errors_ = 0;
+  std::map<std::string, long> by_kind_;
+  std::map<std::string, long> by_result_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args args = parse_args(argc, argv);
+  Bench bench(args, nlohmann::json::parse(tb::read_file(args.config, "parser_tb")), argc, argv);
+  return tb::run_bench(bench, "parser_tb", args.config);
 }

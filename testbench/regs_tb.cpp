@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <random>
@@ -347,145 +346,167 @@ class Bench {
     int delay = 0;        // cycles before asserting
   };
 
-  void random_phase(long cycles) {
-    std::uniform_int_distribution<int> pct(0, 99);
-    // Per-run style so that one seed explores mostly-ready or heavily stalled buses.
-    const int b_ready_pct = std::uniform_int_distribution<int>(20, 100)(rng_);
-    const int r_ready_pct = std::uniform_int_distribution<int>(20, 100)(rng_);
+  // The master side of the random phase: the write being issued, the read channel, and the
+  // requests the slave accepted that have not had their response yet.
+  struct Traffic {
+    int b_ready_pct = 0, r_ready_pct = 0;
     std::deque<uint32_t> awq, wq, arq;  // accepted by the slave, not yet committed
-    // Writes to issue: (addr, data, mode 0 together, 1 aw first, 2 w first).
+    // The write being issued: mode 0 address and data together, 1 address first, 2 data first.
     bool wr_pending = false, aw_done = true, w_done = true;
     uint32_t wr_addr = 0, wr_data = 0;
     int wr_mode = 0;
     Chan aw, w, ar;
     uint32_t held_rdata = 0;
+  };
 
+  // Random traffic for `cycles` cycles, the model in lockstep, then a drain.
+  void random_phase(long cycles) {
+    Traffic t;
+    // Per-run style so that one seed explores mostly-ready or heavily stalled buses.
+    t.b_ready_pct = std::uniform_int_distribution<int>(20, 100)(rng_);
+    t.r_ready_pct = std::uniform_int_distribution<int>(20, 100)(rng_);
     for (long cyc = 0; cyc < cycles; ++cyc) {
-      // ---- drive inputs for this cycle
-      top_->clk = 0;
-      if (!wr_pending && pct(rng_) < 40) {
-        wr_pending = true;
-        wr_addr = random_addr(true);
-        wr_data = random_data(wr_addr);
-        wr_mode = std::uniform_int_distribution<int>(0, 2)(rng_);
-        aw_done = w_done = false;
-        aw.delay = std::uniform_int_distribution<int>(0, 3)(rng_);
-        w.delay = wr_mode == 0 ? aw.delay : std::uniform_int_distribution<int>(0, 3)(rng_);
-      }
-      if (wr_pending) {
-        const bool aw_may = wr_mode != 2 || w_done;
-        const bool w_may = wr_mode != 1 || aw_done;
-        if (!aw_done && !aw.active && aw_may && aw.delay-- <= 0) {
-          aw.active = true;
-          top_->s_axil_awaddr = wr_addr;
-          top_->s_axil_awprot = rng_() & 7;
-        }
-        if (!w_done && !w.active && w_may && w.delay-- <= 0) {
-          w.active = true;
-          top_->s_axil_wdata = wr_data;
-          top_->s_axil_wstrb = rng_() & 15;  // ignored: writes are whole words
-        }
-      }
-      top_->s_axil_awvalid = aw.active;
-      top_->s_axil_wvalid = w.active;
-      if (!ar.active && ar.delay-- <= 0 && pct(rng_) < 50) {
-        ar.active = true;
-        top_->s_axil_araddr = random_addr(false);
-        top_->s_axil_arprot = rng_() & 7;
-      }
-      top_->s_axil_arvalid = ar.active;
-      top_->s_axil_bready = pct(rng_) < b_ready_pct;
-      top_->s_axil_rready = pct(rng_) < r_ready_pct;
-      // Counter pulses (each input now and then) and the datapath's expected VIDs.
-      std::vector<int> incs;
-      const int inc_pct = 8;
-      for (int i = 0; i < ncnt_; ++i) {
-        const bool on = pct(rng_) < inc_pct;
-        set_inc(i, on);
-        if (on) incs.push_back(i);
-      }
-      if (pct(rng_) < 10) {
-        const int c = std::uniform_int_distribution<int>(0, C_ - 1)(rng_);
-        evid_[c] = pct(rng_) < 50 ? static_cast<uint32_t>(rng_()) : evid_[c] + 1;
-        tb::set_bits(top_->ctx_expected_vid, 32 * c, 32, evid_[c]);
-      }
-      top_->eval();
-
-      // ---- sample the handshakes of this edge
-      const bool aw_hs = top_->s_axil_awvalid && top_->s_axil_awready;
-      const bool w_hs = top_->s_axil_wvalid && top_->s_axil_wready;
-      const bool ar_hs = top_->s_axil_arvalid && top_->s_axil_arready;
-      const bool b_hs = top_->s_axil_bvalid && top_->s_axil_bready;
-      const bool r_hs = top_->s_axil_rvalid && top_->s_axil_rready;
-      const uint32_t ar_addr = top_->s_axil_araddr;
-      const uint32_t aw_addr = top_->s_axil_awaddr, w_data = top_->s_axil_wdata;
-      const bool pre_b = top_->s_axil_bvalid, pre_r = top_->s_axil_rvalid;
-
-      top_->clk = 1;
-      top_->eval();
-      ++g_cycle;
-
-      if (aw_hs) {
-        awq.push_back(aw_addr);
-        aw.active = false;
-        aw_done = true;
-      }
-      if (w_hs) {
-        wq.push_back(w_data);
-        w.active = false;
-        w_done = true;
-      }
-      if (wr_pending && aw_done && w_done) wr_pending = false;
-      if (ar_hs) {
-        arq.push_back(ar_addr);
-        ar.active = false;
-        ar.delay = std::uniform_int_distribution<int>(0, 3)(rng_);
-      }
-      const bool b_now = top_->s_axil_bvalid, r_now = top_->s_axil_rvalid;
-      // Responses stay until taken, with stable data.
-      CHECK(!(pre_b && !b_hs) || b_now, "bvalid dropped without bready");
-      CHECK(!(pre_r && !r_hs) || (r_now && top_->s_axil_rdata == held_rdata), "rvalid/rdata changed without rready");
-      CHECK(!b_now || top_->s_axil_bresp == 0, "bresp %u", top_->s_axil_bresp);
-      CHECK(!r_now || top_->s_axil_rresp == 0, "rresp %u", top_->s_axil_rresp);
-
-      // ---- the model does what the RTL did at this edge
-      const bool r_rose = r_now && (!pre_r || r_hs);
-      const bool b_rose = b_now && (!pre_b || b_hs);
-      if (r_rose) {
-        CHECK(!arq.empty(), "read data without an accepted address");
-        if (!arq.empty()) {
-          const uint32_t a = arq.front();
-          arq.pop_front();
-          for (int c = 0; c < C_; ++c) ref_->ctx(c).expected_vid = evid_[c];
-          const uint32_t want = ref_->read(a);
-          CHECK(top_->s_axil_rdata == want, "read 0x%05x: rtl 0x%08x model 0x%08x", a, top_->s_axil_rdata, want);
-          ++reads_;
-          held_rdata = top_->s_axil_rdata;
-        }
-      }
-      for (int i : incs) count_model(i);
-      if (b_rose) {
-        CHECK(!awq.empty() && !wq.empty(), "write response without an accepted address and data");
-        if (!awq.empty() && !wq.empty()) {
-          const uint32_t a = awq.front(), d = wq.front();
-          awq.pop_front();
-          wq.pop_front();
-          model_write(a, d);
-        }
-      }
-      compare_outputs();
-      if (cyc % 16 == 0) compare_counters();
-      // Now and then, move a counter next to saturation in both.
-      if (pct(rng_) < 2) preset_random_counter();
+      random_cycle(t, cyc);
       if (g_errors > 20) break;
     }
-    // Drain: the write in progress is finished, then every accepted request gets its response.
-    if (wr_pending) {
-      if (!aw_done) top_->s_axil_awaddr = wr_addr;
-      if (!w_done) top_->s_axil_wdata = wr_data;
+    drain(t);
+    CHECK(t.awq.empty() && t.wq.empty() && t.arq.empty(), "requests left without response: aw %zu w %zu ar %zu",
+          t.awq.size(), t.wq.size(), t.arq.size());
+    compare_outputs();
+    compare_counters();
+  }
+
+  // One cycle of the random phase: inputs, edge, the model's step, the comparisons.
+  void random_cycle(Traffic& t, long cyc) {
+    std::uniform_int_distribution<int> pct(0, 99);
+    top_->clk = 0;
+    drive_axil(t);
+    // Counter pulses (each input now and then) and the datapath's expected VIDs.
+    std::vector<int> incs;
+    const int inc_pct = 8;
+    for (int i = 0; i < ncnt_; ++i) {
+      const bool on = pct(rng_) < inc_pct;
+      set_inc(i, on);
+      if (on) incs.push_back(i);
     }
-    top_->s_axil_awvalid = wr_pending && !aw_done;
-    top_->s_axil_wvalid = wr_pending && !w_done;
+    if (pct(rng_) < 10) {
+      const int c = std::uniform_int_distribution<int>(0, C_ - 1)(rng_);
+      evid_[c] = pct(rng_) < 50 ? static_cast<uint32_t>(rng_()) : evid_[c] + 1;
+      tb::set_bits(top_->ctx_expected_vid, 32 * c, 32, evid_[c]);
+    }
+    top_->eval();
+
+    // ---- sample the handshakes of this edge
+    const tb::AxilFire hs = TB_AXIL_FIRE(*top_, s_axil_);
+    const uint32_t ar_addr = top_->s_axil_araddr;
+    const uint32_t aw_addr = top_->s_axil_awaddr, w_data = top_->s_axil_wdata;
+    const bool pre_b = top_->s_axil_bvalid, pre_r = top_->s_axil_rvalid;
+
+    top_->clk = 1;
+    top_->eval();
+    ++g_cycle;
+
+    if (hs.aw) {
+      t.awq.push_back(aw_addr);
+      t.aw.active = false;
+      t.aw_done = true;
+    }
+    if (hs.w) {
+      t.wq.push_back(w_data);
+      t.w.active = false;
+      t.w_done = true;
+    }
+    if (t.wr_pending && t.aw_done && t.w_done) t.wr_pending = false;
+    if (hs.ar) {
+      t.arq.push_back(ar_addr);
+      t.ar.active = false;
+      t.ar.delay = std::uniform_int_distribution<int>(0, 3)(rng_);
+    }
+    const bool b_now = top_->s_axil_bvalid, r_now = top_->s_axil_rvalid;
+    // Responses stay until taken, with stable data.
+    CHECK(!(pre_b && !hs.b) || b_now, "bvalid dropped without bready");
+    CHECK(!(pre_r && !hs.r) || (r_now && top_->s_axil_rdata == t.held_rdata), "rvalid/rdata changed without rready");
+    CHECK(!b_now || top_->s_axil_bresp == 0, "bresp %u", top_->s_axil_bresp);
+    CHECK(!r_now || top_->s_axil_rresp == 0, "rresp %u", top_->s_axil_rresp);
+
+    // ---- the model does what the RTL did at this edge
+    if (r_now && (!pre_r || hs.r)) model_read(t);
+    for (int i : incs) count_model(i);
+    if (b_now && (!pre_b || hs.b)) {
+      CHECK(!t.awq.empty() && !t.wq.empty(), "write response without an accepted address and data");
+      if (!t.awq.empty() && !t.wq.empty()) {
+        const uint32_t a = t.awq.front(), d = t.wq.front();
+        t.awq.pop_front();
+        t.wq.pop_front();
+        model_write(a, d);
+      }
+    }
+    compare_outputs();
+    if (cyc % 16 == 0) compare_counters();
+    // Now and then, move a counter next to saturation in both.
+    if (pct(rng_) < 2) preset_random_counter();
+  }
+
+  // The AXI4-Lite inputs of this cycle: maybe a new write, the write's channels after their
+  // delays and in their order, maybe a read, random bready/rready.
+  void drive_axil(Traffic& t) {
+    std::uniform_int_distribution<int> pct(0, 99);
+    if (!t.wr_pending && pct(rng_) < 40) {
+      t.wr_pending = true;
+      t.wr_addr = random_addr(true);
+      t.wr_data = random_data(t.wr_addr);
+      t.wr_mode = std::uniform_int_distribution<int>(0, 2)(rng_);
+      t.aw_done = t.w_done = false;
+      t.aw.delay = std::uniform_int_distribution<int>(0, 3)(rng_);
+      t.w.delay = t.wr_mode == 0 ? t.aw.delay : std::uniform_int_distribution<int>(0, 3)(rng_);
+    }
+    if (t.wr_pending) {
+      const bool aw_may = t.wr_mode != 2 || t.w_done;
+      const bool w_may = t.wr_mode != 1 || t.aw_done;
+      if (!t.aw_done && !t.aw.active && aw_may && t.aw.delay-- <= 0) {
+        t.aw.active = true;
+        top_->s_axil_awaddr = t.wr_addr;
+        top_->s_axil_awprot = rng_() & 7;
+      }
+      if (!t.w_done && !t.w.active && w_may && t.w.delay-- <= 0) {
+        t.w.active = true;
+        top_->s_axil_wdata = t.wr_data;
+        top_->s_axil_wstrb = rng_() & 15;  // ignored: writes are whole words
+      }
+    }
+    top_->s_axil_awvalid = t.aw.active;
+    top_->s_axil_wvalid = t.w.active;
+    if (!t.ar.active && t.ar.delay-- <= 0 && pct(rng_) < 50) {
+      t.ar.active = true;
+      top_->s_axil_araddr = random_addr(false);
+      top_->s_axil_arprot = rng_() & 7;
+    }
+    top_->s_axil_arvalid = t.ar.active;
+    top_->s_axil_bready = pct(rng_) < t.b_ready_pct;
+    top_->s_axil_rready = pct(rng_) < t.r_ready_pct;
+  }
+
+  // rvalid rose at this edge: the model reads the oldest accepted address (pre-edge state).
+  void model_read(Traffic& t) {
+    CHECK(!t.arq.empty(), "read data without an accepted address");
+    if (t.arq.empty()) return;
+    const uint32_t a = t.arq.front();
+    t.arq.pop_front();
+    for (int c = 0; c < C_; ++c) ref_->ctx(c).expected_vid = evid_[c];
+    const uint32_t want = ref_->read(a);
+    CHECK(top_->s_axil_rdata == want, "read 0x%05x: rtl 0x%08x model 0x%08x", a, top_->s_axil_rdata, want);
+    ++reads_;
+    t.held_rdata = top_->s_axil_rdata;
+  }
+
+  // Drain: the write in progress is finished, then every accepted request gets its response.
+  void drain(Traffic& t) {
+    if (t.wr_pending) {
+      if (!t.aw_done) top_->s_axil_awaddr = t.wr_addr;
+      if (!t.w_done) top_->s_axil_wdata = t.wr_data;
+    }
+    top_->s_axil_awvalid = t.wr_pending && !t.aw_done;
+    top_->s_axil_wvalid = t.wr_pending && !t.w_done;
     top_->s_axil_arvalid = 0;
     top_->s_axil_bready = top_->s_axil_rready = 1;
     for (int c = 0; c < ncnt_; ++c) set_inc(c, false);
@@ -495,31 +516,27 @@ class Bench {
       const bool w_hs = top_->s_axil_wvalid && top_->s_axil_wready;
       edge();
       if (aw_hs) {
-        awq.push_back(top_->s_axil_awaddr);
+        t.awq.push_back(top_->s_axil_awaddr);
         top_->s_axil_awvalid = 0;
       }
       if (w_hs) {
-        wq.push_back(top_->s_axil_wdata);
+        t.wq.push_back(top_->s_axil_wdata);
         top_->s_axil_wvalid = 0;
       }
       // bready and rready are high: every valid seen after an edge is a new response.
-      if (top_->s_axil_rvalid && !arq.empty()) {
+      if (top_->s_axil_rvalid && !t.arq.empty()) {
         for (int c = 0; c < C_; ++c) ref_->ctx(c).expected_vid = evid_[c];
-        const uint32_t want = ref_->read(arq.front());
-        CHECK(top_->s_axil_rdata == want, "drain read 0x%05x: rtl 0x%08x model 0x%08x", arq.front(), top_->s_axil_rdata,
-              want);
-        arq.pop_front();
+        const uint32_t want = ref_->read(t.arq.front());
+        CHECK(top_->s_axil_rdata == want, "drain read 0x%05x: rtl 0x%08x model 0x%08x", t.arq.front(),
+              top_->s_axil_rdata, want);
+        t.arq.pop_front();
       }
-      if (top_->s_axil_bvalid && !awq.empty() && !wq.empty()) {
-        model_write(awq.front(), wq.front());
-        awq.pop_front();
-        wq.pop_front();
+      if (top_->s_axil_bvalid && !t.awq.empty() && !t.wq.empty()) {
+        model_write(t.awq.front(), t.wq.front());
+        t.awq.pop_front();
+        t.wq.pop_front();
       }
     }
-    CHECK(awq.empty() && wq.empty() && arq.empty(), "requests left without response: aw %zu w %zu ar %zu", awq.size(),
-          wq.size(), arq.size());
-    compare_outputs();
-    compare_counters();
   }
 
   void count_model(int i) {
@@ -646,12 +663,7 @@ class Bench {
 int main(int argc, char** argv) {
   Verilated::commandArgs(argc, argv);
   const Args a = parse_args(argc, argv);
-  std::ifstream f(a.config);
-  if (!f) {
-    std::fprintf(stderr, "regs_tb: cannot read %s\n", a.config.c_str());
-    return 2;
-  }
-  const panama::Config cfg = panama::Config::from_json(nlohmann::json::parse(f));
+  const panama::Config cfg = panama::Config::from_json(nlohmann::json::parse(tb::read_file(a.config, "regs_tb")));
   Bench b(cfg, a.seed);
   b.reset();
   b.helpers();

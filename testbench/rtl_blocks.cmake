@@ -7,24 +7,13 @@
 # scoreboard), and register ctest parser.NAME.
 function(panama_parser_tb name frames)
   set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/parser_${name}/rtl)
-  set(obj_dir ${CMAKE_CURRENT_BINARY_DIR}/parser_${name}/obj)
-  set(exe ${obj_dir}/tb_parser_${name})
-  add_custom_command(
-    OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_parser.v
-    COMMAND ${CMAKE_COMMAND} -E rm -rf ${gen_dir}
-    COMMAND $<TARGET_FILE:panama-gen> ${ARGN} --module top --out ${gen_dir}
-    DEPENDS panama-gen
-    COMMENT "panama-gen parser_${name}")
-  add_custom_command(
-    OUTPUT ${exe}
-    COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 --x-assign fast --x-initial fast
-            -Wno-fatal --Mdir ${obj_dir} -o tb_parser_${name} --prefix Vparser --top-module panama_parser
-            -CFLAGS "-O1 -std=c++17 -I${CMAKE_SOURCE_DIR}/wire -I${CMAKE_SOURCE_DIR}/testbench"
-            ${gen_dir}/panama_parser.v ${CMAKE_CURRENT_SOURCE_DIR}/parser_tb.cpp ${CMAKE_SOURCE_DIR}/wire/wire.cpp
+  set(exe ${CMAKE_CURRENT_BINARY_DIR}/parser_${name}/obj/tb_parser_${name})
+  panama_generate(${gen_dir} parser_${name} top OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_parser.v ARGS ${ARGN})
+  panama_verilate_tb(${exe} PREFIX Vparser TOP panama_parser
+    INCLUDES ${CMAKE_SOURCE_DIR}/wire ${CMAKE_SOURCE_DIR}/testbench
+    INPUTS ${gen_dir}/panama_parser.v ${CMAKE_CURRENT_SOURCE_DIR}/parser_tb.cpp ${CMAKE_SOURCE_DIR}/wire/wire.cpp
     DEPENDS ${gen_dir}/config.json ${gen_dir}/panama_parser.v ${CMAKE_CURRENT_SOURCE_DIR}/parser_tb.cpp
-            ${CMAKE_SOURCE_DIR}/wire/wire.cpp ${CMAKE_SOURCE_DIR}/wire/wire.h
-    COMMENT "verilator parser_${name}")
-  add_custom_target(tb_parser_${name} ALL DEPENDS ${exe})
+            ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${CMAKE_SOURCE_DIR}/wire/wire.cpp ${CMAKE_SOURCE_DIR}/wire/wire.h)
   add_test(NAME parser.${name} COMMAND ${exe} --config ${gen_dir}/config.json --frames ${frames} --seed 1 --idle 20)
   set_tests_properties(parser.${name} PROPERTIES LABELS "rtl;parser")
 endfunction()
@@ -48,31 +37,20 @@ if(TARGET panama_model)
   find_library(PANAMA_REGS_PCAP pcap)
   function(panama_regs_tb name cycles)
     set(gen_dir ${CMAKE_CURRENT_BINARY_DIR}/regs_${name}/rtl)
-    set(obj_dir ${CMAKE_CURRENT_BINARY_DIR}/regs_${name}/obj)
-    set(exe ${obj_dir}/tb_regs_${name})
+    set(exe ${CMAKE_CURRENT_BINARY_DIR}/regs_${name}/obj/tb_regs_${name})
     set(libs $<TARGET_FILE:panama_model> $<TARGET_FILE:panama_wire> $<TARGET_FILE:panama_config>)
     set(ldflags "-lsystemc")
     if(PANAMA_REGS_PCAP)
       set(ldflags "${ldflags} ${PANAMA_REGS_PCAP}")
     endif()
-    add_custom_command(
-      OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_regs.v
-      COMMAND ${CMAKE_COMMAND} -E rm -rf ${gen_dir}
-      COMMAND $<TARGET_FILE:panama-gen> ${ARGN} --module top --out ${gen_dir}
-      DEPENDS panama-gen
-      COMMENT "panama-gen regs_${name}")
-    add_custom_command(
-      OUTPUT ${exe}
-      COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 --x-assign fast --x-initial fast --public-flat-rw
-              -Wno-fatal --Mdir ${obj_dir} -o tb_regs_${name} --prefix Vregs --top-module panama_regs
-              -CFLAGS "-O1 -std=c++17 -I${CMAKE_SOURCE_DIR}/wire -I${CMAKE_SOURCE_DIR}/gen -I${CMAKE_SOURCE_DIR}/systemc_model -I${CMAKE_SOURCE_DIR}/numerics -I${CMAKE_SOURCE_DIR}/testbench"
-              -LDFLAGS "${ldflags}"
-              ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp ${libs}
+    panama_generate(${gen_dir} regs_${name} top OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_regs.v ARGS ${ARGN})
+    panama_verilate_tb(${exe} PREFIX Vregs TOP panama_regs FLAGS --public-flat-rw LDFLAGS "${ldflags}"
+      INCLUDES ${CMAKE_SOURCE_DIR}/wire ${CMAKE_SOURCE_DIR}/gen ${CMAKE_SOURCE_DIR}/systemc_model
+               ${CMAKE_SOURCE_DIR}/numerics ${CMAKE_SOURCE_DIR}/testbench
+      INPUTS ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp ${libs}
       DEPENDS ${gen_dir}/config.json ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp
               ${CMAKE_CURRENT_SOURCE_DIR}/axil.h ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h panama_model panama_wire
-              panama_config
-      COMMENT "verilator regs_${name}")
-    add_custom_target(tb_regs_${name} ALL DEPENDS ${exe})
+              panama_config)
     add_test(NAME regs.${name} COMMAND ${exe} --config ${gen_dir}/config.json --cycles ${cycles} --seed 1)
     set_tests_properties(regs.${name} PROPERTIES LABELS "rtl;regs")
   endfunction()

@@ -1,11 +1,14 @@
-// Helpers shared by the Verilator testbenches: bit access on Verilated ports of any width.
+// Helpers shared by the Verilator testbenches: command line, config file, bit access on Verilated
+// ports of any width, AXI4-Lite handshakes.
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -50,6 +53,32 @@ inline std::string parse_flags(int argc, char** argv, const char* prog, const Fl
     std::exit(2);
   }
   return config;
+}
+
+// The text of the file at `path` (a testbench's config.json); a file that cannot be read ends
+// the run with one line on stderr and exit code 2.
+inline std::string read_file(const std::string& path, const char* prog) {
+  std::ifstream f(path);
+  if (!f) {
+    std::fprintf(stderr, "%s: cannot read %s\n", prog, path.c_str());
+    std::exit(2);
+  }
+  std::ostringstream text;
+  text << f.rdbuf();
+  return text.str();
+}
+
+// A scoreboard testbench's run: the Verilated ports must be as wide as config.json says (else one
+// line on stderr and exit code 2), then reset, the run and the verdict (the exit code).
+template <typename Bench>
+int run_bench(Bench& bench, const char* prog, const std::string& config) {
+  if (!bench.ports_match()) {
+    std::fprintf(stderr, "%s: the Verilated ports do not match %s\n", prog, config.c_str());
+    return 2;
+  }
+  bench.reset();
+  bench.run();
+  return bench.finish();
 }
 
 // Whole-string numeric conversions for flag values (std::stol accepts "12abc").
@@ -112,4 +141,18 @@ constexpr int port_bits(const T&) {
   return static_cast<int>(sizeof(T) * 8);
 }
 
+// The AXI4-Lite handshakes the coming clock edge completes, channel by channel.
+struct AxilFire {
+  bool aw, w, ar, b, r;
+};
+
 }  // namespace tb
+
+// TB_AXIL_FIRE(top, P): the AxilFire of a Verilated top whose AXI4-Lite ports are named P##awvalid
+// and so on (P is s_axil_ on a slave, m_axil_ on a master). A macro: the names are pasted.
+#define TB_AXIL_FIRE(top, P)                                                              \
+  (tb::AxilFire{(top).P##awvalid && (top).P##awready, (top).P##wvalid && (top).P##wready, \
+                (top).P##arvalid && (top).P##arready, (top).P##bvalid && (top).P##bready, \
+                (top).P##rvalid && (top).P##rready})
+
+namespace tb {}  // namespace tb

@@ -63,10 +63,7 @@ TEST(GenBoard, WritesTheShellNextToTheCore) {
 TEST(GenBoard, PrefixAppliesToTheShell) {
   const fs::path d = scratch("prefix");
   ASSERT_EQ(gen("--board u250 --prefix acc --out " + d.string()).rc, 0);
-  ASSERT_TRUE(fs::exists(d / "acc_u250_top.v"));
-  const std::string top = slurp(d / "acc_u250_top.v");
-  EXPECT_NE(top.find("module acc_u250_top"), std::string::npos);
-  EXPECT_NE(top.find("acc_board_shell #("), std::string::npos);
+  gen_cli::expect_module(d, "acc_u250_top", "acc_board_shell #(");
   EXPECT_NE(slurp(d / "acc_board_shell.v").find("acc_core u_core"), std::string::npos);
   EXPECT_NE(slurp(d / "board.tcl").find("acc_u250_top"), std::string::npos);
   for (const auto& e : fs::directory_iterator(d)) {

@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using gen_cli::expect_module;
+using gen_cli::expect_regenerates_identically;
 using gen_cli::GenRun;
 using gen_cli::run_gen;
 using gen_cli::scratch;
@@ -46,14 +48,8 @@ TEST(GenCli, WritesTheDocumentedFiles) {
 
 TEST(GenCli, RegeneratingGivesIdenticalFilesAndNoOutputPathInBanner) {
   const fs::path a = scratch("a"), b = scratch("b");
-  const std::string args = "--ports 5 --gbps 25 --mhz 300 --format bf16 --module addtree --out ";
-  ASSERT_EQ(run_gen(args + a.string()).rc, 0);
-  ASSERT_EQ(run_gen(args + b.string()).rc, 0);
-  for (const auto& e : fs::directory_iterator(a)) {
-    const std::string x = slurp(e.path()), y = slurp(b / e.path().filename());
-    EXPECT_EQ(x, y) << e.path().filename();
-    EXPECT_EQ(x.find(a.string()), std::string::npos) << "output path in " << e.path().filename();
-  }
+  ASSERT_NO_FATAL_FAILURE(
+      expect_regenerates_identically("--ports 5 --gbps 25 --mhz 300 --format bf16 --module addtree --out ", a, b));
   const std::string v = slurp(a / "panama_addtree.v");
   EXPECT_EQ(v.rfind("// panama_addtree:", 0), 0u);
   EXPECT_NE(v.find("// Command: panama-gen --ports 5 --gbps 25 --mhz 300 --format bf16"), std::string::npos);
@@ -64,9 +60,7 @@ TEST(GenCli, RegeneratingGivesIdenticalFilesAndNoOutputPathInBanner) {
 TEST(GenCli, PrefixNamesModulesAndFiles) {
   const fs::path d = scratch("prefix");
   ASSERT_EQ(run_gen("--ports 3 --gbps 10 --mhz 200 --prefix acc0 --module addtree --out " + d.string()).rc, 0);
-  EXPECT_TRUE(fs::exists(d / "acc0_addtree.v"));
-  EXPECT_NE(slurp(d / "acc0_addtree.v").find("module acc0_addtree"), std::string::npos);
-  EXPECT_NE(slurp(d / "acc0_addtree.v").find("acc0_fpadd u_"), std::string::npos);
+  expect_module(d, "acc0_addtree", "acc0_fpadd u_");
   fs::remove_all(d);
 }
 
@@ -127,17 +121,8 @@ TEST(GenCli, TopWritesItsFilesAndRegisterMap) {
 
 TEST(GenCli, TopRegeneratesIdentically) {
   const fs::path a = scratch("ta"), b = scratch("tb");
-  const std::string args = "--ports 5 --gbps 25 --mhz 250 --format bf16 --contexts 3 --out ";
-  ASSERT_EQ(run_gen(args + a.string()).rc, 0);
-  ASSERT_EQ(run_gen(args + b.string()).rc, 0);
-  size_t n = 0;
-  for (const auto& e : fs::directory_iterator(a)) {
-    const std::string x = slurp(e.path());
-    EXPECT_EQ(x, slurp(b / e.path().filename())) << e.path().filename();
-    EXPECT_EQ(x.find(a.string()), std::string::npos) << "output path in " << e.path().filename();
-    ++n;
-  }
-  EXPECT_EQ(n, static_cast<size_t>(std::distance(fs::directory_iterator(b), fs::directory_iterator())));
+  ASSERT_NO_FATAL_FAILURE(
+      expect_regenerates_identically("--ports 5 --gbps 25 --mhz 250 --format bf16 --contexts 3 --out ", a, b));
   fs::remove_all(a);
   fs::remove_all(b);
 }

@@ -27,6 +27,18 @@ Result run_model(const Config& c, const wire::CtxFile& x, const std::vector<std:
   return model::run_isolated(c, x, in, o);
 }
 
+// Context (7, 0) with members 0 and 1 on the four-port design: the VID scenarios of rules 5 and 6.
+Result run_pair(const std::vector<std::vector<InFrame>>& in) {
+  return run_model(cfg4(), ctxs({mcast(7, 0, {0, 1})}), in);
+}
+
+// The VIDs of the frames on m_agg, in order.
+std::vector<uint32_t> agg_vids(const Result& r) {
+  std::vector<uint32_t> v;
+  for (const auto& f : r.agg) v.push_back(wire::parse_header(f.data).vid);
+  return v;
+}
+
 // Identities of rule 10, for every port.
 void check_identities(const Result& r) {
   for (size_t p = 0; p < r.port_counters.size(); ++p) {
@@ -41,6 +53,15 @@ void check_identities(const Result& r) {
     EXPECT_EQ(v[kTxFrames], r.ports[p].size()) << "port " << p;
   }
   EXPECT_EQ(r.agg_tx_frames, r.agg.size());
+}
+
+// The outcome on context 0 of a VID scenario: the VIDs of the sums sent on m_agg, E afterwards,
+// the vectors dropped; and rule 10's identities.
+void expect_outcome(const Result& r, const std::vector<uint32_t>& vids, uint32_t expected_vid, uint64_t dropped) {
+  EXPECT_EQ(agg_vids(r), vids);
+  EXPECT_EQ(r.contexts[0].expected_vid, expected_vid);
+  EXPECT_EQ(r.contexts[0].vectors_dropped, dropped);
+  check_identities(r);
 }
 
 const std::vector<uint32_t> kA = {fbits(1e30f), fbits(1.0f), fbits(-3.5f)};
@@ -169,82 +190,62 @@ TEST(ModelAggregation, PartialMembershipUsesNegativeZeroLeaves) {
 
 // Rule 6: COUNTs differ.
 TEST(ModelAggregation, CountMismatchDropsAllAndAdvancesByOne) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 0, {1, 2}), false});
   in[1].push_back({contrib(1, 7, 0, 0, {1, 2, 3}), false});
   in[0].push_back({contrib(0, 7, 0, 1, {1}), false});
   in[1].push_back({contrib(1, 7, 0, 1, {2}), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   EXPECT_EQ(ctr(r, 0, kCountMismatch), 1u);
   EXPECT_EQ(ctr(r, 1, kCountMismatch), 1u);
-  EXPECT_EQ(r.contexts[0].vectors_dropped, 1u);
-  ASSERT_EQ(r.agg.size(), 1u);
-  EXPECT_EQ(wire::parse_header(r.agg[0].data).vid, 1u);
-  EXPECT_EQ(r.contexts[0].expected_vid, 2u);
-  check_identities(r);
+  expect_outcome(r, {1}, 2, 1);
 }
 
 // Rule 6: a lost contribution makes the vector incomplete; E moves on by exactly one.
 TEST(ModelAggregation, IncompleteAfterLoss) {
-  const Config c = cfg4();
   auto in = inputs(4);
   for (uint32_t v : {0u, 1u, 2u}) in[0].push_back({contrib(0, 7, 0, v, {1}), false});
   for (uint32_t v : {1u, 2u}) in[1].push_back({contrib(1, 7, 0, v, {2}), false});  // VID 0 lost
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   EXPECT_EQ(ctr(r, 0, kIncomplete), 1u);
   EXPECT_EQ(ctr(r, 1, kIncomplete), 0u);
-  EXPECT_EQ(r.contexts[0].vectors_dropped, 1u);
-  ASSERT_EQ(r.agg.size(), 2u);
-  EXPECT_EQ(wire::parse_header(r.agg[0].data).vid, 1u);
-  EXPECT_EQ(wire::parse_header(r.agg[1].data).vid, 2u);
-  EXPECT_EQ(r.contexts[0].expected_vid, 3u);
-  check_identities(r);
+  expect_outcome(r, {1, 2}, 3, 1);
 }
 
 // Rule 6: every head ahead: E jumps to the smallest (serial arithmetic), no drop counted.
 TEST(ModelAggregation, AllAheadJumpsToSmallest) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 6, {1}), false});
   in[1].push_back({contrib(1, 7, 0, 5, {2}), false});
   in[1].push_back({contrib(1, 7, 0, 6, {3}), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   // E: 0 -> 5 (smallest) -> incomplete at 5 (port 1) -> 6 -> complete -> 7.
   EXPECT_EQ(ctr(r, 1, kIncomplete), 1u);
-  ASSERT_EQ(r.agg.size(), 1u);
-  EXPECT_EQ(wire::parse_header(r.agg[0].data).vid, 6u);
-  EXPECT_EQ(r.contexts[0].expected_vid, 7u);
-  EXPECT_EQ(r.contexts[0].vectors_dropped, 1u);
-  check_identities(r);
+  expect_outcome(r, {6}, 7, 1);
 }
 
 // Rule 5: a late duplicate is stale.
 TEST(ModelAggregation, StaleDuplicate) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 0, {1}), false});
   in[1].push_back({contrib(1, 7, 0, 0, {2}), false});
   in[0].push_back({contrib(0, 7, 0, 0, {1}), false});  // duplicate of VID 0
   in[0].push_back({contrib(0, 7, 0, 1, {1}), false});
   in[1].push_back({contrib(1, 7, 0, 1, {2}), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   EXPECT_EQ(ctr(r, 0, kStale), 1u);
-  EXPECT_EQ(r.agg.size(), 2u);
-  EXPECT_EQ(r.contexts[0].vectors_dropped, 0u);
-  check_identities(r);
+  expect_outcome(r, {0, 1}, 2, 0);
 }
 
 // FIN is propagated (OR) and resets nothing: VIDs continue, a late duplicate stays stale.
 TEST(ModelAggregation, FinPropagatesAndDoesNotReset) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 0, {1}, 0), false});
   in[1].push_back({contrib(1, 7, 0, 0, {2}, wire::kFlagFin), false});
   in[0].push_back({contrib(0, 7, 0, 0, {1}), false});  // duplicate after the FIN vector
   in[0].push_back({contrib(0, 7, 0, 1, {1}), false});
   in[1].push_back({contrib(1, 7, 0, 1, {2}), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   ASSERT_EQ(r.agg.size(), 2u);
   EXPECT_EQ(wire::parse_header(r.agg[0].data).flags, wire::kFlagFin | wire::kFlagResult);
   EXPECT_EQ(wire::parse_header(r.agg[1].data).flags, wire::kFlagResult);
@@ -255,13 +256,12 @@ TEST(ModelAggregation, FinPropagatesAndDoesNotReset) {
 
 // ECN: CE if any contribution had CE, else the copied (lowest member's) ECN.
 TEST(ModelAggregation, EcnRule) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 0, {1}, 0, 0b01), false});
   in[1].push_back({contrib(1, 7, 0, 0, {2}, 0, 0b10), false});
   in[0].push_back({contrib(0, 7, 0, 1, {1}, 0, 0b01), false});
   in[1].push_back({contrib(1, 7, 0, 1, {2}, 0, 0b11), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   ASSERT_EQ(r.agg.size(), 2u);
   EXPECT_EQ(wire::ecn(r.agg[0].data), 0b01);
   EXPECT_EQ(wire::ecn(r.agg[1].data), 0b11);
@@ -295,12 +295,11 @@ TEST(ModelUpstream, PartialSumAndResultPassThrough) {
 
 // Rule 7: timeouts with an empty member queue.
 TEST(ModelTimeout, DropsExpectedHeadsThenJumps) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 0, {1}), false});
   in[2].push_back({contrib(2, 7, 0, 0, {1}), false});
   in[0].push_back({contrib(0, 7, 0, 4, {1}), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1, 2}, 200)}), in);
+  const Result r = run_model(cfg4(), ctxs({mcast(7, 0, {0, 1, 2}, 200)}), in);
   // VID 0 times out (ports 0 and 2), E = 1; then the only head (VID 4) is ahead: E = 4; then it
   // times out in turn: E = 5.
   EXPECT_EQ(ctr(r, 0, kTimeout), 2u);
@@ -312,10 +311,9 @@ TEST(ModelTimeout, DropsExpectedHeadsThenJumps) {
 }
 
 TEST(ModelTimeout, ZeroMeansNever) {
-  const Config c = cfg4();
   auto in = inputs(4);
   in[0].push_back({contrib(0, 7, 0, 0, {1}), false});
-  const Result r = run_model(c, ctxs({mcast(7, 0, {0, 1})}), in);
+  const Result r = run_pair(in);
   EXPECT_EQ(ctr(r, 0, kTimeout), 0u);
   EXPECT_EQ(r.still_queued, 1u);
   EXPECT_EQ(r.contexts[0].expected_vid, 0u);

@@ -38,12 +38,18 @@ inline uint32_t fbits(float f) {
   return b;
 }
 
-inline wire::CtxEntry mcast(uint16_t jid, uint8_t tid, std::vector<int> members, uint32_t timeout = 0) {
+// A context's identity and members; mcast and upstream add the mode's fields.
+inline wire::CtxEntry ctx_entry(uint16_t jid, uint8_t tid, std::vector<int> members, bool multicast) {
   wire::CtxEntry e;
   e.jid = jid;
   e.tid = tid;
-  e.members = members;
-  e.multicast = true;
+  e.members = std::move(members);
+  e.multicast = multicast;
+  return e;
+}
+
+inline wire::CtxEntry mcast(uint16_t jid, uint8_t tid, std::vector<int> members, uint32_t timeout = 0) {
+  wire::CtxEntry e = ctx_entry(jid, tid, std::move(members), true);
   e.group_mac = wire::parse_mac("01:00:5e:01:00:07");
   e.group_ip = wire::parse_ipv4("239.1.0.7");
   e.timeout_cycles = timeout;
@@ -51,11 +57,7 @@ inline wire::CtxEntry mcast(uint16_t jid, uint8_t tid, std::vector<int> members,
 }
 
 inline wire::CtxEntry upstream(uint16_t jid, uint8_t tid, std::vector<int> members, int up) {
-  wire::CtxEntry e;
-  e.jid = jid;
-  e.tid = tid;
-  e.members = members;
-  e.multicast = false;
+  wire::CtxEntry e = ctx_entry(jid, tid, std::move(members), false);
   e.upstream_port = up;
   e.src_mac = wire::parse_mac("02:aa:00:00:00:0b");
   e.src_ip = wire::parse_ipv4("10.0.0.253");

@@ -24,6 +24,16 @@ FrameSpec spec4(std::vector<uint32_t> elems) {
   return s;
 }
 
+// A result mode of build_result: multicast to the group at (mac, ip), or upstream from the
+// switch's own (mac, ip).
+BuildMode result_mode(bool multicast, const char* mac, const char* ip) {
+  BuildMode m;
+  m.multicast = multicast;
+  (multicast ? m.group_mac : m.own_mac) = parse_mac(mac);
+  (multicast ? m.group_ip : m.own_ip) = parse_ipv4(ip);
+  return m;
+}
+
 std::string tmpfile_path(const std::string& name) { return std::string(::testing::TempDir()) + "/panama_wire_" + name; }
 
 void write_bytes(const std::string& path, const Bytes& b) {
@@ -211,10 +221,7 @@ TEST(WireBuild, MulticastResultRewrite) {
   s.eth_dst = {0x02, 0xaa, 0, 0, 0, 1};
   s.ip_dst = 0x0A0000FE;
   const Bytes base = build_frame(s);
-  BuildMode m;
-  m.multicast = true;
-  m.group_mac = parse_mac("01:00:5e:01:07:00");
-  m.group_ip = parse_ipv4("239.1.7.0");
+  const BuildMode m = result_mode(true, "01:00:5e:01:07:00", "239.1.7.0");
   const Bytes sum = payload_from_elems({0x40400000, 0x40800000}, 4);
   const Bytes r = build_result(base, sum, /*fin_or=*/true, /*ce_any=*/false, m);
   ASSERT_EQ(r.size(), base.size());
@@ -241,10 +248,7 @@ TEST(WireBuild, UpstreamPartialSumKeepsDestinations) {
   s.hdr.flags = kFlagFin;
   s.ecn = 0b10;
   const Bytes base = build_frame(s);
-  BuildMode m;
-  m.multicast = false;
-  m.own_mac = parse_mac("02:aa:00:00:00:0b");
-  m.own_ip = parse_ipv4("10.0.0.253");
+  const BuildMode m = result_mode(false, "02:aa:00:00:00:0b", "10.0.0.253");
   const Bytes r = build_result(base, payload_from_elems({5}, 4), /*fin_or=*/false, /*ce_any=*/true, m);
   const AggHeader h = parse_header(r);
   EXPECT_EQ(h.flags, 0);  // RESULT = 0 upstream; FIN is the OR given (false), not the copied bit

@@ -10,40 +10,17 @@
 #include <vector>
 
 #include "Vpanama_axis_arb2.h"
+#include "board_tb.h"
 #include "verilated.h"
 
-namespace {
-struct Beat {
-  uint64_t data;
-  uint8_t keep;
-  bool last, user;
-  bool operator==(const Beat& o) const { return data == o.data && keep == o.keep && last == o.last && user == o.user; }
-};
-int failures = 0;
-#define CHECK(c, ...)                                       \
-  do {                                                      \
-    if (!(c)) {                                             \
-      if (failures < 10) std::fprintf(stderr, __VA_ARGS__); \
-      ++failures;                                           \
-    }                                                       \
-  } while (0)
-}  // namespace
+using board::Beat;
 
 int main() {
-  auto ctx = std::make_unique<VerilatedContext>();
-  auto top = std::make_unique<Vpanama_axis_arb2>(ctx.get());
+  board::Dut<Vpanama_axis_arb2> dut;
+  auto& top = dut.top;
   std::mt19937_64 rng(7);
   auto pct = [&](int p) { return int(rng() % 100) < p; };
-  auto tick = [&] {
-    top->clk = 1;
-    top->eval();
-    top->clk = 0;
-    top->eval();
-  };
-  top->rst = 1;
-  tick();
-  tick();
-  top->rst = 0;
+  dut.reset();
 
   std::deque<Beat> expected[2];  // beats accepted from each input, in order
   struct Src {
@@ -98,7 +75,7 @@ int main() {
       ++both_waiting_frames;
       if ((t1 ? 1 : 0) != last_frame_from) ++both_waiting_switches;
     }
-    tick();
+    dut.tick();
     if (out) {
       if (owner < 0) {
         // The first beat of a frame: which input's next beat is it?
@@ -134,10 +111,5 @@ int main() {
   top->final();
   std::printf("arb2_tb: %ld + %ld frames, %ld of %ld contested frame starts alternated\n", frames[0], frames[1],
               both_waiting_switches, both_waiting_frames);
-  if (failures) {
-    std::printf("arb2_tb: FAIL (%d)\n", failures);
-    return 1;
-  }
-  std::printf("arb2_tb: PASS\n");
-  return 0;
+  return board::verdict("arb2_tb");
 }

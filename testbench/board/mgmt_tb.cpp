@@ -12,19 +12,12 @@
 #include <vector>
 
 #include "Vpanama_mgmt.h"
+#include "board_tb.h"
 #include "siphash_ref.h"
+#include "tb_util.h"
 #include "verilated.h"
 
 namespace {
-
-int failures = 0;
-#define CHECK(c, ...)                                       \
-  do {                                                      \
-    if (!(c)) {                                             \
-      if (failures < 20) std::fprintf(stderr, __VA_ARGS__); \
-      ++failures;                                           \
-    }                                                       \
-  } while (0)
 
 // The key the testbench top is built with (-GKEY=...): bytes 00..0f.
 uint8_t kKey[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
@@ -52,9 +45,7 @@ std::vector<uint64_t> request(uint32_t id, uint64_t seq, const std::vector<Op>& 
   return tag_words(w, key);
 }
 
-struct Tb {
-  std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vpanama_mgmt> top = std::make_unique<Vpanama_mgmt>(ctx.get());
+struct Tb : board::Dut<Vpanama_mgmt> {
   std::map<uint32_t, uint32_t> regs;  // the register file
   long bus_writes = 0, bus_reads = 0;
   std::mt19937 rng{3};
@@ -73,33 +64,26 @@ struct Tb {
     top->m_axil_rdata = rdata;
     top->m_axil_rresp = 0;
     top->eval();
-    const bool aw_t = top->m_axil_awvalid && top->m_axil_awready;
-    const bool w_t = top->m_axil_wvalid && top->m_axil_wready;
-    const bool ar_t = top->m_axil_arvalid && top->m_axil_arready;
-    const bool b_t = top->m_axil_bvalid && top->m_axil_bready;
-    const bool r_t = top->m_axil_rvalid && top->m_axil_rready;
+    const tb::AxilFire fire = TB_AXIL_FIRE(*top, m_axil_);
     const uint32_t awa = top->m_axil_awaddr, wd = top->m_axil_wdata, ara = top->m_axil_araddr;
-    top->clk = 1;
-    top->eval();
-    top->clk = 0;
-    top->eval();
-    if (aw_t) {
+    board::pulse(*top, top->clk);
+    if (fire.aw) {
       aw = true;
       awaddr = awa;
     }
-    if (w_t) {
+    if (fire.w) {
       w = true;
       wdata = wd;
     }
-    if (b_t) b_pend = false;
-    if (r_t) r_pend = false;
+    if (fire.b) b_pend = false;
+    if (fire.r) r_pend = false;
     if (aw && w && !b_pend) {
       regs[awaddr] = wdata;
       ++bus_writes;
       aw = w = false;
       b_pend = true;
     }
-    if (ar_t) {
+    if (fire.ar) {
       rdata = regs.count(ara) ? regs[ara] : 0;
       ++bus_reads;
       r_pend = true;
@@ -164,11 +148,9 @@ void expect_rejected(Tb& t, const std::vector<uint64_t>& req, int port, int whic
 }  // namespace
 
 int main() {
+  board::report_limit = 20;
   Tb t;
-  t.top->rst = 1;
-  t.tick();
-  t.tick();
-  t.top->rst = 0;
+  t.reset([&t] { t.tick(); });
   t.regs[0x100] = 0x11111111;
   t.regs[0x104] = 0xa5a5a5a5;
 
@@ -242,10 +224,5 @@ int main() {
   t.top->final();
   std::printf("mgmt_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u\n", c.ok, c.port, c.form, c.tag,
               c.replay);
-  if (failures) {
-    std::printf("mgmt_tb: FAIL (%d)\n", failures);
-    return 1;
-  }
-  std::printf("mgmt_tb: PASS\n");
-  return 0;
+  return board::verdict("mgmt_tb");
 }

@@ -14,23 +14,12 @@
 #include <vector>
 
 #include "Vpanama_port_cdc.h"
+#include "board_tb.h"
 #include "verilated.h"
 
 namespace {
-struct Beat {
-  uint64_t data;
-  uint8_t keep;
-  bool last, user;
-  bool operator==(const Beat& o) const { return data == o.data && keep == o.keep && last == o.last && user == o.user; }
-};
-int failures = 0;
-#define CHECK(c, ...)                                       \
-  do {                                                      \
-    if (!(c)) {                                             \
-      if (failures < 10) std::fprintf(stderr, __VA_ARGS__); \
-      ++failures;                                           \
-    }                                                       \
-  } while (0)
+
+using board::Beat;
 
 struct Source {  // frames of 1..30 beats
   int len = 0, pos = 0;
@@ -49,148 +38,170 @@ struct Source {  // frames of 1..30 beats
   }
 };
 
-void run(double core_period, double drift, unsigned seed) {
-  auto ctx = std::make_unique<VerilatedContext>();
-  auto top = std::make_unique<Vpanama_port_cdc>(ctx.get());
-  std::mt19937_64 rng(seed);
-  auto pct = [&](int p) { return int(rng() % 100) < p; };
+// One run: the design, the three sources and the scoreboards of both directions.
+class PortRun {
+ public:
+  PortRun(double core_period, double drift, unsigned seed) : core_period_(core_period), drift_(drift), rng_(seed) {
+    rx_.tag = 1;
+    mp_.tag = 2;
+    ag_.tag = 3;
+    rx_.next(rng_, true);
+    mp_.next(rng_, true);
+    ag_.next(rng_, false);
+    top_->mac_rst = 1;
+    top_->core_rst = 1;
+  }
 
-  Source rx, mp, ag;
-  rx.tag = 1;
-  mp.tag = 2;
-  ag.tag = 3;
-  rx.next(rng, true);
-  mp.next(rng, true);
-  ag.next(rng, false);
-  std::deque<Beat> rx_exp, tx_exp[2];
-  std::vector<Beat> rx_frame;
-  bool rx_dropping = false;
-  int tx_owner = -1;
-  bool tx_in_frame = false;
-  long rx_frames_out = 0, tx_frames_out[2] = {0, 0}, drops = 0;
-
-  top->mac_rst = 1;
-  top->core_rst = 1;
-  double t_mac = 0, t_core = 1700;
-  long mac_edges = 0, core_edges = 0;
-  const long run_edges = 60000;
-  for (;;) {
-    const bool traffic = std::max(mac_edges, core_edges) < run_edges;
-    if (!traffic && std::max(mac_edges, core_edges) > run_edges + 4000) break;
-    const bool reset = std::min(mac_edges, core_edges) < 8;
-    top->mac_rst = reset;
-    top->core_rst = reset;
-    if (t_mac <= t_core) {
-      // ---- MAC edge: receive source drives, transmit sink samples ----
-      top->mac_rx_tvalid = 0;
-      if (!reset && traffic && !pct(25)) {
-        top->mac_rx_tvalid = 1;
-        top->mac_rx_tdata = rx.b.data;
-        top->mac_rx_tkeep = rx.b.keep;
-        top->mac_rx_tlast = rx.b.last;
-        top->mac_rx_tuser = rx.b.user;
-      } else if (!reset && rx.pos > 0) {
-        // A MAC never pauses inside a frame forever: finish frames after the traffic stops.
-        top->mac_rx_tvalid = 1;
-        top->mac_rx_tdata = rx.b.data;
-        top->mac_rx_tkeep = rx.b.keep;
-        top->mac_rx_tlast = rx.b.last;
-        top->mac_rx_tuser = rx.b.user;
-      }
-      top->mac_tx_tready = !pct(traffic ? 20 : 0);
-      top->eval();
-      const bool rx_t = top->mac_rx_tvalid;  // the receive side is never back-pressured
-      const Beat rb = rx.b;
-      const bool tx_t = top->mac_tx_tvalid && top->mac_tx_tready;
-      const Beat tb{top->mac_tx_tdata, uint8_t(top->mac_tx_tkeep), bool(top->mac_tx_tlast), bool(top->mac_tx_tuser)};
-      if (tx_in_frame) CHECK(top->mac_tx_tvalid, "transmit tvalid fell inside a frame\n");
-      top->mac_clk = 1;
-      top->eval();
-      top->mac_clk = 0;
-      top->eval();
-      ++mac_edges;
-      if (rx_t) {
-        if (!rx_dropping) rx_frame.push_back(rb);
-        ++rx.pos;
-        rx.next(rng, true);
-      }
-      if (top->rx_drop) {
-        ++drops;
-        rx_frame.clear();
-        rx_dropping = !rb.last;
-      } else if (rx_t && rb.last) {
-        if (!rx_dropping)
-          for (auto& x : rx_frame) rx_exp.push_back(x);
-        rx_frame.clear();
-        rx_dropping = false;
-      }
-      if (tx_t) {
-        if (tx_owner < 0) tx_owner = int(tb.data >> 62) == 3 ? 1 : 0;
-        auto& q = tx_exp[tx_owner];
-        CHECK(!q.empty() && q.front() == tb, "transmit beat lost, changed, interleaved or reordered (%s)\n",
-              tx_owner ? "m_agg" : "mPP");
-        if (!q.empty()) q.pop_front();
-        tx_in_frame = !tb.last;
-        if (tb.last) {
-          ++tx_frames_out[tx_owner];
-          tx_owner = -1;
-        }
-      }
-      t_mac += 6400;
-    } else {
-      // ---- core edge: receive sink samples, transmit sources drive ----
-      top->s_axis_tready = !pct(traffic ? 10 : 0);
-      if (!mp.valid && !reset && traffic && !pct(40)) mp.valid = true;
-      if (!ag.valid && !reset && traffic && !pct(70)) ag.valid = true;
-      if (!traffic && mp.pos > 0) mp.valid = true;
-      if (!traffic && ag.pos > 0) ag.valid = true;
-      top->m_axis_tvalid = mp.valid;
-      top->m_axis_tdata = mp.b.data;
-      top->m_axis_tkeep = mp.b.keep;
-      top->m_axis_tlast = mp.b.last;
-      top->m_axis_tuser = mp.b.user;
-      top->agg_axis_tvalid = ag.valid;
-      top->agg_axis_tdata = ag.b.data;
-      top->agg_axis_tkeep = ag.b.keep;
-      top->agg_axis_tlast = ag.b.last;
-      top->eval();
-      const bool s_t = top->s_axis_tvalid && top->s_axis_tready;
-      const Beat sb{top->s_axis_tdata, uint8_t(top->s_axis_tkeep), bool(top->s_axis_tlast), bool(top->s_axis_tuser)};
-      const bool m_t = top->m_axis_tvalid && top->m_axis_tready;
-      const bool a_t = top->agg_axis_tvalid && top->agg_axis_tready;
-      top->core_clk = 1;
-      top->eval();
-      top->core_clk = 0;
-      top->eval();
-      ++core_edges;
-      if (s_t) {
-        CHECK(!rx_exp.empty() && rx_exp.front() == sb, "receive beat lost, changed or reordered\n");
-        if (!rx_exp.empty()) rx_exp.pop_front();
-        if (sb.last) ++rx_frames_out;
-      }
-      if (m_t) {
-        tx_exp[0].push_back(mp.b);
-        ++mp.pos;
-        mp.valid = false;
-        mp.next(rng, true);
-      }
-      if (a_t) {
-        tx_exp[1].push_back(ag.b);
-        ++ag.pos;
-        ag.valid = false;
-        ag.next(rng, false);
-      }
-      const double d = 1.0 + drift * std::sin(2 * M_PI * double(core_edges) / 7000.0);
-      t_core += core_period * d;
+  // Steps both clocks edge by edge: traffic, then time for everything to be delivered.
+  void simulate() {
+    for (;;) {
+      traffic_ = std::max(mac_edges_, core_edges_) < kRunEdges;
+      if (!traffic_ && std::max(mac_edges_, core_edges_) > kRunEdges + 4000) break;
+      reset_ = std::min(mac_edges_, core_edges_) < 8;
+      top_->mac_rst = reset_;
+      top_->core_rst = reset_;
+      if (t_mac_ <= t_core_)
+        mac_edge();
+      else
+        core_edge();
     }
   }
-  CHECK(rx_exp.empty() && tx_exp[0].empty() && tx_exp[1].empty(), "beats never delivered: rx %zu, mPP %zu, m_agg %zu\n",
-        rx_exp.size(), tx_exp[0].size(), tx_exp[1].size());
-  CHECK(rx_frames_out > 500 && tx_frames_out[0] > 200 && tx_frames_out[1] > 100, "too little traffic: %ld %ld %ld\n",
-        rx_frames_out, tx_frames_out[0], tx_frames_out[1]);
-  std::printf("core period %.0f ps, drift %.0f %%: rx %ld frames (%ld dropped), tx mPP %ld, m_agg %ld\n", core_period,
-              drift * 100, rx_frames_out, drops, tx_frames_out[0], tx_frames_out[1]);
-  top->final();
+
+  void finish() {
+    CHECK(rx_exp_.empty() && tx_exp_[0].empty() && tx_exp_[1].empty(),
+          "beats never delivered: rx %zu, mPP %zu, m_agg %zu\n", rx_exp_.size(), tx_exp_[0].size(), tx_exp_[1].size());
+    CHECK(rx_frames_out_ > 500 && tx_frames_out_[0] > 200 && tx_frames_out_[1] > 100,
+          "too little traffic: %ld %ld %ld\n", rx_frames_out_, tx_frames_out_[0], tx_frames_out_[1]);
+    std::printf("core period %.0f ps, drift %.0f %%: rx %ld frames (%ld dropped), tx mPP %ld, m_agg %ld\n",
+                core_period_, drift_ * 100, rx_frames_out_, drops_, tx_frames_out_[0], tx_frames_out_[1]);
+    top_->final();
+  }
+
+ private:
+  static constexpr long kRunEdges = 60000;
+
+  bool pct(int p) { return int(rng_() % 100) < p; }
+
+  // MAC edge: the receive source drives, the transmit sink samples.
+  void mac_edge() {
+    top_->mac_rx_tvalid = 0;
+    // A MAC never pauses inside a frame forever: frames are finished after the traffic stops.
+    if (!reset_ && ((traffic_ && !pct(25)) || rx_.pos > 0)) {
+      top_->mac_rx_tvalid = 1;
+      top_->mac_rx_tdata = rx_.b.data;
+      top_->mac_rx_tkeep = rx_.b.keep;
+      top_->mac_rx_tlast = rx_.b.last;
+      top_->mac_rx_tuser = rx_.b.user;
+    }
+    top_->mac_tx_tready = !pct(traffic_ ? 20 : 0);
+    top_->eval();
+    const bool rx_t = top_->mac_rx_tvalid;  // the receive side is never back-pressured
+    const Beat rb = rx_.b;
+    const bool tx_t = top_->mac_tx_tvalid && top_->mac_tx_tready;
+    const Beat tb{top_->mac_tx_tdata, uint8_t(top_->mac_tx_tkeep), bool(top_->mac_tx_tlast), bool(top_->mac_tx_tuser)};
+    if (tx_in_frame_) CHECK(top_->mac_tx_tvalid, "transmit tvalid fell inside a frame\n");
+    board::pulse(*top_, top_->mac_clk);
+    ++mac_edges_;
+    score_rx_in(rx_t, rb);
+    if (tx_t) score_tx_out(tb);
+    t_mac_ += 6400;
+  }
+
+  // The receive beat the MAC gave (if rx_t) and the FIFO's drop report after the MAC edge.
+  void score_rx_in(bool rx_t, const Beat& rb) {
+    if (rx_t) {
+      if (!rx_dropping_) rx_frame_.push_back(rb);
+      ++rx_.pos;
+      rx_.next(rng_, true);
+    }
+    if (top_->rx_drop) {
+      ++drops_;
+      rx_frame_.clear();
+      rx_dropping_ = !rb.last;
+    } else if (rx_t && rb.last) {
+      if (!rx_dropping_)
+        for (auto& x : rx_frame_) rx_exp_.push_back(x);
+      rx_frame_.clear();
+      rx_dropping_ = false;
+    }
+  }
+
+  // A transmit beat the MAC took: it must be the next of its input's frame.
+  void score_tx_out(const Beat& tb) {
+    if (tx_owner_ < 0) tx_owner_ = int(tb.data >> 62) == 3 ? 1 : 0;
+    auto& q = tx_exp_[tx_owner_];
+    CHECK(!q.empty() && q.front() == tb, "transmit beat lost, changed, interleaved or reordered (%s)\n",
+          tx_owner_ ? "m_agg" : "mPP");
+    if (!q.empty()) q.pop_front();
+    tx_in_frame_ = !tb.last;
+    if (tb.last) {
+      ++tx_frames_out_[tx_owner_];
+      tx_owner_ = -1;
+    }
+  }
+
+  // Core edge: the receive sink samples, the transmit sources drive.
+  void core_edge() {
+    top_->s_axis_tready = !pct(traffic_ ? 10 : 0);
+    if (!mp_.valid && !reset_ && traffic_ && !pct(40)) mp_.valid = true;
+    if (!ag_.valid && !reset_ && traffic_ && !pct(70)) ag_.valid = true;
+    if (!traffic_ && mp_.pos > 0) mp_.valid = true;
+    if (!traffic_ && ag_.pos > 0) ag_.valid = true;
+    top_->m_axis_tvalid = mp_.valid;
+    top_->m_axis_tdata = mp_.b.data;
+    top_->m_axis_tkeep = mp_.b.keep;
+    top_->m_axis_tlast = mp_.b.last;
+    top_->m_axis_tuser = mp_.b.user;
+    top_->agg_axis_tvalid = ag_.valid;
+    top_->agg_axis_tdata = ag_.b.data;
+    top_->agg_axis_tkeep = ag_.b.keep;
+    top_->agg_axis_tlast = ag_.b.last;
+    top_->eval();
+    const bool s_t = top_->s_axis_tvalid && top_->s_axis_tready;
+    const Beat sb{top_->s_axis_tdata, uint8_t(top_->s_axis_tkeep), bool(top_->s_axis_tlast), bool(top_->s_axis_tuser)};
+    const bool m_t = top_->m_axis_tvalid && top_->m_axis_tready;
+    const bool a_t = top_->agg_axis_tvalid && top_->agg_axis_tready;
+    board::pulse(*top_, top_->core_clk);
+    ++core_edges_;
+    if (s_t) {
+      CHECK(!rx_exp_.empty() && rx_exp_.front() == sb, "receive beat lost, changed or reordered\n");
+      if (!rx_exp_.empty()) rx_exp_.pop_front();
+      if (sb.last) ++rx_frames_out_;
+    }
+    if (m_t) sent(mp_, tx_exp_[0], true);
+    if (a_t) sent(ag_, tx_exp_[1], false);
+    const double d = 1.0 + drift_ * std::sin(2 * M_PI * double(core_edges_) / 7000.0);
+    t_core_ += core_period_ * d;
+  }
+
+  // Source s's beat was taken: it is expected on the MAC side; s moves to its next beat.
+  void sent(Source& s, std::deque<Beat>& expect, bool with_user) {
+    expect.push_back(s.b);
+    ++s.pos;
+    s.valid = false;
+    s.next(rng_, with_user);
+  }
+
+  const double core_period_, drift_;
+  std::unique_ptr<VerilatedContext> ctx_ = std::make_unique<VerilatedContext>();
+  std::unique_ptr<Vpanama_port_cdc> top_ = std::make_unique<Vpanama_port_cdc>(ctx_.get());
+  std::mt19937_64 rng_;
+  Source rx_, mp_, ag_;
+  std::deque<Beat> rx_exp_, tx_exp_[2];
+  std::vector<Beat> rx_frame_;
+  bool rx_dropping_ = false;
+  int tx_owner_ = -1;
+  bool tx_in_frame_ = false;
+  long rx_frames_out_ = 0, tx_frames_out_[2] = {0, 0}, drops_ = 0;
+  double t_mac_ = 0, t_core_ = 1700;
+  long mac_edges_ = 0, core_edges_ = 0;
+  bool traffic_ = true, reset_ = true;
+};
+
+void run(double core_period, double drift, unsigned seed) {
+  PortRun r(core_period, drift, seed);
+  r.simulate();
+  r.finish();
 }
 }  // namespace
 
@@ -198,10 +209,5 @@ int main() {
   run(5000, 0.0, 1);  // 200 MHz core, 156.25 MHz MAC
   run(5000, 0.4, 2);  // core clock drifting between 143 and 333 MHz
   run(8000, 0.0, 3);  // core slower than the MAC: the receive FIFO fills and drops whole frames
-  if (failures) {
-    std::printf("port_cdc_tb: FAIL (%d)\n", failures);
-    return 1;
-  }
-  std::printf("port_cdc_tb: PASS\n");
-  return 0;
+  return board::verdict("port_cdc_tb");
 }

@@ -8,23 +8,14 @@
 #include <vector>
 
 #include "Vpanama_siphash.h"
+#include "board_tb.h"
 #include "siphash_ref.h"
 #include "verilated.h"
 
 namespace {
 
-int failures = 0;
-
-struct Dut {
-  std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
-  std::unique_ptr<Vpanama_siphash> top = std::make_unique<Vpanama_siphash>(ctx.get());
-  void tick() {
-    top->clk = 1;
-    top->eval();
-    top->clk = 0;
-    top->eval();
-  }
-};
+using board::failures;
+using Dut = board::Dut<Vpanama_siphash>;
 
 void set_key(Dut& d, const uint8_t key[16]) {
   for (int w = 0; w < 4; ++w) d.top->key[w] = uint32_t(sip::load_le(key + 4 * w, 4));
@@ -79,10 +70,7 @@ uint64_t rtl_hash(Dut& d, const std::vector<uint8_t>& msg, std::mt19937& rng, in
 
 int main() {
   Dut d;
-  d.top->rst = 1;
-  d.tick();
-  d.tick();
-  d.top->rst = 0;
+  d.reset();
   std::mt19937 rng(1);
 
   // The paper's appendix: key 00..0f, message 00..0e (15 bytes).
@@ -144,10 +132,7 @@ int main() {
     }
   }
   d.top->final();
-  if (failures) {
-    std::printf("siphash_tb: FAIL (%d)\n", failures);
-    return 1;
-  }
-  std::printf("siphash_tb: PASS (%d random messages, paper and reference-table vectors)\n", checked);
-  return 0;
+  char detail[80];
+  std::snprintf(detail, sizeof detail, " (%d random messages, paper and reference-table vectors)", checked);
+  return board::verdict("siphash_tb", detail);
 }
