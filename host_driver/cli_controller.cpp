@@ -216,12 +216,7 @@ int run_controller(const ControllerOpts& o) {
   return bad ? 1 : 0;
 }
 
-}  // namespace
-
-Subcommand add_controller(CLI::App& app) {
-  auto o = std::make_shared<ControllerOpts>();
-  ControllerOpts& c = *o;
-  auto* ct = app.add_subcommand("controller", "program the accelerator's contexts (live or as a register-write list)");
+void add_controller_options(CLI::App* ct, ControllerOpts& c) {
   ct->add_option("--regmap", c.regmap, "regmap.json, or the generator output directory holding it")->required();
   ct->add_option("--contexts", c.contexts, "CTX.json: the whole context table (entry i = context i; others disabled)");
   ct->add_option("--job", c.job, "job id: program one context per tree from the flags below");
@@ -247,7 +242,10 @@ Subcommand add_controller(CLI::App& app) {
   ct->add_flag("--counters", c.counters, "live: print the counters read from the registers (a table; --json)");
   ct->add_flag("--json", c.json, "--counters as one line of JSON");
   ct->add_option("--job-out", c.job_out, "write the job description for the workers (MAX_ELEMS, FORMAT) here");
-  return {ct, [o] { return run_controller(*o); }};
 }
+
+}  // namespace
+
+Runner controller_subcommand(CLI::App& cmd) { return with_options(cmd, add_controller_options, run_controller); }
 
 }  // namespace panama::host::cli

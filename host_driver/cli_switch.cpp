@@ -281,12 +281,7 @@ int run_switch(const SwitchOpts& o) {
   return StandIn{o, sp, layout, fab, *eng, chip, {}}.run();
 }
 
-}  // namespace
-
-Subcommand add_switch(CLI::App& app) {
-  auto o = std::make_shared<SwitchOpts>();
-  SwitchOpts& s = *o;
-  auto* sw = app.add_subcommand("switch", "switch stand-in: accelerator engine + switch chip on interfaces");
+void add_switch_options(CLI::App* sw, SwitchOpts& s) {
   sw->add_option("--rtl", s.rtl, "generator output directory (config.json)")->required();
   sw->add_option("--contexts", s.contexts, "CTX.json")->required();
   sw->add_option("--ifaces", s.ifaces, "IF0,IF1,...: the interface of each port")->required();
@@ -313,7 +308,10 @@ Subcommand add_switch(CLI::App& app) {
   sw->add_option("--duration", s.duration, "stop after this many seconds (0: at SIGINT/SIGTERM)")->default_val(0);
   sw->add_option("--idle-cycles-per-ms", s.idle_cycles,
                  "simulated cycles per quiet ms (default 200 when a context has a timeout, else 0)");
-  return {sw, [o] { return run_switch(*o); }};
 }
+
+}  // namespace
+
+Runner switch_subcommand(CLI::App& cmd) { return with_options(cmd, add_switch_options, run_switch); }
 
 }  // namespace panama::host::cli

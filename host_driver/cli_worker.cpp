@@ -112,7 +112,7 @@ class ProgressTransport : public Transport {
 struct WorkerOpts {
   std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress,
                               job_desc;
-  bool format_given = false;
+  const CLI::Option* format_option = nullptr;  // --format: given or from the job description
   double progress_interval = 0.1;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
@@ -152,7 +152,7 @@ DesignLimits read_job_desc(const WorkerOpts& o) {
     const nlohmann::json jd = nlohmann::json::parse(in);
     d.max_elems = jd.at("max_elems").get<int>();
     const std::string f = jd.at("format").get<std::string>();
-    if (o.format_given && f != o.format)
+    if (o.format_option->count() > 0 && f != o.format)
       throw std::runtime_error("--format " + o.format + ", but the design's FORMAT is " + f);
     d.format = f;
   } catch (const nlohmann::json::exception& e) {
@@ -328,12 +328,7 @@ void add_window_options(CLI::App* wk, WorkerOpts& w) {
       ->default_val(200);
 }
 
-}  // namespace
-
-Subcommand add_worker(CLI::App& app) {
-  auto o = std::make_shared<WorkerOpts>();
-  WorkerOpts& w = *o;
-  auto* wk = app.add_subcommand("worker", "all-reduce GRAD.bin with the job's other workers");
+void add_worker_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--iface", w.iface, "network interface towards the accelerator")->required();
   wk->add_option("--job", w.job, "job id (JID) 0..65535")->required();
   wk->add_option("--rank", w.rank, "this worker's rank 0..world-1")->required();
@@ -371,10 +366,11 @@ Subcommand add_worker(CLI::App& app) {
   wk->add_option("--progress-interval", w.progress_interval, "seconds")
       ->default_val(0.1)
       ->check(CLI::Range(0.001, 60.0));
-  return {wk, [o, wk] {
-            o->format_given = wk->count("--format") > 0;
-            return run_worker(*o);
-          }};
+  w.format_option = wk->get_option("--format");
 }
+
+}  // namespace
+
+Runner worker_subcommand(CLI::App& cmd) { return with_options(cmd, add_worker_options, run_worker); }
 
 }  // namespace panama::host::cli

@@ -9,10 +9,10 @@
 namespace panama::host {
 
 // The whole of s as an unsigned number in `base` (0: C prefixes, 0x.. hex, 0.. octal), at most
-// max. Nothing when s is empty, starts with a sign, has anything after the number or is out of
-// range.
+// max (std::stoull's syntax otherwise). Nothing when s is empty, negative, has anything after
+// the number or is out of range.
 inline std::optional<uint64_t> parse_unsigned(const std::string& s, int base, uint64_t max) {
-  if (s.empty() || s[0] == '-' || s[0] == '+') return std::nullopt;
+  if (s.empty() || s[0] == '-') return std::nullopt;
   size_t used = 0;
   unsigned long long v = 0;
   try {
