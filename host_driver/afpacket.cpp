@@ -15,44 +15,35 @@
 namespace panama::host {
 
 AfPacketFabric::AfPacketFabric(const std::vector<std::string>& ifaces) : names_(ifaces) {
-  try {
-    for (const auto& name : ifaces) {
-      if (name.empty() || name.size() >= IFNAMSIZ) throw std::runtime_error("bad interface name '" + name + "'");
-      const unsigned idx = if_nametoindex(name.c_str());
-      if (idx == 0) throw std::runtime_error("no interface '" + name + "'");
-      const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
-      if (fd < 0)
-        throw std::runtime_error("AF_PACKET socket for " + name + ": " + std::strerror(errno) + " (needs CAP_NET_RAW)");
-      fds_.push_back(fd);
-      sockaddr_ll a{};
-      a.sll_family = AF_PACKET;
-      a.sll_protocol = htons(ETH_P_ALL);
-      a.sll_ifindex = static_cast<int>(idx);
-      if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
-        throw std::runtime_error("binding to " + name + ": " + std::strerror(errno));
-      int one = 1;
-      // Our own transmissions are not receptions (Linux >= 4.20; otherwise filtered below).
-      (void)setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
-      // Tells us when a locally sent frame still has a partial (offloaded) L4 checksum.
-      (void)setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one);
-      int buf = 8 << 20;
-      (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
-      (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
-      // Promiscuous: the stand-in is a switch port and takes every frame on the link.
-      packet_mreq mr{};
-      mr.mr_ifindex = static_cast<int>(idx);
-      mr.mr_type = PACKET_MR_PROMISC;
-      if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0)
-        throw std::runtime_error("promiscuous mode on " + name + ": " + std::strerror(errno));
-    }
-  } catch (...) {
-    for (int fd : fds_) close(fd);
-    throw;
+  for (const auto& name : ifaces) {
+    if (name.empty() || name.size() >= IFNAMSIZ) throw std::runtime_error("bad interface name '" + name + "'");
+    const unsigned idx = if_nametoindex(name.c_str());
+    if (idx == 0) throw std::runtime_error("no interface '" + name + "'");
+    const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_ALL));
+    if (fd < 0)
+      throw std::runtime_error("AF_PACKET socket for " + name + ": " + std::strerror(errno) + " (needs CAP_NET_RAW)");
+    fds_.emplace_back(fd);
+    sockaddr_ll a{};
+    a.sll_family = AF_PACKET;
+    a.sll_protocol = htons(ETH_P_ALL);
+    a.sll_ifindex = static_cast<int>(idx);
+    if (bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+      throw std::runtime_error("binding to " + name + ": " + std::strerror(errno));
+    int one = 1;
+    // Our own transmissions are not receptions (Linux >= 4.20; otherwise filtered below).
+    (void)setsockopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof one);
+    // Tells us when a locally sent frame still has a partial (offloaded) L4 checksum.
+    (void)setsockopt(fd, SOL_PACKET, PACKET_AUXDATA, &one, sizeof one);
+    int buf = 8 << 20;
+    (void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof buf);
+    (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf);
+    // Promiscuous: the stand-in is a switch port and takes every frame on the link.
+    packet_mreq mr{};
+    mr.mr_ifindex = static_cast<int>(idx);
+    mr.mr_type = PACKET_MR_PROMISC;
+    if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0)
+      throw std::runtime_error("promiscuous mode on " + name + ": " + std::strerror(errno));
   }
-}
-
-AfPacketFabric::~AfPacketFabric() {
-  for (int fd : fds_) close(fd);
 }
 
 namespace {
@@ -93,14 +84,8 @@ bool AfPacketFabric::try_recv(int port, wire::Bytes& f) {
     sockaddr_ll from{};
     iovec iov{buf, sizeof buf};
     alignas(cmsghdr) char ctl[256];
-    msghdr mh{};
-    mh.msg_name = &from;
-    mh.msg_namelen = sizeof from;
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctl;
-    mh.msg_controllen = sizeof ctl;
-    const ssize_t r = recvmsg(fds_[static_cast<size_t>(port)], &mh, MSG_TRUNC);
+    msghdr mh = recv_header(from, iov, ctl, sizeof ctl);
+    const ssize_t r = recvmsg(fds_[static_cast<size_t>(port)].get(), &mh, MSG_TRUNC);
     if (r < 0) {
       if (errno == EINTR) continue;
       return false;  // EAGAIN (nothing) or a transient error
@@ -121,7 +106,7 @@ bool AfPacketFabric::try_recv(int port, wire::Bytes& f) {
 }
 
 void AfPacketFabric::send(int port, const wire::Bytes& f) {
-  const int fd = fds_[static_cast<size_t>(port)];
+  const int fd = fds_[static_cast<size_t>(port)].get();
   for (int tries = 0; tries < 1000; ++tries) {
     const ssize_t r = ::send(fd, f.data(), f.size(), 0);
     if (r == static_cast<ssize_t>(f.size())) return;
@@ -137,7 +122,7 @@ void AfPacketFabric::send(int port, const wire::Bytes& f) {
 
 void AfPacketFabric::wait(Clock::time_point until) {
   std::vector<pollfd> p;
-  for (int fd : fds_) p.push_back(pollfd{fd, POLLIN, 0});
+  for (const Fd& fd : fds_) p.push_back(pollfd{fd.get(), POLLIN, 0});
   const auto now = Clock::now();
   int ms = 0;
   if (until > now)

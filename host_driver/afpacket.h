@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "sock.h"
 #include "switch.h"
 
 namespace panama::host {
@@ -12,7 +13,6 @@ class AfPacketFabric : public Fabric {
  public:
   // Opens and binds one socket per interface (port p = ifaces[p]); throws std::runtime_error.
   explicit AfPacketFabric(const std::vector<std::string>& ifaces);
-  ~AfPacketFabric() override;
   int ports() const override { return static_cast<int>(fds_.size()); }
   bool try_recv(int port, wire::Bytes& f) override;
   void send(int port, const wire::Bytes& f) override;
@@ -21,7 +21,7 @@ class AfPacketFabric : public Fabric {
 
  private:
   std::vector<std::string> names_;
-  std::vector<int> fds_;
+  std::vector<Fd> fds_;
   uint64_t send_errors_ = 0;
 };
 

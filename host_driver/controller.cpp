@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <sys/stat.h>
 
+#include "parse_num.h"
+
 namespace panama::host {
 
 uint32_t RegLayout::g(const std::string& name) const {
@@ -261,16 +263,9 @@ std::string format_writes(const std::vector<RegWrite>& w) {
 }
 
 static uint32_t parse_u32(const std::string& t, const std::string& line) {
-  size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(t, &used, 0);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (t.empty() || used != t.size() || t[0] == '-' || v > 0xFFFFFFFFull)
-    throw std::runtime_error("bad number '" + t + "' in '" + line + "'");
-  return static_cast<uint32_t>(v);
+  const auto v = parse_unsigned(t, 0, 0xFFFFFFFFull);
+  if (!v) throw std::runtime_error("bad number '" + t + "' in '" + line + "'");
+  return static_cast<uint32_t>(*v);
 }
 
 std::vector<RegWrite> parse_writes(const std::string& text) {
@@ -307,30 +302,24 @@ nlohmann::json table_json(const std::vector<CtxSlot>& t, int agg_port) {
 // ---------------------------------------------------------------------------------------------
 
 ControlClient::ControlClient(const std::string& path) {
-  fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+  fd_ = Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (fd_.get() < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   if (path.size() >= sizeof a.sun_path) throw std::runtime_error("control socket path too long: " + path);
   std::strcpy(a.sun_path, path.c_str());
-  if (connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+  if (connect(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     const std::string e = std::strerror(errno);
-    close(fd_);
-    fd_ = -1;
     throw std::runtime_error("cannot connect to the control socket " + path + ": " + e);
   }
   timeval tv{10, 0};
-  setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-}
-
-ControlClient::~ControlClient() {
-  if (fd_ >= 0) close(fd_);
+  setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
 std::string ControlClient::request(const std::string& line) {
   std::string l = line + "\n";
   for (size_t off = 0; off < l.size();) {
-    const ssize_t n = ::send(fd_, l.data() + off, l.size() - off, MSG_NOSIGNAL);
+    const ssize_t n = ::send(fd_.get(), l.data() + off, l.size() - off, MSG_NOSIGNAL);
     if (n <= 0) throw std::runtime_error("control socket: send failed: " + std::string(std::strerror(errno)));
     off += static_cast<size_t>(n);
   }
@@ -343,7 +332,7 @@ std::string ControlClient::request(const std::string& line) {
       return r;
     }
     char b[65536];
-    const ssize_t n = ::recv(fd_, b, sizeof b, 0);
+    const ssize_t n = ::recv(fd_.get(), b, sizeof b, 0);
     if (n <= 0) throw std::runtime_error("control socket: no reply to '" + line + "'");
     buf_.append(b, static_cast<size_t>(n));
   }
@@ -362,39 +351,34 @@ uint32_t ControlClient::read(uint32_t addr) {
 }
 
 ControlServer::ControlServer(const std::string& path) : path_(path) {
-  lfd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (lfd_ < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
+  lfd_ = Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (lfd_.get() < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   if (path.size() >= sizeof a.sun_path) throw std::runtime_error("--control: path too long: " + path);
   std::strcpy(a.sun_path, path.c_str());
   unlink(path.c_str());
-  if (bind(lfd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd_, 4) != 0) {
+  if (bind(lfd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd_.get(), 4) != 0) {
     const std::string e = std::strerror(errno);
-    close(lfd_);
     throw std::runtime_error("--control: cannot listen on " + path + ": " + e);
   }
 }
 
-ControlServer::~ControlServer() {
-  for (auto& c : conns_) close(c.fd);
-  if (lfd_ >= 0) close(lfd_);
-  unlink(path_.c_str());
-}
+ControlServer::~ControlServer() { unlink(path_.c_str()); }
 
 bool ControlServer::poll_impl(const std::function<std::string(const std::string&)>& h) {
   bool did = false;
   for (int k = 0; k < 4; ++k) {
-    const int fd = accept4(lfd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = accept4(lfd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) break;
-    conns_.push_back({fd, {}});
+    conns_.push_back({Fd(fd), {}});
   }
   for (size_t i = 0; i < conns_.size();) {
     auto& c = conns_[i];
     bool closed = false;
     char b[65536];
     for (int k = 0; k < 16; ++k) {
-      const ssize_t n = ::recv(c.fd, b, sizeof b, 0);
+      const ssize_t n = ::recv(c.fd.get(), b, sizeof b, 0);
       if (n > 0) {
         c.in.append(b, static_cast<size_t>(n));
         continue;
@@ -417,13 +401,12 @@ bool ControlServer::poll_impl(const std::function<std::string(const std::string&
     }
     if (!out.empty()) {
       // Replies are short; a blocking send keeps the order simple.
-      const int fl = fcntl(c.fd, F_GETFL);
-      fcntl(c.fd, F_SETFL, fl & ~O_NONBLOCK);
-      if (::send(c.fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) closed = true;
-      fcntl(c.fd, F_SETFL, fl);
+      const int fd = c.fd.get(), fl = fcntl(fd, F_GETFL);
+      fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+      if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) closed = true;
+      fcntl(fd, F_SETFL, fl);
     }
     if (closed) {
-      close(c.fd);
       conns_.erase(conns_.begin() + static_cast<long>(i));
     } else {
       ++i;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ctx.h"
+#include "sock.h"
 
 namespace panama::host {
 
@@ -83,15 +84,12 @@ std::string counters_table(const nlohmann::ordered_json& j);
 class ControlClient {
  public:
   explicit ControlClient(const std::string& path);
-  ~ControlClient();
-  ControlClient(const ControlClient&) = delete;
-  ControlClient& operator=(const ControlClient&) = delete;
   std::string request(const std::string& line);  // the reply line (throws on "error ..." replies)
   void write(uint32_t addr, uint32_t value);
   uint32_t read(uint32_t addr);
 
  private:
-  int fd_ = -1;
+  Fd fd_;
   std::string buf_;
 };
 
@@ -102,9 +100,7 @@ class ControlClient {
 class ControlServer {
  public:
   explicit ControlServer(const std::string& path);
-  ~ControlServer();
-  ControlServer(const ControlServer&) = delete;
-  ControlServer& operator=(const ControlServer&) = delete;
+  ~ControlServer();  // removes the socket's path
   // Handles what is pending. handler(line) returns the reply; true when a request was handled.
   template <typename Handler>
   bool poll(Handler&& handler);
@@ -112,9 +108,9 @@ class ControlServer {
  private:
   bool poll_impl(const std::function<std::string(const std::string&)>& h);
   std::string path_;
-  int lfd_ = -1;
+  Fd lfd_;
   struct Conn {
-    int fd;
+    Fd fd;
     std::string in;
   };
   std::vector<Conn> conns_;

@@ -29,18 +29,7 @@ class LoopbackFabric : public Fabric {
     q.pop_front();
     return true;
   }
-  void send(int port, const wire::Bytes& f) override {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      const double loss = loss_[static_cast<size_t>(port)];
-      if (loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < loss) {
-        ++dropped_;
-        return;
-      }
-      links_[static_cast<size_t>(port)].down.push_back(f);
-    }
-    host_cv_.notify_all();
-  }
+  void send(int port, const wire::Bytes& f) override { pass(port, f, &Link::down, loss_, host_cv_); }
   void wait(Clock::time_point until) override {
     std::unique_lock<std::mutex> l(mu_);
     switch_cv_.wait_until(l, until, [&] {
@@ -50,18 +39,7 @@ class LoopbackFabric : public Fabric {
     });
   }
   // Host side.
-  void host_send(int port, const wire::Bytes& f) {
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      const double loss = up_loss_[static_cast<size_t>(port)];
-      if (loss > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < loss) {
-        ++dropped_;
-        return;
-      }
-      links_[static_cast<size_t>(port)].up.push_back(f);
-    }
-    switch_cv_.notify_all();
-  }
+  void host_send(int port, const wire::Bytes& f) { pass(port, f, &Link::up, up_loss_, switch_cv_); }
   bool host_recv(int port, wire::Bytes& f, Clock::time_point deadline) {
     std::unique_lock<std::mutex> l(mu_);
     auto& q = links_[static_cast<size_t>(port)].down;
@@ -90,6 +68,21 @@ class LoopbackFabric : public Fabric {
   struct Link {
     std::deque<wire::Bytes> up, down;
   };
+  using Queue = std::deque<wire::Bytes> Link::*;
+  // Queues f in one direction of link `port` unless that direction's loss drops it, and wakes
+  // the receiving side.
+  void pass(int port, const wire::Bytes& f, Queue dir, const std::vector<double>& loss, std::condition_variable& cv) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      const double p = loss[static_cast<size_t>(port)];
+      if (p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p) {
+        ++dropped_;
+        return;
+      }
+      (links_[static_cast<size_t>(port)].*dir).push_back(f);
+    }
+    cv.notify_all();
+  }
   std::mutex mu_;
   std::condition_variable switch_cv_, host_cv_;
   std::vector<Link> links_;

@@ -33,39 +33,30 @@ UdpTransport::UdpTransport(const UdpParams& p) : p_(p) {
   freeifaddrs(ifa);
   if (local_ip_ == 0) throw TransportError("udp: interface '" + p.iface + "' has no IPv4 address");
 
-  fd_ = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd_ < 0) fail("socket");
-  try {
-    int one = 1;
-    if (setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) fail("SO_REUSEADDR");
-    if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &p.rcvbuf, sizeof p.rcvbuf) != 0) fail("SO_RCVBUF");
-    if (setsockopt(fd_, IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0) fail("IP_RECVTOS");
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(p.port);
-    a.sin_addr.s_addr = htonl(INADDR_ANY);  // the group and unicast: source port = dest port
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) fail("bind to port " + std::to_string(p.port));
-    ip_mreqn m{};
-    m.imr_multiaddr.s_addr = htonl(p.group_ip);
-    m.imr_address.s_addr = htonl(local_ip_);
-    m.imr_ifindex = static_cast<int>(ifindex);
-    if (setsockopt(fd_, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0)
-      fail("joining " + wire::ipv4_to_string(p.group_ip) + " on " + p.iface);
-  } catch (...) {
-    close(fd_);
-    throw;
-  }
-}
-
-UdpTransport::~UdpTransport() {
-  if (fd_ >= 0) close(fd_);
+  fd_ = Fd(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (fd_.get() < 0) fail("socket");
+  int one = 1;
+  if (setsockopt(fd_.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0) fail("SO_REUSEADDR");
+  if (setsockopt(fd_.get(), SOL_SOCKET, SO_RCVBUF, &p.rcvbuf, sizeof p.rcvbuf) != 0) fail("SO_RCVBUF");
+  if (setsockopt(fd_.get(), IPPROTO_IP, IP_RECVTOS, &one, sizeof one) != 0) fail("IP_RECVTOS");
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(p.port);
+  a.sin_addr.s_addr = htonl(INADDR_ANY);  // the group and unicast: source port = dest port
+  if (bind(fd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) fail("bind to port " + std::to_string(p.port));
+  ip_mreqn m{};
+  m.imr_multiaddr.s_addr = htonl(p.group_ip);
+  m.imr_address.s_addr = htonl(local_ip_);
+  m.imr_ifindex = static_cast<int>(ifindex);
+  if (setsockopt(fd_.get(), IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0)
+    fail("joining " + wire::ipv4_to_string(p.group_ip) + " on " + p.iface);
 }
 
 void UdpTransport::send(const wire::Bytes& f) {
   if (f.size() < wire::kHeaderBytes) throw TransportError("udp: frame shorter than the headers");
   const int tos = f[wire::off::ip_tos];
   if (tos != tos_) {
-    if (setsockopt(fd_, IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0) fail("IP_TOS");
+    if (setsockopt(fd_.get(), IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0) fail("IP_TOS");
     tos_ = tos;
   }
   sockaddr_in a{};
@@ -74,7 +65,7 @@ void UdpTransport::send(const wire::Bytes& f) {
   a.sin_addr.s_addr = htonl(p_.agg_ip);
   const size_t len = f.size() - wire::off::agg;
   for (int tries = 0;; ++tries) {
-    const ssize_t r = sendto(fd_, f.data() + wire::off::agg, len, 0, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    const ssize_t r = sendto(fd_.get(), f.data() + wire::off::agg, len, 0, reinterpret_cast<sockaddr*>(&a), sizeof a);
     if (r == static_cast<ssize_t>(len)) return;
     if (r < 0 && (errno == EINTR || ((errno == ENOBUFS || errno == EAGAIN) && tries < 1000))) {
       usleep(100);
@@ -90,7 +81,7 @@ bool UdpTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
     const auto now = Clock::now();
     if (now >= deadline) return false;
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    pollfd pfd{fd_, POLLIN, 0};
+    pollfd pfd{fd_.get(), POLLIN, 0};
     const int pr = poll(&pfd, 1, static_cast<int>(std::min<long long>(ms, 1000)));
     if (pr < 0 && errno == EINTR) continue;
     if (pr < 0) fail("poll");
@@ -98,14 +89,8 @@ bool UdpTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
     sockaddr_in src{};
     iovec iov{buf, sizeof buf};
     alignas(cmsghdr) char ctl[128];
-    msghdr mh{};
-    mh.msg_name = &src;
-    mh.msg_namelen = sizeof src;
-    mh.msg_iov = &iov;
-    mh.msg_iovlen = 1;
-    mh.msg_control = ctl;
-    mh.msg_controllen = sizeof ctl;
-    const ssize_t r = recvmsg(fd_, &mh, MSG_DONTWAIT);
+    msghdr mh = recv_header(src, iov, ctl, sizeof ctl);
+    const ssize_t r = recvmsg(fd_.get(), &mh, MSG_DONTWAIT);
     if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
     if (r < 0) fail("recvmsg");
     uint8_t tos = 0;

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "sock.h"
 #include "transport.h"
 
 namespace panama::host {
@@ -22,14 +23,13 @@ struct UdpParams {
 class UdpTransport : public Transport {
  public:
   explicit UdpTransport(const UdpParams& p);  // throws TransportError with one line
-  ~UdpTransport() override;
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
   wire::Ipv4 local_ip() const { return local_ip_; }
 
  private:
   UdpParams p_;
-  int fd_ = -1;
+  Fd fd_;
   int tos_ = -1;
   wire::Ipv4 local_ip_ = 0;
 };

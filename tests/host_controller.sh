@@ -13,8 +13,8 @@ set -euo pipefail
 PH=$1
 SUMTOOL=$2
 RTL=$3
-SUF=$(printf '%04x%02x' $(($$ & 0xffff)) $((RANDOM & 0xff)))
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/host_ctl.XXXXXX")
+. "$(dirname "$0")/host_lib.sh"
+host_scratch host_ctl
 PIDS=()
 CREATED=()
 cleanup() {

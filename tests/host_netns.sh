@@ -25,9 +25,9 @@ BACKEND=${BACKEND:-udp}
 case "$BACKEND" in udp|tins|dpdk) ;; *) echo "FAIL: BACKEND must be udp, tins or dpdk"; exit 1;; esac
 echo "backend: $BACKEND"
 
-SUF=$(printf '%04x%02x' $(($$ & 0xffff)) $((RANDOM & 0xff)))
+. "$(dirname "$0")/host_lib.sh"
+host_scratch host_netns
 NS_SW="phs-$SUF"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/host_netns.XXXXXX")
 SW_PID=""
 CREATED=()
 
@@ -106,15 +106,33 @@ cat > "$TMP/ctx.json" <<JSON
       "group_mac": "01:00:5e:01:01:01", "group_ip": "239.1.1.1" } ] }
 JSON
 
-timeout 120 ip netns exec "$NS_SW" "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces "$IFACES" \
-  --counters "$TMP/counters.json" --export-interval 0.2 --duration 100 >"$TMP/switch.out" 2>"$TMP/switch.err" &
-SW_PID=$!
-for _ in $(seq 1 100); do
-  [ -s "$TMP/counters.json" ] && break
-  kill -0 "$SW_PID" 2>/dev/null || { echo "FAIL: the switch exited:"; cat "$TMP/switch.err"; exit 1; }
-  sleep 0.1
-done
-[ -s "$TMP/counters.json" ] || { echo "FAIL: the switch did not start within 10 s"; cat "$TMP/switch.err"; exit 1; }
+# Starts a fresh stand-in (contexts enabled again: VIDs from 0) and waits for its first counters.
+start_switch() {  # WHAT [EXTRA SWITCH OPTIONS...]
+  rm -f "$TMP/counters.json"
+  timeout 120 ip netns exec "$NS_SW" "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces "$IFACES" \
+    --counters "$TMP/counters.json" --export-interval 0.2 --duration 100 "${@:2}" \
+    >"$TMP/switch.out" 2>"$TMP/switch.err" &
+  SW_PID=$!
+  for _ in $(seq 1 100); do
+    [ -s "$TMP/counters.json" ] && return 0
+    kill -0 "$SW_PID" 2>/dev/null || { echo "FAIL: the $1 switch exited:"; cat "$TMP/switch.err"; exit 1; }
+    sleep 0.1
+  done
+  echo "FAIL: the $1 switch did not start within 10 s"; cat "$TMP/switch.err"; exit 1
+}
+
+# Stops the switch and shows what its ports and contexts counted.
+stop_and_show_switch() {
+  stop_switch
+  "$PY" - "$TMP/switch.out" <<'PY' || true
+import json, sys
+j = json.loads(open(sys.argv[1]).read())
+print("switch:", json.dumps(j["switch_ports"]))
+print("accelerator contexts:", json.dumps(j["accelerator"]["contexts"]))
+PY
+}
+
+start_switch lossless
 
 run_workers() {  # ITERATIONS TAG FIRST_VIDS [EXTRA WORKER OPTIONS...]
   local pids=() rc=0
@@ -190,23 +208,12 @@ grep -q "timeout: no result" "$TMP/lonely.err" || { echo "FAIL: unclear error:";
 [ ! -e "$TMP/lonely.bin" ] || { echo "FAIL: output written despite the error"; exit 1; }
 echo "PASS: lone worker: $(head -c 200 "$TMP/lonely.err")"
 
-stop_switch
-"$PY" - "$TMP/switch.out" <<'PY' || true
-import json, sys
-j = json.loads(open(sys.argv[1]).read())
-print("switch:", json.dumps(j["switch_ports"]))
-print("accelerator contexts:", json.dumps(j["accelerator"]["contexts"]))
-PY
+stop_and_show_switch
 
 # 4. Loss repair: a fresh stand-in (contexts enabled again: VIDs from 0) that drops 1 % of the
 #    frames in and out of every port; every output still exact.
-rm -f "$TMP/counters.json" "$TMP"/out*.bin
-timeout 120 ip netns exec "$NS_SW" "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces "$IFACES" \
-  --loss 0.01 --loss-seed 7 --counters "$TMP/counters.json" --export-interval 0.2 --duration 100 \
-  >"$TMP/switch.out" 2>"$TMP/switch.err" &
-SW_PID=$!
-for _ in $(seq 1 100); do [ -s "$TMP/counters.json" ] && break; sleep 0.1; done
-[ -s "$TMP/counters.json" ] || { echo "FAIL: the lossy switch did not start"; cat "$TMP/switch.err"; exit 1; }
+rm -f "$TMP"/out*.bin
+start_switch lossy --loss 0.01 --loss-seed 7
 run_workers 5 c 0 || exit 1
 for i in $(seq 0 $((W - 1))); do
   cmp "$TMP/expected.bin" "$TMP/out$i.bin" || { echo "FAIL: worker $i's output differs under loss"; exit 1; }
@@ -215,25 +222,14 @@ for i in $(seq 0 $((W - 1))); do
   echo "worker $i under 1 % loss: $("$PY" -c 'import json,sys; j=json.load(open(sys.argv[1])); print({k: j[k] for k in ("lost","repaired","repair_rounds","goodput_mbps")})' "$TMP/statsc.$i.json")"
 done
 echo "PASS: $BACKEND: 1 % loss in and out of every port: outputs exact (loss repair)"
-stop_switch
-"$PY" - "$TMP/switch.out" <<'PY' || true
-import json, sys
-j = json.loads(open(sys.argv[1]).read())
-print("switch:", json.dumps(j["switch_ports"]))
-print("accelerator contexts:", json.dumps(j["accelerator"]["contexts"]))
-PY
+stop_and_show_switch
 
 # 5. Congestion marks end to end: a slow egress (200 Mbit/s, ECN threshold 2 packets) marks the
 #    results CE; the workers read the ECN bits (udp: the kernel's IP_RECVTOS; tins, dpdk: the
 #    IPv4 header of the captured frame); every worker sees the same marks
 #    and keeps the same window; outputs exact.
-rm -f "$TMP/counters.json" "$TMP"/out*.bin
-timeout 120 ip netns exec "$NS_SW" "$PH" switch --rtl "$RTL" --contexts "$TMP/ctx.json" --ifaces "$IFACES" \
-  --rate-mbps 200 --ecn-threshold 2 --counters "$TMP/counters.json" --export-interval 0.2 --duration 100 \
-  >"$TMP/switch.out" 2>"$TMP/switch.err" &
-SW_PID=$!
-for _ in $(seq 1 100); do [ -s "$TMP/counters.json" ] && break; sleep 0.1; done
-[ -s "$TMP/counters.json" ] || { echo "FAIL: the slow switch did not start"; cat "$TMP/switch.err"; exit 1; }
+rm -f "$TMP"/out*.bin
+start_switch slow --rate-mbps 200 --ecn-threshold 2
 # A long status wait: a worker that starts first (dpdk's EAL takes a moment) must not settle its
 # first vectors as lost while its peers start, which would give it other marks.
 run_workers 3 d 0 --status-wait-ms 2000 || exit 1

@@ -16,8 +16,8 @@ set -euo pipefail
 PH=$1
 RTL=$2
 OTHER=$3
-SUF=$(printf '%04x%02x' $(($$ & 0xffff)) $((RANDOM & 0xff)))
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/host_sig.XXXXXX")
+. "$(dirname "$0")/host_lib.sh"
+host_scratch host_sig
 NS="hs$SUF"
 PID=""
 cleanup() {

@@ -1,0 +1,251 @@
+// `panama-host controller` (tools.md, docs/host.md): programs the accelerator's contexts, live
+// through a stand-in's control socket or as a register-write list.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "cli.h"
+#include "controller.h"
+
+namespace panama::host::cli {
+namespace {
+
+struct ControllerOpts {
+  std::string regmap, contexts, writes, control, members, mode = "multicast", group_mac, group_ip, src_mac, src_ip,
+                                                          disable, apply, tids, job_out;
+  int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
+  uint32_t timeout_cycles = 0;
+  bool no_enable = false, show = false, counters = false, json = false;
+};
+
+// --job: the context entry every tree of the job shares (all but the TID).
+wire::CtxEntry job_entry(const ControllerOpts& o) {
+  wire::CtxEntry e;
+  e.jid = static_cast<uint16_t>(o.job);
+  e.members = int_list(o.members, "--members");
+  if (e.members.empty()) throw std::runtime_error("--members: at least one member port");
+  std::sort(e.members.begin(), e.members.end());
+  if (std::adjacent_find(e.members.begin(), e.members.end()) != e.members.end())
+    throw std::runtime_error("--members: a port given twice");
+  e.timeout_cycles = o.timeout_cycles;
+  if (o.mode == "multicast") {
+    if (o.group_mac.empty() || o.group_ip.empty())
+      throw std::runtime_error("multicast mode needs --group-mac and --group-ip");
+    e.group_mac = wire::parse_mac(o.group_mac);
+    e.group_ip = wire::parse_ipv4(o.group_ip);
+  } else if (o.mode == "upstream") {
+    if (o.upstream_port < 0 || o.src_mac.empty() || o.src_ip.empty())
+      throw std::runtime_error("upstream mode needs --upstream-port, --src-mac and --src-ip");
+    e.multicast = false;
+    e.upstream_port = o.upstream_port;
+    e.src_mac = wire::parse_mac(o.src_mac);
+    e.src_ip = wire::parse_ipv4(o.src_ip);
+  } else {
+    throw std::runtime_error("--mode must be multicast or upstream");
+  }
+  return e;
+}
+
+// --job: one context slot per tree, from --index on.
+void plan_job(const ControllerOpts& o, ProgramPlan& plan) {
+  if (o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
+  if (o.trees < 1 || o.trees > 256) throw std::runtime_error("--trees must be 1..256");
+  std::vector<int> tids;
+  if (o.tids.empty())
+    for (int t = 0; t < o.trees; ++t) tids.push_back(t);
+  else
+    tids = int_list(o.tids, "--tids");
+  if (static_cast<int>(tids.size()) != o.trees) throw std::runtime_error("--tids: give one TID per tree");
+  wire::CtxEntry e = job_entry(o);
+  for (int t = 0; t < o.trees; ++t) {
+    if (tids[static_cast<size_t>(t)] > 255) throw std::runtime_error("--tids: a TID is 0..255");
+    e.tid = static_cast<uint8_t>(tids[static_cast<size_t>(t)]);
+    plan.program.emplace_back(o.index + t, e);
+  }
+}
+
+ProgramPlan make_plan(const ControllerOpts& o, const RegLayout& l) {
+  ProgramPlan plan;
+  plan.enable = !o.no_enable;
+  plan.agg_port = o.agg_port;
+  if (!o.contexts.empty()) {
+    if (o.job >= 0) throw std::runtime_error("give either --contexts or --job, not both");
+    const wire::CtxFile f = wire::load_ctx(o.contexts, l.ports, l.contexts);
+    plan.whole_table = true;
+    plan.agg_port = f.agg_port;
+    for (size_t i = 0; i < f.contexts.size(); ++i) plan.program.emplace_back(static_cast<int>(i), f.contexts[i]);
+  } else if (o.job >= 0) {
+    plan_job(o, plan);
+  }
+  plan.disable = int_list(o.disable, "--disable");
+  for (int c : plan.disable)
+    if (c >= l.contexts) throw std::runtime_error("--disable: context " + std::to_string(c) + " out of range");
+  return plan;
+}
+
+// The plan's writes and those of --apply, with every option and output path checked before
+// anything is written anywhere.
+std::vector<RegWrite> writes_to_do(const ControllerOpts& o, const RegLayout& l, const ProgramPlan& plan) {
+  std::vector<RegWrite> w = plan_writes(l, plan);
+  if (!o.apply.empty()) {
+    std::ifstream in(o.apply);
+    if (!in) throw std::runtime_error("cannot open " + o.apply);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    for (auto& x : parse_writes(ss.str())) w.push_back(std::move(x));
+  }
+  if (w.empty() && !o.show && !o.counters && o.job_out.empty())
+    throw std::runtime_error(
+        "nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --show or --counters");
+  if (o.control.empty()) {
+    if (o.writes.empty() && o.job_out.empty())
+      throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH (live)");
+    if (o.show || o.counters) throw std::runtime_error("--show and --counters need --control");
+  }
+  for (const std::string* f : {&o.writes, &o.job_out}) {
+    if (f->empty() || *f == "-") continue;
+    std::ofstream probe(*f, std::ios::app);
+    if (!probe) throw std::runtime_error("cannot write " + *f);
+  }
+  return w;
+}
+
+// Identity before any write: a register map of another design (other PORTS, CONTEXTS, ...)
+// would put fields at the wrong addresses.
+std::unique_ptr<ControlClient> connect(const ControllerOpts& o, const RegLayout& l) {
+  auto cc = std::make_unique<ControlClient>(o.control);
+  const std::string diff = check_identity(l, [&](uint32_t a) { return cc->read(a); });
+  if (!diff.empty())
+    throw std::runtime_error("the design behind " + o.control + " does not match " + o.regmap + ": " + diff +
+                             "; nothing written");
+  return cc;
+}
+
+void write_list(const std::string& path, const std::vector<RegWrite>& w) {
+  const std::string text = format_writes(w);
+  if (path == "-") {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+// The job description a worker reads (--job-desc): what the design accepts.
+void write_job_desc(const ControllerOpts& o, const RegLayout& l) {
+  auto ident = [&](const std::string& n) -> uint32_t {
+    for (const auto& [k, v] : l.identity)
+      if (k == n) return v;
+    throw std::runtime_error("regmap.json has no " + n + " register");
+  };
+  const uint32_t fmt = ident("FORMAT") & 3u;
+  nlohmann::ordered_json jd;
+  jd["ports"] = l.ports;
+  jd["max_elems"] = ident("MAX_ELEMS");
+  jd["format"] = fmt == 0 ? "fp32" : fmt == 1 ? "bf16" : fmt == 2 ? "fp16" : "unknown";
+  jd["ftz"] = (ident("FORMAT") >> 8 & 1u) != 0;
+  if (o.job >= 0) {
+    jd["job"] = o.job;
+    jd["trees"] = o.trees;
+  }
+  std::ofstream out(o.job_out);
+  out << jd.dump(2) << "\n";
+  if (!out) throw std::runtime_error("cannot write " + o.job_out);
+}
+
+// Read back: every slot to be enabled must be, with the fields written; disabled ones off.
+// Returns how many slots are not as planned (each named on stderr).
+int verify(ControlClient& cc, const RegLayout& l, const ProgramPlan& plan) {
+  if (plan.program.empty() && plan.disable.empty()) return 0;
+  int bad = 0;
+  std::vector<uint32_t> status;
+  const auto table = read_table(
+      l, [&](uint32_t a) { return cc.read(a); }, &status);
+  for (const auto& s : plan.program) {
+    const uint32_t st = status[static_cast<size_t>(s.first)];
+    if (!plan.enable) continue;
+    if (!(st & 1u)) {
+      std::fprintf(stderr, "panama-host: context %d: the accelerator refused to enable it (CTX_STATUS 0x%X)\n", s.first,
+                   st);
+      ++bad;
+      continue;
+    }
+    for (const auto& t : table)
+      if (t.first == s.first) {
+        const auto want = table_json({s}, 0)["contexts"][0], got = table_json({t}, 0)["contexts"][0];
+        if (want != got) {
+          std::fprintf(stderr, "panama-host: context %d reads back %s, written %s\n", s.first, got.dump().c_str(),
+                       want.dump().c_str());
+          ++bad;
+        }
+      }
+  }
+  for (int c : plan.disable)
+    if (status[static_cast<size_t>(c)] & 1u) {
+      std::fprintf(stderr, "panama-host: context %d is still enabled\n", c);
+      ++bad;
+    }
+  return bad;
+}
+
+int run_controller(const ControllerOpts& o) {
+  const RegLayout l = load_regmap(o.regmap);
+  const ProgramPlan plan = make_plan(o, l);
+  const std::vector<RegWrite> w = writes_to_do(o, l, plan);
+  std::unique_ptr<ControlClient> cc;
+  if (!o.control.empty()) cc = connect(o, l);
+  if (!o.writes.empty()) write_list(o.writes, w);
+  if (!o.job_out.empty()) write_job_desc(o, l);
+  if (!cc) return 0;
+  for (const auto& x : w) cc->write(x.addr, x.value);
+  const int bad = verify(*cc, l, plan);
+  if (o.show) std::printf("%s\n", cc->request("contexts").c_str());
+  if (o.counters) {
+    const auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
+    if (o.json)
+      std::printf("%s\n", j.dump().c_str());
+    else
+      std::printf("%s", counters_table(j).c_str());
+  }
+  if (!w.empty())
+    std::fprintf(stderr, "panama-host controller: %zu register writes applied through %s\n", w.size(),
+                 o.control.c_str());
+  return bad ? 1 : 0;
+}
+
+void add_controller_options(CLI::App* ct, ControllerOpts& c) {
+  ct->add_option("--regmap", c.regmap, "regmap.json, or the generator output directory holding it")->required();
+  ct->add_option("--contexts", c.contexts, "CTX.json: the whole context table (entry i = context i; others disabled)");
+  ct->add_option("--job", c.job, "job id: program one context per tree from the flags below");
+  ct->add_option("--trees", c.trees, "trees of the job (contexts index..index+T-1, TIDs 0..T-1)")->default_val(1);
+  ct->add_option("--tids", c.tids, "TIDs of the trees T0,T1,... (default 0..T-1)");
+  ct->add_option("--index", c.index, "first context slot")->default_val(0);
+  ct->add_option("--members", c.members, "member ports P0,P1,...");
+  ct->add_option("--mode", c.mode, "multicast (root) or upstream (leaf)")->default_val("multicast");
+  ct->add_option("--group-mac", c.group_mac, "multicast mode: group MAC");
+  ct->add_option("--group-ip", c.group_ip, "multicast mode: group IPv4 address");
+  ct->add_option("--upstream-port", c.upstream_port, "upstream mode: port towards the parent");
+  ct->add_option("--src-mac", c.src_mac, "upstream mode: this accelerator's MAC");
+  ct->add_option("--src-ip", c.src_ip, "upstream mode: this accelerator's IPv4 address");
+  ct->add_option("--timeout-cycles", c.timeout_cycles, "context timeout, cycles (0 = never)")->default_val(0);
+  ct->add_option("--agg-port", c.agg_port, "write AGG_PORT (effective only while every context is disabled)")
+      ->check(CLI::Range(1, 65535));
+  ct->add_option("--disable", c.disable, "disable these context slots C0,C1,...");
+  ct->add_flag("--no-enable", c.no_enable, "program the fields but leave the contexts disabled");
+  ct->add_option("--apply", c.apply, "also apply this register-write list (ADDR VALUE [# comment] lines)");
+  ct->add_option("--writes", c.writes, "offline: write the register-write list here ('-': stdout)");
+  ct->add_option("--control", c.control, "live: the control socket of a running `panama-host switch --control`");
+  ct->add_flag("--show", c.show, "live: print the context table read back from the registers (JSON)");
+  ct->add_flag("--counters", c.counters, "live: print the counters read from the registers (a table; --json)");
+  ct->add_flag("--json", c.json, "--counters as one line of JSON");
+  ct->add_option("--job-out", c.job_out, "write the job description for the workers (MAX_ELEMS, FORMAT) here");
+}
+
+}  // namespace
+
+Runner controller_subcommand(CLI::App& cmd) { return with_options(cmd, add_controller_options, run_controller); }
+
+}  // namespace panama::host::cli

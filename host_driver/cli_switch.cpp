@@ -1,0 +1,317 @@
+// `panama-host switch` (tools.md, docs/host.md): the switch stand-in on real interfaces.
+#include <algorithm>
+#include <atomic>
+#include <climits>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+
+#include "afpacket.h"
+#include "cli.h"
+#include "config.h"
+#include "controller.h"
+#include "parse_num.h"
+#include "rtl_engine.h"
+#include "switch.h"
+
+namespace panama::host::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop.store(true); }
+
+struct SwitchOpts {
+  std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl", control;
+  bool prepare = false;
+  double duration = 0;
+  double export_interval = 1;
+  StandInParams sp;
+  long idle_cycles = -1;
+};
+
+// --prepare: verilate the design's harness now (cached), so that a later start is immediate.
+int prepare_harness(const SwitchOpts& o) {
+  std::ifstream in(o.rtl + "/config.json");
+  if (!in) throw std::runtime_error("cannot open " + o.rtl + "/config.json");
+  std::printf("%s\n", rtl::harness_executable(o.rtl, Config::from_json(nlohmann::json::parse(in))).c_str());
+  return 0;
+}
+
+// Every port a context uses needs an interface, and an interface serves one port.
+void check_ifaces(const std::vector<std::string>& names, const wire::CtxFile& ctx, int ports) {
+  if (static_cast<int>(names.size()) > ports)
+    throw std::runtime_error(std::to_string(names.size()) + " interfaces for a design with " + std::to_string(ports) +
+                             " ports");
+  for (size_t i = 0; i < ctx.contexts.size(); ++i) {
+    const auto& c = ctx.contexts[i];
+    for (int p : c.members)
+      if (p >= static_cast<int>(names.size()))
+        throw std::runtime_error("context " + std::to_string(i) + ": member port " + std::to_string(p) +
+                                 " has no interface in --ifaces");
+    if (!c.multicast && c.upstream_port >= static_cast<int>(names.size()))
+      throw std::runtime_error("context " + std::to_string(i) + ": upstream port has no interface in --ifaces");
+  }
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) throw std::runtime_error("--ifaces: an empty interface name");
+    for (size_t k = 0; k < i; ++k)
+      if (names[k] == names[i])
+        throw std::runtime_error("--ifaces: interface '" + names[i] + "' given twice (ports " + std::to_string(k) +
+                                 " and " + std::to_string(i) + ")");
+  }
+}
+
+// The requests of one poll of the control socket, applied between cycles with the design run
+// idle first.
+class ControlRequests {
+ public:
+  ControlRequests(Engine& eng, SwitchChip& chip, const RegLayout& layout) : eng_(eng), chip_(chip), layout_(layout) {}
+  std::string operator()(const std::string& line);
+  // After a write the switch chip re-reads the context table (its multicast groups and
+  // passed-down results).
+  void finish();
+
+ private:
+  uint32_t reg(uint32_t a) { return eng_.reg_read(a); }
+  Engine& eng_;
+  SwitchChip& chip_;
+  const RegLayout& layout_;
+  bool idle_ = false, dirty_ = false;
+};
+
+uint32_t request_number(const std::string& x) {
+  const auto u = parse_unsigned(x, 0, 0xFFFFFFFFull);
+  if (!u) throw std::runtime_error("bad number '" + x + "'");
+  return static_cast<uint32_t>(*u);
+}
+
+std::string ControlRequests::operator()(const std::string& line) {
+  std::istringstream is(line);
+  std::string cmd, a, v;
+  is >> cmd;
+  if (cmd.empty()) return "error empty request";
+  if (!idle_ && (cmd == "write" || cmd == "read" || cmd == "contexts")) {
+    eng_.run_until_idle();
+    idle_ = true;
+  }
+  auto read = [&](uint32_t x) { return reg(x); };
+  if (cmd == "write") {
+    if (!(is >> a >> v)) return "error usage: write ADDR VALUE";
+    eng_.reg_write(request_number(a), request_number(v));
+    dirty_ = true;
+    return "ok";
+  }
+  if (cmd == "read") {
+    if (!(is >> a)) return "error usage: read ADDR";
+    char b[32];
+    std::snprintf(b, sizeof b, "0x%08X", reg(request_number(a)));
+    return b;
+  }
+  if (cmd == "contexts")
+    return table_json(read_table(layout_, read), static_cast<int>(reg(layout_.g("AGG_PORT")) & 0xFFFF)).dump();
+  if (cmd == "counters") {
+    nlohmann::ordered_json j;
+    j["accelerator"] = read_counters(layout_, read);
+    j["switch_ports"] = chip_.counters_json();
+    return j.dump();
+  }
+  if (cmd == "ping") return "ok";
+  return "error unknown request '" + cmd + "' (write, read, contexts, counters, ping)";
+}
+
+void ControlRequests::finish() {
+  if (!dirty_) return;
+  wire::CtxFile f;
+  f.agg_port = static_cast<uint16_t>(reg(layout_.g("AGG_PORT")) & 0xFFFF);
+  for (auto& s : read_table(layout_, [&](uint32_t x) { return reg(x); })) f.contexts.push_back(std::move(s.second));
+  chip_.set_contexts(f);
+}
+
+// A fabric that ends the stand-in's loop at the end of a slice or at a stop signal.
+struct SliceFabric : Fabric {
+  Fabric& f;
+  Clock::time_point end;
+  std::atomic<bool>& stop;
+  SliceFabric(Fabric& f_, Clock::time_point e, std::atomic<bool>& s) : f(f_), end(e), stop(s) {}
+  int ports() const override { return f.ports(); }
+  bool try_recv(int p, wire::Bytes& b) override { return f.try_recv(p, b); }
+  void send(int p, const wire::Bytes& b) override { f.send(p, b); }
+  void wait(Clock::time_point until) override {
+    f.wait(std::min(until, end));
+    if (Clock::now() >= end || g_stop.load()) stop.store(true);
+  }
+};
+
+// SA_RESTART: a stop request must not break a system call in flight (a half-read reply of the
+// RTL harness); the loop notices g_stop between rounds. Every catchable stopping signal.
+void catch_stop_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
+}
+
+void export_counters(const std::string& path, const nlohmann::ordered_json& j) {
+  const std::string tmp = path + ".tmp";
+  std::ofstream out(tmp);
+  out << j.dump(2) << "\n";
+  out.close();
+  if (!out || std::rename(tmp.c_str(), path.c_str()) != 0)
+    std::fprintf(stderr, "panama-host switch: cannot write %s\n", path.c_str());
+}
+
+StandInParams standin_params(const SwitchOpts& o, const wire::CtxFile& ctx) {
+  StandInParams sp = o.sp;
+  for (const auto& x : split(o.loss_ports)) {
+    const auto port = parse_unsigned(x, 10, INT_MAX);
+    if (!port) throw std::runtime_error("--loss-ports: '" + x + "' is not a port number");
+    sp.chip.loss_ports.push_back(static_cast<int>(*port));
+  }
+  bool timeouts = false;
+  for (const auto& c : ctx.contexts) timeouts |= c.timeout_cycles != 0;
+  sp.idle_cycles_per_ms = o.idle_cycles >= 0 ? static_cast<uint64_t>(o.idle_cycles) : (timeouts ? 200 : 0);
+  return sp;
+}
+
+// The register map: the counters are read through it (every context slot, so contexts
+// programmed live are counted too), and the control socket needs it. Nothing when the design
+// has none and no control socket is asked for.
+std::optional<RegLayout> load_layout(const SwitchOpts& o) {
+  try {
+    return load_regmap(o.rtl);
+  } catch (const std::exception&) {
+    if (!o.control.empty()) throw;
+  }
+  return std::nullopt;
+}
+
+// The loop's control hook: serves the requests pending on the socket.
+std::function<void(Engine&, SwitchChip&)> control_hook(ControlServer& ctl, const RegLayout& layout) {
+  return [&ctl, &layout](Engine& eng, SwitchChip& chip) {
+    ControlRequests req(eng, chip, layout);
+    ctl.poll([&](const std::string& line) { return req(line); });
+    req.finish();
+  };
+}
+
+// The stand-in's parts and its loop, run in slices so that counters can be exported and
+// --duration honoured.
+struct StandIn {
+  const SwitchOpts& o;
+  const StandInParams& sp;
+  const std::optional<RegLayout>& layout;
+  AfPacketFabric& fab;
+  Engine& eng;
+  SwitchChip& chip;
+  nlohmann::ordered_json last_acc;  // the accelerator counters last read
+
+  // One slice: runs until the export interval or a signal; the counters, with the engine's
+  // error if it failed (then with the last accelerator counters read, marked incomplete).
+  nlohmann::ordered_json slice() {
+    const auto slice_end =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.export_interval));
+    std::atomic<bool> slice_stop{false};
+    SliceFabric f(fab, slice_end, slice_stop);
+    nlohmann::ordered_json j;
+    std::string err;
+    try {
+      j = run_standin(f, eng, chip, sp, slice_stop);
+      if (layout) j["accelerator"] = read_counters(*layout, [&](uint32_t x) { return eng.reg_read(x); });
+      last_acc = j["accelerator"];
+    } catch (const std::exception& e) {
+      err = e.what();  // the engine failed (the RTL harness died)
+      j = nlohmann::ordered_json();
+      j["accelerator"] = last_acc;
+      j["cycles"] = nullptr;
+      j["switch_ports"] = chip.counters_json();
+    }
+    j["send_errors"] = fab.send_errors();
+    j["complete"] = err.empty();
+    if (!err.empty()) j["error"] = err;
+    return j;
+  }
+
+  int run() {
+    const auto start = Clock::now();
+    nlohmann::ordered_json j;
+    for (;;) {
+      j = slice();
+      if (!o.counters.empty()) export_counters(o.counters, j);
+      if (!j["complete"].get<bool>()) {
+        std::printf("%s\n", j.dump(2).c_str());
+        std::fflush(stdout);
+        throw std::runtime_error(j["error"].get<std::string>());
+      }
+      const double el = std::chrono::duration<double>(Clock::now() - start).count();
+      if (g_stop.load() || (o.duration > 0 && el >= o.duration)) break;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    std::fflush(stdout);
+    return 0;
+  }
+};
+
+int run_switch(const SwitchOpts& o) {
+  if (o.prepare) return prepare_harness(o);
+  const auto names = split(o.ifaces);
+  if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
+  // Fail now, not after the run: the counters file must be writable.
+  if (!o.counters.empty() && !can_create_tmp(o.counters))
+    throw std::runtime_error("--counters: cannot write " + o.counters + ".tmp");
+  int ports = 0;
+  const wire::CtxFile ctx = load_contexts(o.rtl, o.contexts, &ports);
+  check_ifaces(names, ctx, ports);
+  StandInParams sp = standin_params(o, ctx);
+  const std::optional<RegLayout> layout = load_layout(o);
+  std::unique_ptr<ControlServer> ctl;
+  if (!o.control.empty()) {
+    ctl = std::make_unique<ControlServer>(o.control);
+    sp.control = control_hook(*ctl, *layout);
+  }
+  AfPacketFabric fab(names);
+  auto eng = o.engine == "model" ? make_model_engine(o.rtl, ctx)
+                                 : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
+  SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
+  catch_stop_signals();
+  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
+               o.engine == "model" ? "SystemC model" : "Verilated RTL");
+  return StandIn{o, sp, layout, fab, *eng, chip, {}}.run();
+}
+
+void add_switch_options(CLI::App* sw, SwitchOpts& s) {
+  sw->add_option("--rtl", s.rtl, "generator output directory (config.json)")->required();
+  sw->add_option("--contexts", s.contexts, "CTX.json")->required();
+  sw->add_option("--ifaces", s.ifaces, "IF0,IF1,...: the interface of each port")->required();
+  sw->add_option("--engine", s.engine, "rtl (the Verilated design, default) or model (the SystemC model)")
+      ->check(CLI::IsMember({"rtl", "model"}));
+  sw->add_flag("--prepare", s.prepare, "only verilate the design for the rtl engine (cached), then exit");
+  sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
+      ->default_val(0);
+  sw->add_option("--ecn-threshold", s.sp.chip.ecn_threshold, "mark CE above this queue length, packets")
+      ->default_val(85);
+  sw->add_option("--queue-limit", s.sp.chip.queue_limit, "egress queue limit, packets")->default_val(1000);
+  sw->add_option("--loss", s.sp.chip.loss, "fault injection: drop probability per frame in and out")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1.0));
+  sw->add_option("--dup", s.sp.chip.dup, "fault injection: duplicate probability per frame in and out")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1.0));
+  sw->add_option("--loss-ports", s.loss_ports, "ports the loss and duplication apply to, P0,P1,... (default: all)");
+  sw->add_option("--control", s.control,
+                 "serve a control socket (Unix stream socket at this path) for panama-host controller");
+  sw->add_option("--loss-seed", s.sp.chip.loss_seed, "seed of the loss")->default_val(1);
+  sw->add_option("--counters", s.counters, "export counters JSON here (every --export-interval and at exit)");
+  sw->add_option("--export-interval", s.export_interval, "seconds")->default_val(1)->check(CLI::Range(0.01, 3600.0));
+  sw->add_option("--duration", s.duration, "stop after this many seconds (0: at SIGINT/SIGTERM)")->default_val(0);
+  sw->add_option("--idle-cycles-per-ms", s.idle_cycles,
+                 "simulated cycles per quiet ms (default 200 when a context has a timeout, else 0)");
+}
+
+}  // namespace
+
+Runner switch_subcommand(CLI::App& cmd) { return with_options(cmd, add_switch_options, run_switch); }
+
+}  // namespace panama::host::cli

@@ -1,0 +1,376 @@
+// `panama-host worker` (tools.md, docs/host.md): all-reduces a file with the job's other workers.
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "allreduce.h"
+#include "cli.h"
+#include "dpdk_transport.h"
+#include "parse_num.h"
+#include "tins_transport.h"
+#include "udp_transport.h"
+
+namespace panama::host::cli {
+namespace {
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error("cannot read " + path);
+  return b;
+}
+
+void write_file(const std::string& path, const uint8_t* p, size_t n) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw std::runtime_error("cannot write " + path);
+    out.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n));
+    if (!out) throw std::runtime_error("cannot write " + path);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+}
+
+int iface_mtu(const std::string& iface) {
+  std::ifstream in("/sys/class/net/" + iface + "/mtu");
+  int mtu = 0;
+  if (!(in >> mtu) || mtu < 68) throw std::runtime_error("cannot read the MTU of interface '" + iface + "'");
+  return mtu;
+}
+
+// --progress: a CSV line every interval (written when the all-reduce sends or receives): the
+// goodput of the results of this job (payload bits of RESULT frames received per second), the
+// transmit rate (frame bits sent per second) and each tree's window.
+class ProgressTransport : public Transport {
+ public:
+  ProgressTransport(Transport& t, const std::string& path, double interval, uint16_t jid, int trees)
+      : t_(t), interval_(interval), jid_(jid), trees_(trees) {
+    f_ = std::fopen(path.c_str(), "w");
+    if (!f_) throw std::runtime_error("cannot write " + path);
+    std::fprintf(f_, "time_s,interval_s,goodput_mbps,tx_mbps,results,results_ce");
+    for (int t = 0; t < trees; ++t) std::fprintf(f_, ",cwnd%d", t);
+    std::fprintf(f_, "\n");
+    start_ = last_ = Clock::now();
+  }
+  ~ProgressTransport() override {
+    line(Clock::now());
+    std::fclose(f_);
+  }
+  void attach(const AllReduce* ar) { ar_ = ar; }
+  void send(const wire::Bytes& frame) override {
+    t_.send(frame);
+    tx_bytes_ += frame.size();
+    tick();
+  }
+  bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
+    const bool r = t_.recv(frame, deadline);
+    if (r && frame.size() >= wire::kHeaderBytes) {
+      const auto h = wire::parse_header(frame);
+      if (h.result() && h.jid == jid_) {
+        res_bytes_ += frame.size() - wire::kHeaderBytes;
+        ++results_;
+        if ((frame[15] & 3) == 3) ++ce_;
+      }
+    }
+    tick();
+    return r;
+  }
+
+ private:
+  void tick() {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_).count() >= interval_) line(now);
+  }
+  void line(Clock::time_point now) {
+    const double dt = std::chrono::duration<double>(now - last_).count();
+    if (dt <= 0) return;
+    std::fprintf(f_, "%.3f,%.3f,%.3f,%.3f,%llu,%llu", std::chrono::duration<double>(now - start_).count(), dt,
+                 res_bytes_ * 8 / dt / 1e6, tx_bytes_ * 8 / dt / 1e6, static_cast<unsigned long long>(results_),
+                 static_cast<unsigned long long>(ce_));
+    for (int t = 0; t < trees_; ++t) std::fprintf(f_, ",%.3f", ar_ ? ar_->window(t).cwnd() : 0.0);
+    std::fprintf(f_, "\n");
+    std::fflush(f_);
+    last_ = now;
+    res_bytes_ = tx_bytes_ = 0;
+    results_ = ce_ = 0;
+  }
+  Transport& t_;
+  double interval_;
+  uint16_t jid_;
+  int trees_;
+  const AllReduce* ar_ = nullptr;
+  FILE* f_ = nullptr;
+  Clock::time_point start_, last_;
+  double res_bytes_ = 0, tx_bytes_ = 0;
+  uint64_t results_ = 0, ce_ = 0;
+};
+
+struct WorkerOpts {
+  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress,
+                              job_desc;
+  const CLI::Option* format_option = nullptr;  // --format: given or from the job description
+  double progress_interval = 0.1;
+  int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
+  int port = wire::kDefaultAggPort;
+  int repair_rounds = 16, repair_slots = 8, status_wait_ms = 200;
+  std::string first_vid = "0";
+  WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
+  bool no_cc = false;
+};
+
+// What the design accepts (controller --job-out): MAX_ELEMS (0: not given) and FORMAT.
+struct DesignLimits {
+  int max_elems = 0;
+  std::string format;
+};
+
+// Every option and path checked before any work: the output's directory must take a file.
+void check_worker_opts(const WorkerOpts& o) {
+  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk")
+    throw std::runtime_error("--backend must be udp, tins or dpdk (not '" + o.backend + "')");
+  if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
+  if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
+  if (!can_create_tmp(o.out)) throw std::runtime_error("--out: cannot write " + o.out);
+  if (!o.stats.empty()) {
+    std::ofstream ps(o.stats, std::ios::app);
+    if (!ps) throw std::runtime_error("--stats: cannot write " + o.stats);
+  }
+}
+
+// The design's MAX_ELEMS and FORMAT from --job-desc: vectors are sized from them, and a request
+// the design would drop is refused here rather than timing out as a silent peer.
+DesignLimits read_job_desc(const WorkerOpts& o) {
+  DesignLimits d{0, o.format};
+  if (o.job_desc.empty()) return d;
+  std::ifstream in(o.job_desc);
+  if (!in) throw std::runtime_error("--job-desc: cannot open " + o.job_desc);
+  try {
+    const nlohmann::json jd = nlohmann::json::parse(in);
+    d.max_elems = jd.at("max_elems").get<int>();
+    const std::string f = jd.at("format").get<std::string>();
+    if (o.format_option->count() > 0 && f != o.format)
+      throw std::runtime_error("--format " + o.format + ", but the design's FORMAT is " + f);
+    d.format = f;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error("--job-desc " + o.job_desc + ": " + e.what());
+  }
+  if (d.max_elems < 1) throw std::runtime_error("--job-desc " + o.job_desc + ": max_elems must be >= 1");
+  if (o.max_elems > d.max_elems)
+    throw std::runtime_error("--max-elems " + std::to_string(o.max_elems) + " exceeds the design's MAX_ELEMS " +
+                             std::to_string(d.max_elems) + " (the accelerator would drop every vector)");
+  return d;
+}
+
+// --first-vid: one VID for every tree, or one per tree.
+std::vector<uint32_t> first_vids(const WorkerOpts& o) {
+  const auto v = split(o.first_vid);
+  if (v.size() != 1 && static_cast<int>(v.size()) != o.trees)
+    throw std::runtime_error("--first-vid: give one VID or one per tree (" + std::to_string(o.trees) + ")");
+  std::vector<uint32_t> vids;
+  for (const auto& x : v) {
+    const auto u = parse_unsigned(x, 10, 0xFFFFFFFFull);
+    if (!u) throw std::runtime_error("--first-vid: '" + x + "' is not a VID (0..4294967295)");
+    vids.push_back(static_cast<uint32_t>(*u));
+  }
+  if (vids.size() == 1) vids.assign(static_cast<size_t>(std::max(1, o.trees)), vids[0]);
+  return vids;
+}
+
+// The job's parameters except the addresses (the backend knows those).
+JobParams job_params(const WorkerOpts& o) {
+  const DesignLimits d = read_job_desc(o);
+  int es = 0;
+  if (d.format == "fp32")
+    es = 4;
+  else if (d.format == "bf16" || d.format == "fp16")
+    es = 2;
+  else
+    throw std::runtime_error("--format must be fp32, bf16 or fp16");
+  const int mtu = o.mtu ? o.mtu : iface_mtu(o.iface);
+  const int max_elems = o.max_elems ? o.max_elems : d.max_elems ? d.max_elems : 1450 / es;
+  if (o.status_wait_ms < 1) throw std::runtime_error("--status-wait-ms must be >= 1");
+  JobParams p;
+  p.jid = static_cast<uint16_t>(o.job);
+  p.rank = o.rank;
+  p.world = o.world;
+  p.trees = o.trees;
+  p.elem_bytes = es;
+  p.format = es == 4 ? ref::Fmt::fp32 : (d.format == "bf16" ? ref::Fmt::bf16 : ref::Fmt::fp16);
+  p.repair_rounds = o.repair_rounds;
+  p.repair_slots = o.repair_slots;
+  p.status_wait_ms = o.status_wait_ms;
+  p.count = JobParams::count_for(mtu, max_elems, es);
+  p.first_vids = first_vids(o);
+  p.window = o.win;
+  if (p.window.max <= 0) p.window.max = std::max(1, 12 / std::max(1, o.trees));
+  if (p.window.init <= 0) p.window.init = std::min(4.0, p.window.max);
+  p.window.cc = !o.no_cc;
+  p.timeout_ms = o.timeout_ms;
+  p.agg_port = static_cast<uint16_t>(o.port);
+  p.validate();
+  return p;
+}
+
+// The backend (docs/host.md "Backends"): udp leaves L2-L4 to the kernel; tins and dpdk send the
+// frames the protocol builds as they are, addressed to the next hop's MAC from this interface.
+// Fills p's addresses.
+std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
+  std::unique_ptr<Transport> tr;
+  const wire::Ipv4 agg_ip = wire::parse_ipv4(o.agg_ip), group_ip = wire::parse_ipv4(o.group_ip);
+  if (o.backend == "udp") {
+    if (!o.agg_mac.empty() || !o.eal.empty())
+      throw std::runtime_error("--agg-mac and --eal are for --backend tins|dpdk");
+    UdpParams up;
+    up.iface = o.iface;
+    up.port = static_cast<uint16_t>(o.port);
+    up.agg_ip = agg_ip;
+    up.group_ip = group_ip;
+    auto* u = new UdpTransport(up);
+    tr.reset(u);
+    p.ip_src = u->local_ip();
+  } else {
+    if (!o.eal.empty() && o.backend != "dpdk") throw std::runtime_error("--eal is for --backend dpdk");
+    RawParams rp;
+    rp.iface = o.iface;
+    rp.port = static_cast<uint16_t>(o.port);
+    rp.agg_ip = agg_ip;
+    rp.group_ip = group_ip;
+    rp.agg_mac = o.agg_mac;
+    rp.eal = o.eal;
+    RawTransport* t = o.backend == "tins" ? static_cast<RawTransport*>(new TinsTransport(rp))
+                                          : static_cast<RawTransport*>(new DpdkTransport(rp));
+    tr.reset(t);
+    p.ip_src = t->local_ip();
+    p.eth_src = t->local_mac();
+    p.eth_dst = t->agg_mac();
+  }
+  p.ip_dst = agg_ip;
+  return tr;
+}
+
+nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, size_t elements) {
+  const Stats& s = ar.stats();
+  const JobParams& p = ar.params();
+  nlohmann::ordered_json j;
+  j["rank"] = o.rank;
+  j["backend"] = o.backend;
+  j["elements"] = elements;
+  j["count"] = p.count;
+  j["iterations"] = o.iterations;
+  j["vectors_sent"] = s.vectors_sent;
+  j["results"] = s.results;
+  j["results_ce"] = s.results_ce;
+  j["ce_vids"] = s.ce_vids;  // [[tree, vid], ...]
+  j["unseen_vids"] = s.unseen_vids;
+  j["ignored"] = s.ignored;
+  j["duplicates"] = s.duplicates;
+  j["lost"] = s.lost;
+  j["repaired"] = s.repaired;
+  j["repair_rounds"] = s.repair_rounds;
+  j["seconds"] = s.seconds;
+  j["goodput_mbps"] = s.seconds > 0 ? s.bytes_reduced * 8 / s.seconds / 1e6 : 0.0;
+  j["trees"] = nlohmann::ordered_json::array();
+  for (int t = 0; t < p.trees; ++t)
+    j["trees"].push_back(
+        {{"tid", t}, {"next_vid", ar.next_vid(t)}, {"cwnd", ar.window(t).cwnd()}, {"alpha", ar.window(t).alpha()}});
+  return j;
+}
+
+int run_worker(const WorkerOpts& o) {
+  check_worker_opts(o);
+  JobParams p = job_params(o);
+  const size_t es = static_cast<size_t>(p.elem_bytes);
+  const std::vector<uint8_t> grad = read_file(o.in);
+  if (grad.size() % es != 0)
+    throw std::runtime_error(o.in + ": size " + std::to_string(grad.size()) + " is not a multiple of " +
+                             std::to_string(es) + " bytes");
+  const std::unique_ptr<Transport> tr = open_backend(o, p);
+  std::unique_ptr<ProgressTransport> prog;
+  if (!o.progress.empty())
+    prog = std::make_unique<ProgressTransport>(*tr, o.progress, o.progress_interval, p.jid, p.trees);
+  Transport& link = prog ? static_cast<Transport&>(*prog) : *tr;
+  AllReduce ar(link, p);
+  if (prog) prog->attach(&ar);
+  std::vector<uint8_t> buf;
+  for (int it = 0; it < o.iterations; ++it) {
+    buf = grad;
+    ar.reduce_raw(buf.data(), buf.size() / es);
+  }
+  write_file(o.out, buf.data(), buf.size());
+  const nlohmann::ordered_json j = worker_stats(o, ar, grad.size() / es);
+  if (!o.stats.empty()) {
+    std::ofstream st(o.stats);
+    if (!st) throw std::runtime_error("cannot write " + o.stats);
+    st << j.dump(2) << "\n";
+  }
+  std::fprintf(stderr, "panama-host worker %d: %s\n", o.rank, j.dump().c_str());
+  return 0;
+}
+
+void add_window_options(CLI::App* wk, WorkerOpts& w) {
+  wk->add_option("--window-init", w.win.init, "initial window, vectors per tree (default min(4, max))");
+  wk->add_option("--window-min", w.win.min, "window floor")->default_val(1);
+  wk->add_option("--window-max", w.win.max, "window ceiling per tree (default max(1, floor(12 / T)))");
+  wk->add_option("--ecn-gain", w.win.gain, "DCTCP gain g")->default_val(1.0 / 16);
+  wk->add_flag("--no-cc", w.no_cc, "fixed window (--window-init), ECN ignored");
+  wk->add_option("--timeout-ms", w.timeout_ms, "error after this long without a new result")->default_val(2000);
+  wk->add_option("--repair-rounds", w.repair_rounds, "loss repair rounds reserved per call and tree (0: off)")
+      ->default_val(16)
+      ->check(CLI::Range(0, 64));
+  wk->add_option("--repair-slots", w.repair_slots, "ignored (every vector has a repair slot in every round)")
+      ->default_val(8)
+      ->check(CLI::Range(1, 4096));
+  wk->add_option("--status-wait-ms", w.status_wait_ms, "wait for a repair round's status before going on")
+      ->default_val(200);
+}
+
+void add_worker_options(CLI::App* wk, WorkerOpts& w) {
+  wk->add_option("--iface", w.iface, "network interface towards the accelerator")->required();
+  wk->add_option("--job", w.job, "job id (JID) 0..65535")->required();
+  wk->add_option("--rank", w.rank, "this worker's rank 0..world-1")->required();
+  wk->add_option("--world", w.world, "number of workers")->required();
+  wk->add_option("--trees", w.trees, "aggregation trees (TIDs 0..T-1)")->default_val(1);
+  wk->add_option("--in", w.in, "input: little-endian elements")->required();
+  wk->add_option("--out", w.out, "output: the sum, same layout")->required();
+  wk->add_option("--backend", w.backend,
+                 "udp (kernel sockets), tins (raw frames through libtins) or dpdk (raw frames through DPDK)")
+      ->default_val("udp");
+  wk->add_option("--agg-mac", w.agg_mac,
+                 "tins/dpdk: eth.dst of contributions (default: the kernel's neighbour entry for the aggregator "
+                 "or its gateway, else ARP)");
+  wk->add_option("--eal", w.eal,
+                 "dpdk: EAL arguments as one value (--eal=\"...\"), blank-separated, replacing the default (--no-huge "
+                 "-m 64 --no-pci "
+                 "--no-shconf --vdev=net_af_packet0,iface=IF ...; docs/host.md)");
+  wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
+  wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
+  wk->add_option("--port", w.port, "aggregation UDP port")->default_val(9056)->check(CLI::Range(1, 65535));
+  wk->add_option("--format", w.format, "element format fp32|bf16|fp16 (default: the job description's, else fp32)");
+  wk->add_option("--job-desc", w.job_desc,
+                 "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
+  wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
+  wk->add_option("--max-elems", w.max_elems, "accelerator MAX_ELEMS (default floor(1450/ES))")
+      ->check(CLI::Range(1, 65535));
+  wk->add_option("--first-vid", w.first_vid,
+                 "VID of the first vector: one for every tree or V0,V1,... per tree (a restarted worker "
+                 "continues where the job's contexts are: the previous run's stats next_vid)")
+      ->default_val("0");
+  add_window_options(wk, w);
+  wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
+  wk->add_option("--stats", w.stats, "write statistics as JSON here");
+  wk->add_option("--progress", w.progress, "write a CSV line every --progress-interval: goodput, tx rate, windows");
+  wk->add_option("--progress-interval", w.progress_interval, "seconds")
+      ->default_val(0.1)
+      ->check(CLI::Range(0.001, 60.0));
+  w.format_option = wk->get_option("--format");
+}
+
+}  // namespace
+
+Runner worker_subcommand(CLI::App& cmd) { return with_options(cmd, add_worker_options, run_worker); }
+
+}  // namespace panama::host::cli

@@ -1,0 +1,48 @@
+// Socket helpers the links share (udp backend, AF_PACKET fabric, control socket).
+#pragma once
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <utility>
+
+namespace panama::host {
+
+// An owned file descriptor, closed when it goes (move-only).
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    if (this != &o) {
+      reset();
+      fd_ = std::exchange(o.fd_, -1);
+    }
+    return *this;
+  }
+  ~Fd() { reset(); }
+  int get() const { return fd_; }
+  void reset() {
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_;
+};
+
+// recvmsg()'s header for one data buffer, the sender's address and a control buffer (ancillary
+// data: IP_TOS, PACKET_AUXDATA).
+template <typename Addr>
+msghdr recv_header(Addr& from, iovec& data, void* control, size_t control_len) {
+  msghdr mh{};
+  mh.msg_name = &from;
+  mh.msg_namelen = sizeof from;
+  mh.msg_iov = &data;
+  mh.msg_iovlen = 1;
+  mh.msg_control = control;
+  mh.msg_controllen = control_len;
+  return mh;
+}
+
+}  // namespace panama::host
