@@ -155,4 +155,32 @@ struct AxilFire {
                 (top).P##arvalid && (top).P##arready, (top).P##bvalid && (top).P##bready, \
                 (top).P##rvalid && (top).P##rready})
 
-namespace tb {}  // namespace tb
+// Word-wise variants of set_bits/get_bits for VlWide ports: a field is written a 32-bit word at
+// a time (at most three words for 64 bits) instead of bit by bit, for testbenches that move
+// thousands of fields per cycle (the exhaustive run). Same semantics as set_bits/get_bits.
+namespace tb {
+
+template <std::size_t N>
+inline void set_field(VlWide<N>& sig, int lsb, int width, uint64_t v) {
+  for (int done = 0; done < width;) {
+    const int bit = lsb + done, off = bit % 32, n = 32 - off < width - done ? 32 - off : width - done;
+    const EData m = static_cast<EData>((n == 32 ? ~uint64_t{0} : ((uint64_t{1} << n) - 1)) << off);
+    EData& w = sig[bit / 32];
+    w = (w & ~m) | (static_cast<EData>((v >> done) << off) & m);
+    done += n;
+  }
+}
+
+template <std::size_t N>
+inline uint64_t get_field(const VlWide<N>& sig, int lsb, int width) {
+  uint64_t v = 0;
+  for (int done = 0; done < width;) {
+    const int bit = lsb + done, off = bit % 32, n = 32 - off < width - done ? 32 - off : width - done;
+    const uint64_t m = n == 32 ? 0xFFFFFFFFull : ((uint64_t{1} << n) - 1);
+    v |= ((static_cast<uint64_t>(sig[bit / 32]) >> off) & m) << done;
+    done += n;
+  }
+  return v;
+}
+
+}  // namespace tb

@@ -4,7 +4,9 @@ rational arithmetic (fractions.Fraction) on the edge cases of numerics.md's exac
 massive cancellation, ties at every bit position, subnormal results, overflow to infinity,
 all -0.0 inputs, NaN and infinity combinations, ftz boundaries, plus random sums.
 
-usage: exact_ref_check.py TOOL [CASES_PER_FORMAT]"""
+usage: exact_ref_check.py TOOL [CASES_PER_FORMAT [TOOL_ARG...]]
+(TOOL_ARGs go to TOOL: `host_treesum exact` answers the same questions with the host's own
+exact accumulator.)"""
 import random
 import subprocess
 import sys
@@ -164,7 +166,7 @@ def main():
                 toks = [("%x" if m else "~%x") % x for x, m in zip(leaves, member)]
                 lines.append("%s %s %s" % (fmt, mode, " ".join(toks)))
                 want.append(oracle(fmt, mode == "ftz", leaves, member))
-    res = subprocess.run([tool], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
+    res = subprocess.run([tool] + sys.argv[3:], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True)
     got = [int(t, 16) for t in res.stdout.split()]
     if len(got) != len(want):
         print("exact_ref_check: %d answers for %d cases" % (len(got), len(want)))

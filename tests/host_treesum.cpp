@@ -1,9 +1,15 @@
-// Helper of tests/host_netns.sh:
+// Helper of tests/host_netns.sh and scripts/testbed: the host's expected sums.
 //   host_treesum gen SEED N OUT.bin            random fp32 bit patterns (NaN, inf, subnormals too)
-//   host_treesum sum PORTS OUT.bin IN.bin:PORT ...   ref::tree_sum over the ports (numerics.md)
+//   host_treesum sum [--sum tree|exact] [--subnormals ieee|ftz] PORTS OUT.bin IN.bin:PORT ...
+//       the accelerator's sum over the ports (numerics.md): tree (default): ref::tree_sum in the
+//       fixed port order; exact: the exact sum of the members rounded once (exact_sum below)
+//   host_treesum exact     stdin lines "FMT MODE X ~Y ...", hex leaves, "~" marks an absent
+//       member: one hex exact sum per line on stdout (tests/exact_ref_check.py checks it)
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,6 +17,83 @@
 #include "ref_float.h"
 
 namespace {
+// The exact-sum mode of numerics.md, the host's own implementation (it shares nothing with the
+// RTL, the SystemC model or testbench/exact_ref.h): every member's significand is added at its
+// exponent into a fixed-point integer of 32-bit digits whose unit is the smallest subnormal,
+// held in int64 so that carries and borrows wait until the end; then one rounding.
+// E/F: exponent and fraction bits. Absent members are -0.0 and only matter for the zero sign,
+// so the caller passes the members alone.
+uint32_t exact_sum(int E, int F, bool ftz, const std::vector<uint32_t>& members) {
+  const int W = 1 + E + F;
+  const uint32_t S = 1u << (W - 1), emax = (1u << E) - 1, inf = emax << F, qnan = inf | (1u << (F - 1));
+  constexpr int D = 12;  // 384 bits: fp32's 277-bit range plus carries of up to 2^31 members
+  int64_t d[D] = {};
+  bool nan = false, pinf = false, ninf = false, all_neg_zero = true;
+  for (const uint32_t x : members) {
+    const bool neg = (x >> (W - 1)) & 1;
+    const uint32_t e = (x >> F) & emax;
+    uint64_t sig = x & ((1u << F) - 1);
+    if (e == emax) {
+      if (sig != 0)
+        nan = true;
+      else
+        (neg ? ninf : pinf) = true;
+      all_neg_zero = false;
+      continue;
+    }
+    if (e == 0 && ftz) sig = 0;  // a subnormal counts as a zero of its sign
+    if (e != 0) sig |= uint64_t{1} << F;
+    if (sig != 0 || !neg) all_neg_zero = false;
+    const int pos = e == 0 ? 0 : static_cast<int>(e) - 1;  // the significand's lowest bit
+    const uint64_t v = sig << (pos % 32);                  // below 2^55: two digits
+    const int64_t lo = static_cast<int64_t>(v & 0xFFFFFFFFu), hi = static_cast<int64_t>(v >> 32);
+    d[pos / 32] += neg ? -lo : lo;
+    d[pos / 32 + 1] += neg ? -hi : hi;
+  }
+  if (nan || (pinf && ninf)) return qnan;
+  if (pinf) return inf;
+  if (ninf) return S | inf;
+  auto carry = [&] {  // digits 0..D-2 into [0, 2^32); the top digit keeps the sign
+    for (int i = 0; i + 1 < D; ++i) {
+      const int64_t c = (d[i] - (d[i] & 0xFFFFFFFF)) / (int64_t{1} << 32);  // floor division
+      d[i] &= 0xFFFFFFFF;
+      d[i + 1] += c;
+    }
+  };
+  carry();
+  const bool negative = d[D - 1] < 0;
+  if (negative) {
+    for (int64_t& x : d) x = -x;
+    carry();
+  }
+  int top = D - 1;
+  while (top >= 0 && d[top] == 0) --top;
+  if (top < 0) return all_neg_zero ? S : 0u;
+  const uint32_t sign = negative ? S : 0u;
+  const int h = 32 * top + 63 - __builtin_clzll(static_cast<uint64_t>(d[top]));  // highest set bit
+  auto bit = [&](int k) -> uint64_t { return (static_cast<uint64_t>(d[k / 32]) >> (k % 32)) & 1; };
+  auto field = [&](int lsb, int n) {
+    uint64_t v = 0;
+    for (int j = 0; j < n; ++j) v |= bit(lsb + j) << j;
+    return static_cast<uint32_t>(v);
+  };
+  if (h < F) return ftz ? sign : sign | field(0, F);  // below the smallest normal: exact
+  if (h == F) return sign | field(0, F + 1);          // the lowest binade: exact
+  int shift = h - F;                                  // bits below the result's last bit
+  uint64_t q = field(shift, F + 1);
+  bool sticky = false;
+  for (int i = 0; i < (shift - 1) / 32 && !sticky; ++i) sticky = d[i] != 0;
+  for (int k = (shift - 1) / 32 * 32; k < shift - 1 && !sticky; ++k) sticky = bit(k) != 0;
+  if (bit(shift - 1) && (sticky || (q & 1))) ++q;  // roundTiesToEven
+  if (q >> (F + 1)) {
+    q >>= 1;
+    ++shift;
+  }
+  const uint32_t efield = static_cast<uint32_t>(shift) + 1;
+  if (efield >= emax) return sign | inf;  // beyond the largest finite
+  return sign | (efield << F) | static_cast<uint32_t>(q & ((1u << F) - 1));
+}
+
 std::vector<uint32_t> load(const std::string& p) {
   std::ifstream in(p, std::ios::binary);
   std::vector<char> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -38,12 +121,43 @@ int main(int argc, char** argv) {
       save(argv[4], v);
       return 0;
     }
-    if (cmd == "sum" && argc >= 5) {
-      const int ports = std::stoi(argv[2]);
+    if (cmd == "exact" && argc == 2) {
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        std::istringstream ls(line);
+        std::string fmt, mode, tok;
+        if (!(ls >> fmt >> mode)) continue;
+        const bool ftz = mode == "ftz";
+        if ((fmt != "fp32" && fmt != "bf16" && fmt != "fp16") || (!ftz && mode != "ieee"))
+          throw std::runtime_error("bad line: " + line);
+        std::vector<uint32_t> members;
+        while (ls >> tok)
+          if (tok[0] != '~') members.push_back(static_cast<uint32_t>(std::stoul(tok, nullptr, 16)));
+        const int E = fmt == "fp16" ? 5 : 8, F = fmt == "fp32" ? 23 : fmt == "bf16" ? 7 : 10;
+        std::printf("%x\n", exact_sum(E, F, ftz, members));
+      }
+      return 0;
+    }
+    if (cmd == "sum") {
+      // Options first: the accelerator's sum mode and subnormal handling (config.json "sum",
+      // "subnormals"); the defaults are the tree-order ieee sum.
+      bool exact = false, ftz = false;
+      int a = 2;
+      for (; a + 1 < argc && std::string(argv[a]).rfind("--", 0) == 0; a += 2) {
+        const std::string k = argv[a], v = argv[a + 1];
+        if (k == "--sum" && (v == "tree" || v == "exact"))
+          exact = v == "exact";
+        else if (k == "--subnormals" && (v == "ieee" || v == "ftz"))
+          ftz = v == "ftz";
+        else
+          throw std::runtime_error("bad option " + k + " " + v + " (--sum tree|exact, --subnormals ieee|ftz)");
+      }
+      if (argc - a < 3) throw std::runtime_error("sum needs PORTS OUT.bin IN.bin:PORT...");
+      const int ports = std::stoi(argv[a]);
       std::vector<std::vector<uint32_t>> in(static_cast<size_t>(ports));
       std::vector<bool> mem(static_cast<size_t>(ports), false);
       size_t n = 0;
-      for (int i = 4; i < argc; ++i) {
+      for (int i = a + 2; i < argc; ++i) {
         const std::string a = argv[i];
         const size_t c = a.rfind(':');
         if (c == std::string::npos) throw std::runtime_error("expected IN.bin:PORT, got " + a);
@@ -56,16 +170,25 @@ int main(int argc, char** argv) {
       for (int p = 0; p < ports; ++p)
         if (mem[static_cast<size_t>(p)] && in[static_cast<size_t>(p)].size() != n)
           throw std::runtime_error("inputs differ in size");
-      std::vector<uint32_t> out(n), vals(static_cast<size_t>(ports));
+      std::vector<uint32_t> out(n), vals(static_cast<size_t>(ports)), members;
       for (size_t i = 0; i < n; ++i) {
         for (int p = 0; p < ports; ++p)
           vals[static_cast<size_t>(p)] = mem[static_cast<size_t>(p)] ? in[static_cast<size_t>(p)][i] : 0;
-        out[i] = panama::ref::tree_sum(panama::ref::Fmt::fp32, false, vals, mem);
+        if (exact) {
+          members.clear();
+          for (int p = 0; p < ports; ++p)
+            if (mem[static_cast<size_t>(p)]) members.push_back(vals[static_cast<size_t>(p)]);
+          out[i] = exact_sum(8, 23, ftz, members);
+        } else {
+          out[i] = panama::ref::tree_sum(panama::ref::Fmt::fp32, ftz, vals, mem);
+        }
       }
-      save(argv[3], out);
+      save(argv[a + 1], out);
       return 0;
     }
-    std::fprintf(stderr, "usage: host_treesum gen SEED N OUT | sum PORTS OUT IN:PORT...\n");
+    std::fprintf(stderr,
+                 "usage: host_treesum gen SEED N OUT | sum [--sum tree|exact] [--subnormals ieee|ftz] PORTS OUT "
+                 "IN:PORT... | exact\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "host_treesum: %s\n", e.what());
