@@ -1214,8 +1214,18 @@ std::string emit_sched(const Config& c) {
 
 namespace {
 
-// The core's instances and their wiring, fixed but for the ${} values.
-const char* const kTopBody = R"V(
+// AXI4-Lite connected through by name (the register file in the core, the core in the top).
+const char* const kAxilPassThrough =
+    R"V(    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready))V";
+
+// The core up to its register file's AXI4-Lite connections (kAxilPassThrough), fixed but for the ${} values.
+const char* const kTopBodyHead = R"V(
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
   wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
@@ -1229,13 +1239,10 @@ const char* const kTopBody = R"V(
   wire agg_tx_inc;
   ${PREFIX}_regs u_regs (
     .clk(clk), .rst(rst),
-    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
-    .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
-    .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
-    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
-    .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
-    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
-    .s_axil_rready(s_axil_rready),
+)V";
+
+// The rest of the core, after the register file's AXI4-Lite connections.
+const char* const kTopBodyTail = R"V(,
     .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
     .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
     .ctx_upstream_port(ctx_upstream_port), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
@@ -1374,7 +1381,7 @@ void top_streams(std::ostringstream& o, const Config& c) {
 }
 
 // The core's instance in the top: every port by name.
-const char* const kCoreInstance = R"V(
+const char* const kCoreInstanceHead = R"V(
   ${PREFIX}_core u_core (
     .clk(clk), .rst(rst),
     .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
@@ -1384,13 +1391,10 @@ const char* const kCoreInstance = R"V(
     .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
     .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
     .m_agg_axis_tready(m_agg_axis_tready),
-    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
-    .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
-    .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
-    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
-    .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
-    .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
-    .s_axil_rready(s_axil_rready));
+)V";
+
+// The end of the core's instance.
+const char* const kCoreInstanceTail = R"V();
 
 endmodule
 )V";
@@ -1435,7 +1439,7 @@ std::string emit_core(const Config& c) {
   o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
     << "  reg [31:0] now_q;\n"
     << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n";
-  o << kTopBody;
+  o << kTopBodyHead << kAxilPassThrough << kTopBodyTail;
   return with_prefix_subst(c, o.str());
 }
 
@@ -1443,7 +1447,7 @@ std::string emit_top(const Config& c) {
   std::ostringstream o;
   top_ports(o, c);
   top_streams(o, c);
-  o << kCoreInstance;
+  o << kCoreInstanceHead << kAxilPassThrough << kCoreInstanceTail;
   return with_prefix_subst(c, o.str());
 }
 
