@@ -25,6 +25,12 @@ namespace {
 int bits_for(long max_value) { return std::max(1, clog2(max_value + 1)); }  // holds 0..max_value
 int index_bits(long n) { return std::max(1, clog2(n)); }                    // holds 0..n-1
 
+// Every occurrence of `key` in `s` replaced by `text` (the text-valued placeholders, such as
+// ${PREFIX}, that subst() cannot fill).
+void replace_all(std::string& s, const std::string& key, const std::string& text) {
+  for (size_t at = 0; (at = s.find(key, at)) != std::string::npos; at += text.size()) s.replace(at, key.size(), text);
+}
+
 std::string subst(const std::string& text, const std::map<std::string, long>& vals) {
   std::string out;
   for (size_t i = 0; i < text.size(); ++i) {
@@ -1090,7 +1096,7 @@ std::string emit_port(const Config& c) {
     << ");\n";
   std::string body = kPortBody;
   // The prefix is text, not a number: substitute it first.
-  for (size_t at; (at = body.find("${PREFIX}")) != std::string::npos;) body.replace(at, 9, c.in.prefix);
+  replace_all(body, "${PREFIX}", c.in.prefix);
   return subst(o.str(), v) + subst(body, v);
 }
 
@@ -1199,9 +1205,7 @@ std::string emit_sched(const Config& c) {
     << "  input  wire m_agg_axis_tready\n"
     << ");\n";
   std::string body = kSchedBody;
-  auto put = [&](const std::string& key, const std::string& text) {
-    for (size_t at; (at = body.find(key)) != std::string::npos;) body.replace(at, key.size(), text);
-  };
+  auto put = [&](const std::string& key, const std::string& text) { replace_all(body, key, text); };
   const int FCW = static_cast<int>(v["FCW"]);
   put("${BEATS_FCW}", FCW > NB    ? "{{" + std::to_string(FCW - NB) + "{1'b0}}, sel_beats}"
                       : FCW == NB ? std::string("sel_beats")
@@ -1225,7 +1229,7 @@ const char* const kAxilPassThrough =
     .s_axil_rready(s_axil_rready))V";
 
 // The core up to its register file's AXI4-Lite connections (kAxilPassThrough), fixed but for the ${} values.
-const char* const kTopBodyHead = R"V(
+const char* const kCoreBodyHead = R"V(
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
   wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
@@ -1242,7 +1246,7 @@ const char* const kTopBodyHead = R"V(
 )V";
 
 // The rest of the core, after the register file's AXI4-Lite connections.
-const char* const kTopBodyTail = R"V(,
+const char* const kCoreBodyTail = R"V(,
     .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
     .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
     .ctx_upstream_port(ctx_upstream_port), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
@@ -1401,15 +1405,12 @@ endmodule
 
 std::map<std::string, long> top_values(const Config& c) {
   auto v = common_values(c);
-  const RegMap map = RegMap::from(c);
-  int aw = 0;
-  while ((1u << aw) < map.size) ++aw;
-  v["AW"] = aw;
+  v["AW"] = clog2(RegMap::from(c).size);
   return v;
 }
 
 std::string with_prefix_subst(const Config& c, std::string text) {
-  for (size_t at; (at = text.find("${PREFIX}")) != std::string::npos;) text.replace(at, 9, c.in.prefix);
+  replace_all(text, "${PREFIX}", c.in.prefix);
   return subst(text, top_values(c));
 }
 
@@ -1439,7 +1440,7 @@ std::string emit_core(const Config& c) {
   o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
     << "  reg [31:0] now_q;\n"
     << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n";
-  o << kTopBodyHead << kAxilPassThrough << kTopBodyTail;
+  o << kCoreBodyHead << kAxilPassThrough << kCoreBodyTail;
   return with_prefix_subst(c, o.str());
 }
 
