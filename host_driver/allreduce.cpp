@@ -58,6 +58,7 @@ void JobParams::validate() const {
   if (repair_rounds < 0 || repair_rounds > 64) bad("repair rounds must be 0..64");
   if (repair_slots < 1 || repair_slots > 4096) bad("repair slots must be 1..4096");
   if (status_wait_ms < 1) bad("status wait must be at least 1 ms");
+  if (status_copies < 1 || status_copies > 4) bad("status copies must be 1..4");
   if (repair_rounds > 0) {
     if (count < 2) bad("loss repair needs COUNT >= 2 (one element carries the repair tag)");
     // The repair tag (a count of workers) must be exact in the format.
@@ -76,6 +77,7 @@ AllReduce::AllReduce(Transport& t, const JobParams& p) : t_(t), p_(p) {
   next_vid_.assign(static_cast<size_t>(p_.trees), p_.first_vid);
   if (!p_.first_vids.empty()) next_vid_ = p_.first_vids;
   cc_.assign(static_cast<size_t>(p_.trees), Dctcp(p_.window));
+  prev_span_.assign(static_cast<size_t>(p_.trees), 0);
 }
 
 void AllReduce::reduce_f32(float* data, size_t n) {
@@ -92,7 +94,13 @@ namespace {
 
 enum class Kind { main, status, repair };
 
+// A window full after this many probes, in a repair phase, means the round is jammed (rule 6).
 constexpr size_t kMaxProbes = 2;
+// Probes keep going, one per silent status wait, up to this many beyond the window: a worker
+// whose every frame in the accelerator was consumed or dropped (an empty queue there) while its
+// results were lost must keep sending, or its peers' frames wait for it for good (seen at 10 %
+// loss: every worker stuck at one VID of a tree with its probes used up).
+constexpr size_t kProbeCap = 32;
 
 struct Slot {
   Kind kind = Kind::main;
@@ -112,6 +120,7 @@ enum class Part : uint8_t { undecided, known, failed };
 struct TreeState {
   size_t n = 0;                       // vectors of this call on the tree
   size_t ns = 0;                      // status parts per round
+  size_t copies = 1;                  // VIDs per status part (each carries the same payload)
   size_t vp = 0;                      // vectors per status part
   std::vector<Slot> slots;            // the reserved VID range, in VID order
   size_t sent = 0, settled = 0;       // slots handled (sent or skipped); settled prefix (results in VID order)
@@ -123,11 +132,12 @@ struct TreeState {
   // One extra frame per status wait without any result (like a TCP retransmission timeout
   // sending one segment): if a peer's contribution at the head of the window was lost, the
   // peer's next frame makes the accelerator drop the incomplete vector and results flow again.
-  size_t probes = 0;                    // at most kMaxProbes: a worker never runs further ahead than that
-  std::vector<std::vector<Part>> part;  // [round][part]
-  std::vector<std::vector<int>> plan;   // [round][vector]: kHeld, kReagg or a holder rank
-  std::vector<bool> status_started;     // [round]: its first status part went out
-  std::vector<bool> part_done;          // [part]: a status showed every vector held by all
+  size_t probes = 0;                              // at most kProbeCap: one more frame per silent status wait
+  std::vector<std::vector<Part>> part;            // [round][part]
+  std::vector<std::vector<uint8_t>> copies_lost;  // [round][part]: copies settled without a result
+  std::vector<std::vector<int>> plan;             // [round][vector]: kHeld, kReagg or a holder rank
+  std::vector<bool> status_started;               // [round]: its first status part went out
+  std::vector<bool> part_done;                    // [part]: a status showed every vector held by all
   size_t parts_done = 0;
   bool done = false;
   size_t held = 0;                  // vectors of this tree this worker holds
@@ -196,8 +206,8 @@ struct CallShape {
 // silence). The AllReduce's VIDs, windows and statistics are updated in place.
 class ReduceCall : CallShape {
  public:
-  ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<Dctcp>& cc, Stats& stats,
-             const uint8_t* data, size_t n);
+  ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<uint32_t>& prev_span,
+             std::vector<Dctcp>& cc, Stats& stats, const uint8_t* data, size_t n);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
   const uint8_t* result() const { return out_.data(); }
@@ -234,6 +244,7 @@ class ReduceCall : CallShape {
   Transport& t_;
   const JobParams& p_;
   std::vector<uint32_t>& next_vid_;
+  std::vector<uint32_t>& prev_span_;  // per tree: VIDs the previous call reserved (ends at next_vid_)
   std::vector<Dctcp>& cc_;
   Stats& stats_;
   const uint8_t* data_;
@@ -250,12 +261,14 @@ class ReduceCall : CallShape {
   Clock::time_point last_progress_;
 };
 
-ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<Dctcp>& cc,
-                       Stats& stats, const uint8_t* data, size_t n)
+ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid,
+                       std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, Stats& stats, const uint8_t* data,
+                       size_t n)
     : CallShape(p, n),
       t_(t),
       p_(p),
       next_vid_(next_vid),
+      prev_span_(prev_span),
       cc_(cc),
       stats_(stats),
       data_(data),
@@ -292,17 +305,20 @@ void ReduceCall::plan_tree(size_t t) {
   // read on its own, so one lost part costs only its vectors a round.
   s.vp = repair ? std::max<size_t>(1, C / G) : 0;
   s.ns = repair ? (s.n + s.vp - 1) / s.vp : 0;
+  s.copies = static_cast<size_t>(p_.status_copies);
   for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, false, {}});
   // Round r: ns status parts, then one repair slot per vector (slot j of the round is vector
   // j's, always: the slot's meaning never depends on what a worker received). Slots nobody
   // needs are not sent; the accelerator jumps over VIDs no member sent (rule 6).
   for (int r = 0; r < R; ++r) {
-    for (size_t q = 0; q < s.ns; ++q) s.slots.push_back(Slot{Kind::status, r, q, false, false, {}});
+    for (size_t q = 0; q < s.ns; ++q)
+      for (size_t c = 0; c < s.copies; ++c) s.slots.push_back(Slot{Kind::status, r, q, false, false, {}});
     for (size_t j = 0; j < s.n; ++j) s.slots.push_back(Slot{Kind::repair, r, j, false, false, {}});
   }
   if (s.slots.size() >= 0x40000000u) throw AllReduceError("buffer too large for one call (VID space)");
   s.frames_before.assign(s.slots.size() + 1, 0);
   s.part.assign(static_cast<size_t>(R), std::vector<Part>(s.ns, Part::undecided));
+  s.copies_lost.assign(static_cast<size_t>(R), std::vector<uint8_t>(s.ns, 0));
   s.plan.assign(static_cast<size_t>(R), {});
   s.status_started.assign(static_cast<size_t>(R), false);
   s.part_done.assign(s.ns, false);
@@ -339,8 +355,10 @@ void ReduceCall::settle_lost(size_t t, size_t upto, uint32_t seen_vid) {
                              " arrived (a contribution or this worker's result was lost); loss repair is off");
       ++stats_.lost;
     } else if (sl.kind == Kind::status && !sl.skipped) {
-      Part& pt = s.part[static_cast<size_t>(sl.round)][sl.index];
-      if (pt == Part::undecided) pt = Part::failed;
+      // The part is failed only when every copy went without a result.
+      const size_t r = static_cast<size_t>(sl.round);
+      Part& pt = s.part[r][sl.index];
+      if (++s.copies_lost[r][sl.index] >= s.copies && pt == Part::undecided) pt = Part::failed;
     }
   }
 }
@@ -605,7 +623,7 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     // Nothing for a while: what was sent counts as lost (late results are still taken);
     // go on with the schedule, the repair rounds pick it up.
     settle_lost(t, s.sent, 0);
-    if (s.inflight() > 0) s.probes = std::min<size_t>(s.probes + 1, kMaxProbes);
+    if (s.inflight() > 0) s.probes = std::min<size_t>(s.probes + 1, kProbeCap);
     // A window still full after the probes, in a repair phase: this worker's frames went
     // into VIDs the others have left behind (they gave up on this round and moved on), and
     // no result will ever acknowledge them. Leave the rest of the round; the next status
@@ -635,7 +653,13 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
   // i >= s.sent: an earlier call's result, or one for a slot we have not sent: not ours.
   // A skipped slot: this worker sent nothing there, so no sum can be ours.
   if (i >= s.sent || s.slots[i].skipped) {
-    ++stats_.ignored;
+    // The previous call's range: a result that came after that call ended (typically the
+    // second copy of the status that showed every vector held).
+    const uint32_t back = next_vid_[t] - h.vid;
+    if (i >= s.sent && back >= 1 && back <= prev_span_[t])
+      ++stats_.leftovers;
+    else
+      ++stats_.ignored;
     return;
   }
   Slot& sl = s.slots[i];
@@ -701,7 +725,10 @@ void ReduceCall::fail_timeout(size_t miss) {
 
 // The call's range is used up whatever happened; a vector still missing fails the call.
 void ReduceCall::finish() {
-  for (size_t t = 0; t < T; ++t) next_vid_[t] += static_cast<uint32_t>(tr_[t].slots.size());
+  for (size_t t = 0; t < T; ++t) {
+    prev_span_[t] = static_cast<uint32_t>(tr_[t].slots.size());
+    next_vid_[t] += prev_span_[t];
+  }
   const size_t miss = missing();
   if (miss == 0) return;
   if (std::getenv("PANAMA_HOST_DEBUG")) debug_missing();
@@ -731,7 +758,7 @@ void ReduceCall::debug_missing() const {
     const TreeState& z = tr_[t];
     std::fprintf(stderr, "rank %d missing k %zu tree %zu j %zu part %zu:", p_.rank, k, t, j, j / z.vp);
     for (int r = 0; r < R; ++r) {
-      const size_t pos = z.n + static_cast<size_t>(r) * (z.ns + z.n) + z.ns + j;
+      const size_t pos = z.n + static_cast<size_t>(r) * (z.ns * z.copies + z.n) + z.ns * z.copies + j;
       std::fprintf(stderr, " r%d[part %d plan %d slot sent %d skipped %d lost %d]", r,
                    static_cast<int>(z.part[static_cast<size_t>(r)][j / z.vp]),
                    z.plan[static_cast<size_t>(r)].empty() ? -9 : z.plan[static_cast<size_t>(r)][j], pos < z.sent,
@@ -747,7 +774,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
-  ReduceCall call(t_, p_, next_vid_, cc_, stats_, data, n);
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, stats_, data, n);
   call.run();
   const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
   std::memcpy(data, call.result(), bytes);

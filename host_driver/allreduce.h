@@ -74,6 +74,10 @@ struct JobParams {
   int repair_rounds = 16;
   int repair_slots = 8;  // unused since every vector has a slot in every round (kept for the API)
   int status_wait_ms = 200;
+  // VIDs per status part and round, each carrying the same holder bits: a worker falls out of
+  // step with its peers when it alone misses a status result they received (docs/host.md), and
+  // with c copies that takes c lost copies on its link (p^c instead of p).
+  int status_copies = 3;
   // Addressing of the frames built here (raw backends use them as they are; udp replaces L2-L4).
   wire::Mac eth_dst{0x02, 0xaa, 0, 0, 0, 1}, eth_src{0x02, 0, 0, 0, 0, 1};
   wire::Ipv4 ip_src = 0, ip_dst = 0;
@@ -88,6 +92,7 @@ struct JobParams {
 
 struct Stats {
   uint64_t calls = 0, vectors_sent = 0, results = 0, results_ce = 0, ignored = 0, duplicates = 0;
+  uint64_t leftovers = 0;                              // results of the previous call that arrived after it ended
   uint64_t lost = 0, repaired = 0, repair_rounds = 0;  // vectors seen lost, recovered; rounds used
   uint64_t bytes_reduced = 0;                          // payload bytes of this worker's buffers
   // Evidence for ECN checks: (tree, VID) of every in-order result marked CE, and of every slot
@@ -115,6 +120,7 @@ class AllReduce {
   Transport& t_;
   JobParams p_;
   std::vector<uint32_t> next_vid_;
+  std::vector<uint32_t> prev_span_;  // per tree: VIDs reserved by the previous call
   std::vector<Dctcp> cc_;
   Stats stats_;
 };

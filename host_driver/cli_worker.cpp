@@ -116,7 +116,7 @@ struct WorkerOpts {
   double progress_interval = 0.1;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
-  int repair_rounds = 16, repair_slots = 8, status_wait_ms = 200;
+  int repair_rounds = 16, repair_slots = 8, status_wait_ms = 200, status_copies = 3;
   std::string first_vid = "0";
   WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
   bool no_cc = false;
@@ -203,6 +203,7 @@ JobParams job_params(const WorkerOpts& o) {
   p.repair_rounds = o.repair_rounds;
   p.repair_slots = o.repair_slots;
   p.status_wait_ms = o.status_wait_ms;
+  p.status_copies = o.status_copies;
   p.count = JobParams::count_for(mtu, max_elems, es);
   p.first_vids = first_vids(o);
   p.window = o.win;
@@ -268,6 +269,7 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
   j["unseen_vids"] = s.unseen_vids;
   j["ignored"] = s.ignored;
   j["duplicates"] = s.duplicates;
+  j["leftovers"] = s.leftovers;
   j["lost"] = s.lost;
   j["repaired"] = s.repaired;
   j["repair_rounds"] = s.repair_rounds;
@@ -326,6 +328,9 @@ void add_window_options(CLI::App* wk, WorkerOpts& w) {
       ->check(CLI::Range(1, 4096));
   wk->add_option("--status-wait-ms", w.status_wait_ms, "wait for a repair round's status before going on")
       ->default_val(200);
+  wk->add_option("--status-copies", w.status_copies, "VIDs per repair status part (redundant copies)")
+      ->default_val(3)
+      ->check(CLI::Range(1, 4));
 }
 
 void add_worker_options(CLI::App* wk, WorkerOpts& w) {
