@@ -566,11 +566,14 @@ void ReduceCall::send_windows() {
         skip_slot(t);
         continue;
       }
-      // Status parts are outside the window (a few frames per round): a worker that sent -0.0
-      // into slots the others skipped gets those acknowledged only by the next status's
-      // result, so the status must be able to go out with the window full.
-      if (s.slots[s.sent].kind != Kind::status && s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes)
-        break;
+      // A status part may exceed the window by its copies: a worker that sent -0.0 into slots
+      // the others skipped gets those acknowledged only by the next status's result, so a
+      // status must be able to go out with the window full. Only one part's copies, though: a
+      // round of a 16 MiB tensor has 17 parts per tree, and sending them all at once (51
+      // full-size frames with 3 copies) overflowed the accelerator's buffer, losing the last
+      // parts' statuses in almost every round.
+      const size_t extra = s.slots[s.sent].kind == Kind::status ? s.copies : 0;
+      if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes + extra) break;
       send_slot(t);
     }
   }
