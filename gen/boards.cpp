@@ -136,8 +136,8 @@ static void set_param(std::string& text, const std::string& name, const std::str
 }
 
 static std::string o_ip(uint32_t ip) {
-  return std::to_string(ip >> 24) + "." + std::to_string(ip >> 16 & 255) + "." + std::to_string(ip >> 8 & 255) +
-         "." + std::to_string(ip & 255);
+  return std::to_string(ip >> 24) + "." + std::to_string(ip >> 16 & 255) + "." + std::to_string(ip >> 8 & 255) + "." +
+         std::to_string(ip & 255);
 }
 
 static void set_mgmt_params(std::string& text, int ports, const MgmtConfig& m) {

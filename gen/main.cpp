@@ -28,10 +28,10 @@ int main(int argc, char** argv) {
   }
   app.add_option("--board", board_name, "also write the board shell for NAME (see --list-boards)");
   app.add_flag("--list-boards", list_boards, "list the boards --board knows and exit");
-  auto* o_mports = app.add_option("--mgmt-ports", mgmt_opts.ports,
-                                  "--board: management ports P0,P1,.. (default 0; docs/mgmt.md)");
-  auto* o_mkey = app.add_option("--mgmt-key", mgmt_opts.key_file,
-                                "--board: file with the 128-bit management key, 32 hex digits");
+  auto* o_mports =
+      app.add_option("--mgmt-ports", mgmt_opts.ports, "--board: management ports P0,P1,.. (default 0; docs/mgmt.md)");
+  auto* o_mkey =
+      app.add_option("--mgmt-key", mgmt_opts.key_file, "--board: file with the 128-bit management key, 32 hex digits");
   auto* o_mmac = app.add_option("--mgmt-mac", mgmt_opts.mac, "--board: the board's MAC (default 02:50:4e:4d:00:01)");
   auto* o_mip = app.add_option("--mgmt-ip", mgmt_opts.ip, "--board: the board's management IPv4 (default 10.0.0.254)");
   auto* o_mudp = app.add_option("--mgmt-udp-port", mgmt_opts.udp_port, "--board: management UDP port (default 9057)");

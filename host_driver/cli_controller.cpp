@@ -15,8 +15,8 @@ namespace panama::host::cli {
 namespace {
 
 struct ControllerOpts {
-  std::string regmap, contexts, writes, control, target, key, members, mode = "multicast", group_mac, group_ip, src_mac, src_ip,
-                                                          disable, apply, tids, job_out;
+  std::string regmap, contexts, writes, control, target, key, members, mode = "multicast", group_mac, group_ip, src_mac,
+                                                                       src_ip, disable, apply, tids, job_out;
   int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
   uint32_t timeout_cycles = 0;
   bool no_enable = false, show = false, counters = false, json = false;

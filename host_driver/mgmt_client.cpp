@@ -200,8 +200,8 @@ void MgmtClient::write_all(const std::vector<std::pair<uint32_t, uint32_t>>& w) 
     const auto r = run(ops);
     for (size_t k = 0; k < r.size(); ++k)
       if (r[k].status != 0)
-        throw std::runtime_error("write of register " + hex(ops[k].addr) +
-                                 " failed on the board's bus (status " + std::to_string(r[k].status) + ")");
+        throw std::runtime_error("write of register " + hex(ops[k].addr) + " failed on the board's bus (status " +
+                                 std::to_string(r[k].status) + ")");
   }
 }
 

@@ -51,7 +51,7 @@ class MgmtClient {
   // Runs up to kMgmtMaxOps operations in one request; throws std::runtime_error when no
   // response comes.
   std::vector<MgmtResult> run(const std::vector<MgmtOp>& ops);
-  uint32_t read(uint32_t addr);     // throws on a bus error
+  uint32_t read(uint32_t addr);  // throws on a bus error
   void write(uint32_t addr, uint32_t value);
   // Many writes, kMgmtMaxOps to a request, in order.
   void write_all(const std::vector<std::pair<uint32_t, uint32_t>>& w);

@@ -47,8 +47,11 @@ TEST(HostMgmt, SipHashReferenceTable) {
   const struct {
     size_t len;
     uint64_t want;
-  } t[] = {{0, 0x726fdb47dd0e0e31ull}, {1, 0x74f839c593dc67fdull}, {2, 0x0d6c8009d9a94f5aull},
-           {3, 0x85676696d7fb7e2dull}, {63, 0x958a324ceb064572ull}};
+  } t[] = {{0, 0x726fdb47dd0e0e31ull},
+           {1, 0x74f839c593dc67fdull},
+           {2, 0x0d6c8009d9a94f5aull},
+           {3, 0x85676696d7fb7e2dull},
+           {63, 0x958a324ceb064572ull}};
   for (const auto& v : t) {
     const auto m = seq_bytes(v.len);
     EXPECT_EQ(siphash24(key_0_15(), m.data(), m.size()), v.want) << "length " << v.len;
@@ -97,9 +100,7 @@ TEST(HostMgmt, ResponsesThatDoNotVerifyAreIgnored) {
 
 TEST(HostMgmt, KeyFiles) {
   const std::string path = ::testing::TempDir() + "/mgmt_key_test";
-  auto write = [&](const std::string& text) {
-    std::ofstream(path) << text;
-  };
+  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
   write("000102030405060708090a0b0c0d0e0F\n");
   EXPECT_EQ(load_mgmt_key(path), key_0_15());
   for (const char* bad : {"00010203", "000102030405060708090a0b0c0d0e0f00", "000102030405060708090a0b0c0d0e0g", ""}) {

@@ -68,9 +68,11 @@ struct Addr {
   uint32_t ip;
   uint16_t port;
 };
-Addr host(int p) { return {{0x02, 0, 0, 0, 0, uint8_t(0x10 + p)}, 0xc0a83900u + 10u + unsigned(p), uint16_t(40000 + p)}; }
-const Addr kBoard = {{kBoardMac[0], kBoardMac[1], kBoardMac[2], kBoardMac[3], kBoardMac[4], kBoardMac[5]}, kBoardIp,
-                     kMgmtUdp};
+Addr host(int p) {
+  return {{0x02, 0, 0, 0, 0, uint8_t(0x10 + p)}, 0xc0a83900u + 10u + unsigned(p), uint16_t(40000 + p)};
+}
+const Addr kBoard = {
+    {kBoardMac[0], kBoardMac[1], kBoardMac[2], kBoardMac[3], kBoardMac[4], kBoardMac[5]}, kBoardIp, kMgmtUdp};
 
 Bytes udp_frame(const Addr& src, const Addr& dst, const Bytes& payload, int ip_len_delta = 0) {
   Bytes f(42 + payload.size());
@@ -231,7 +233,9 @@ bool is_from_board(const Bytes& f) {
   return f.size() >= 42 && std::memcmp(&f[6], kBoardMac, 6) == 0 && f[23] == 17 &&
          (uint16_t(f[34] << 8 | f[35]) == kMgmtUdp);
 }
-bool is_agg(const Bytes& f) { return panama::wire::classify(f, panama::wire::kDefaultAggPort) == panama::wire::Class::aggregation; }
+bool is_agg(const Bytes& f) {
+  return panama::wire::classify(f, panama::wire::kDefaultAggPort) == panama::wire::Class::aggregation;
+}
 
 struct Regs {
   uint32_t id, ctx_base, ctx_stride, port_base, port_stride;
@@ -313,6 +317,217 @@ int serve(const std::string& port_file) {
   }
 }
 
+// The scenario of the test: the bench, what was sent, what must come back.
+struct Scenario {
+  Bench b;
+  Regs R;
+  std::vector<Bytes> bypass_sent[kPorts];
+  int bypass_id = 0;
+  std::vector<Bytes> responses_expected;  // on port 0, in order
+  uint64_t seq = 1000;
+  Bytes built;  // the aggregation's result frame
+
+  uint32_t ctx(int c, const char* n) const { return R.ctx_base + uint32_t(c) * R.ctx_stride + R.c.at(n); }
+  uint32_t port(int p, const char* n) const { return R.port_base + uint32_t(p) * R.port_stride + R.p.at(n); }
+
+  // Bypass traffic on every port: UDP to another host, lengths 60..300.
+  void add_bypass(int p) {
+    Bytes pay(size_t(18 + b.rng() % 240));
+    for (size_t i = 0; i < pay.size(); ++i) pay[i] = uint8_t(bypass_id * 7 + int(i));
+    ++bypass_id;
+    Addr dst{{0x02, 0, 0, 0, 0, 0x99}, 0xc0a83963, 5000};
+    Bytes f = udp_frame(host(p), dst, pay);
+    bypass_sent[p].push_back(f);
+    b.rx_q[p].push_back(f);
+  }
+  void with_bypass(int n) {
+    for (int i = 0; i < n; ++i)
+      for (int p = 0; p < kPorts; ++p) add_bypass(p);
+  }
+  // A good request from port 0 (with bypass traffic around it on every port).
+  void good(uint32_t id, const std::vector<Op>& ops, const std::vector<uint32_t>& want) {
+    with_bypass(1);
+    ++seq;
+    b.rx_q[0].push_back(udp_frame(host(0), kBoard, request(id, seq, ops)));
+    with_bypass(1);
+    responses_expected.push_back(udp_frame(kBoard, host(0), response(id, seq, want)));
+    b.drain();
+  }
+  // A rejected frame: no response, registers untouched (checked later), one counter moved.
+  // which < 0: not a request at all; it must come back out of its port like bypass traffic.
+  void rejected(const char* what, int p, const Bytes& f, int which) {
+    const Counters before = counters(b);
+    with_bypass(1);
+    b.rx_q[p].push_back(f);
+    if (which < 0) bypass_sent[p].push_back(f);
+    with_bypass(1);
+    b.drain();
+    const Counters after = counters(b);
+    for (int i = 0; i < 6; ++i)
+      CHECK(after.v[i] - before.v[i] == (i == which ? 1u : 0u), "%s: counter %s moved by %u\n", what, kCounterNames[i],
+            after.v[i] - before.v[i]);
+  }
+
+  void program() {
+    // 1. Identity, then program context 0: JID 7, TID 0, multicast to group 02:aa:..:01 / 10.9.9.9,
+    //    members ports 1 and 2; enable, read its status back.
+    good(1, {{1, R.g.at("ID"), 0, 0}}, {R.id});
+    good(2,
+         {{2, ctx(0, "CTX_JID"), 0, 7},
+          {2, ctx(0, "CTX_TID"), 0, 0},
+          {2, ctx(0, "CTX_MODE"), 0, 0},
+          {2, ctx(0, "CTX_GROUP_MAC_HI"), 0, 0x02aa},
+          {2, ctx(0, "CTX_GROUP_MAC_LO"), 0, 0x00000001},
+          {2, ctx(0, "CTX_GROUP_IP"), 0, 0x0a090909},
+          {2, ctx(0, "CTX_MEMBERS0"), 0, 0x6},
+          {1, ctx(0, "CTX_JID"), 0, 0}},
+         {7, 0, 0, 0x02aa, 1, 0x0a090909, 6, 7});
+    // Read-modify-write of the enable bit; the status read after it sees ENABLED.
+    good(3, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}, {0, 1});
+  }
+
+  void aggregate() {
+    // 2. An aggregation through the context: ports 1 and 2 contribute; the sum leaves port 3.
+    namespace w = panama::wire;
+    const std::vector<float> a = {1.5f, -2.25f, 3.0e7f, 0.1f}, c2 = {0.5f, 4.0f, -1.0f, 0.2f};
+    auto contrib = [&](int p, const std::vector<float>& v) {
+      w::FrameSpec s;
+      s.eth_src = w::Mac{0x02, 0, 0, 0, 0, uint8_t(0x10 + p)};
+      s.ip_src = 0x0a000001u + unsigned(p);
+      s.hdr.jid = 7;
+      s.hdr.tid = 0;
+      s.hdr.vid = 0;
+      s.hdr.flags = w::kFlagFin;
+      s.hdr.rank = uint16_t(p);
+      std::vector<uint32_t> e;
+      for (float x : v) {
+        uint32_t u;
+        std::memcpy(&u, &x, 4);
+        e.push_back(u);
+      }
+      s.payload = w::payload_from_elems(e, 4);
+      return w::build_frame(s);
+    };
+    const Bytes f1 = contrib(1, a), f2 = contrib(2, c2);
+    std::vector<uint32_t> sum;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const float s = a[i] + c2[i];  // the host CPU's addition (numerics.md)
+      uint32_t u;
+      std::memcpy(&u, &s, 4);
+      sum.push_back(u);
+    }
+    w::BuildMode mode;
+    mode.group_mac = w::Mac{0x02, 0xaa, 0, 0, 0, 1};
+    mode.group_ip = 0x0a090909;
+    // FIN on both; neither is CE-marked (ECT(0)).
+    built = w::build_result(f1, w::payload_from_elems(sum, 4), true, false, mode);
+    with_bypass(1);
+    b.rx_q[1].push_back(f1);
+    b.rx_q[2].push_back(f2);
+    with_bypass(1);
+    b.drain();
+  }
+
+  void read_counters() {
+    // 3. Counters through management: the vector completed, each member admitted one, one built frame.
+    good(4,
+         {{1, ctx(0, "CTX_VECTORS_COMPLETED_LO"), 0, 0},
+          {1, port(1, "PORT_AGG_ADMITTED_LO"), 0, 0},
+          {1, port(2, "PORT_AGG_ADMITTED_LO"), 0, 0},
+          {1, R.g.at("AGG_TX_FRAMES_LO"), 0, 0}},
+         {1, 1, 1, 1});
+  }
+
+  void refused() {
+    // 4. Refused requests; each would write context 1's JID. Counters: 0 accepted .. 5 rx_busy.
+    const std::vector<Op> evil = {{2, ctx(1, "CTX_JID"), 0, 0xbad}};
+    uint8_t wrong[16];
+    std::memcpy(wrong, kKey, 16);
+    wrong[15] ^= 1;
+    rejected("wrong key", 0, udp_frame(host(0), kBoard, request(50, seq + 1, evil, wrong)), 3);
+    {
+      // A replay: a captured good request sent again (its sequence number is not above the last).
+      const Bytes old = udp_frame(host(0), kBoard,
+                                  request(3, 1003, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}));
+      rejected("replay", 0, old, 4);
+      rejected("older sequence", 0, udp_frame(host(0), kBoard, request(51, seq - 1, evil)), 4);
+    }
+    rejected("port 1", 1, udp_frame(host(1), kBoard, request(52, seq + 2, evil)), 1);
+    rejected("port 3", 3, udp_frame(host(3), kBoard, request(53, seq + 3, evil)), 1);
+    {
+      Bytes r = request(54, seq + 4, evil);
+      r[0] ^= 0x20;  // magic "pMG1", retagged so only the magic is wrong
+      std::vector<uint64_t> words;
+      for (size_t i = 0; i + 8 < r.size(); i += 8) {
+        uint64_t x = 0;
+        for (int k = 0; k < 8; ++k) x |= uint64_t(r[i + size_t(k)]) << (8 * k);
+        words.push_back(x);
+      }
+      rejected("bad magic", 0, udp_frame(host(0), kBoard, tagged(words, kKey)), 2);
+    }
+    rejected("IPv4 length disagrees with UDP", 0, udp_frame(host(0), kBoard, request(55, seq + 5, evil), 8), 2);
+    {
+      Bytes r = request(56, seq + 6, evil);
+      r.push_back(0);  // 41 bytes: not whole words
+      rejected("partial word", 0, udp_frame(host(0), kBoard, r), 2);
+    }
+    // Not a request at all (another UDP port): it goes through the core like any bypass frame.
+    {
+      Addr other = kBoard;
+      other.port = kMgmtUdp + 1;
+      rejected("other UDP port", 0, udp_frame(host(0), other, request(57, seq + 7, evil)), -1);
+      Addr other_ip = kBoard;
+      other_ip.ip ^= 1;
+      rejected("other IPv4 address", 0, udp_frame(host(0), other_ip, request(58, seq + 8, evil)), -1);
+      Addr other_mac = kBoard;
+      other_mac.mac[5] ^= 1;
+      rejected("other MAC", 0, udp_frame(host(0), other_mac, request(59, seq + 9, evil)), -1);
+      Bytes frag = udp_frame(host(0), kBoard, request(60, seq + 10, evil));
+      frag[20] |= 0x20;  // more fragments
+      frag[24] = frag[25] = 0;
+      put16(frag, 24, rfc1071(&frag[14], 20));
+      rejected("a fragment", 0, frag, -1);
+    }
+  }
+
+  void still_works() {
+    // 5. Context 1 untouched; a good request still works after all that (sequence moves on).
+    good(5, {{1, ctx(1, "CTX_JID"), 0, 0}, {1, ctx(0, "CTX_JID"), 0, 0}}, {0, 7});
+  }
+
+  void check_outputs() {
+    for (int p = 0; p < kPorts; ++p) {
+      std::vector<Bytes> resp, agg, rest;
+      for (const auto& f : b.tx[p]) {
+        if (is_from_board(f))
+          resp.push_back(f);
+        else if (is_agg(f))
+          agg.push_back(f);
+        else
+          rest.push_back(f);
+      }
+      if (p == 0) {
+        CHECK(resp.size() == responses_expected.size(), "port 0: %zu responses, want %zu\n", resp.size(),
+              responses_expected.size());
+        for (size_t i = 0; i < resp.size() && i < responses_expected.size(); ++i) {
+          CHECK(resp[i] == responses_expected[i], "port 0: response %zu differs from the expected frame\n", i);
+          CHECK(rfc1071(&resp[i][14], 20) == 0, "port 0: response %zu has a bad IPv4 checksum\n", i);
+        }
+      } else {
+        CHECK(resp.empty(), "port %d: %zu responses (only port 0 is a management port)\n", p, resp.size());
+      }
+      if (p == kAggPort) {
+        CHECK(agg.size() == 1 && agg[0] == built, "port %d: %zu built frames, or not the expected sum\n", p,
+              agg.size());
+      } else {
+        CHECK(agg.empty(), "port %d: %zu aggregation frames out\n", p, agg.size());
+      }
+      CHECK(rest == bypass_sent[p], "port %d: bypass out %zu frames, in %zu (or altered / reordered)\n", p, rest.size(),
+            bypass_sent[p].size());
+    }
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -326,203 +541,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "mgmt_eth_tb: usage: mgmt_eth_tb --regmap regmap.json | --serve PORTFILE\n");
     return 2;
   }
-  const Regs R = load_regs(regmap);
-  auto ctx = [&](int c, const char* n) { return R.ctx_base + uint32_t(c) * R.ctx_stride + R.c.at(n); };
-  auto port = [&](int p, const char* n) { return R.port_base + uint32_t(p) * R.port_stride + R.p.at(n); };
-
-  Bench b;
-  b.reset();
-  std::vector<Bytes> bypass_sent[kPorts];
-  int bypass_id = 0;
-  // Bypass traffic on every port: UDP to another host, lengths 60..300.
-  auto add_bypass = [&](int p) {
-    Bytes pay(size_t(18 + b.rng() % 240));
-    for (size_t i = 0; i < pay.size(); ++i) pay[i] = uint8_t(bypass_id * 7 + int(i));
-    ++bypass_id;
-    Addr dst{{0x02, 0, 0, 0, 0, 0x99}, 0xc0a83963, 5000};
-    Bytes f = udp_frame(host(p), dst, pay);
-    bypass_sent[p].push_back(f);
-    b.rx_q[p].push_back(f);
-  };
-  auto with_bypass = [&](int n) {
-    for (int i = 0; i < n; ++i)
-      for (int p = 0; p < kPorts; ++p) add_bypass(p);
-  };
-
-  std::vector<Bytes> responses_expected;  // on port 0, in order
-  uint64_t seq = 1000;
-  // A good request from port 0 (with bypass traffic around it on every port).
-  auto good = [&](uint32_t id, const std::vector<Op>& ops, const std::vector<uint32_t>& want) {
-    with_bypass(1);
-    ++seq;
-    b.rx_q[0].push_back(udp_frame(host(0), kBoard, request(id, seq, ops)));
-    with_bypass(1);
-    responses_expected.push_back(udp_frame(kBoard, host(0), response(id, seq, want)));
-    b.drain();
-  };
-  // A rejected frame: no response, registers untouched (checked later), one counter moved.
-  // which < 0: not a request at all; it must come back out of its port like bypass traffic.
-  auto rejected = [&](const char* what, int p, const Bytes& f, int which) {
-    const Counters before = counters(b);
-    with_bypass(1);
-    b.rx_q[p].push_back(f);
-    if (which < 0) bypass_sent[p].push_back(f);
-    with_bypass(1);
-    b.drain();
-    const Counters after = counters(b);
-    for (int i = 0; i < 6; ++i)
-      CHECK(after.v[i] - before.v[i] == (i == which ? 1u : 0u), "%s: counter %s moved by %u\n", what, kCounterNames[i],
-            after.v[i] - before.v[i]);
-  };
-
-  // 1. Identity, then program context 0: JID 7, TID 0, multicast to group 02:aa:..:01 / 10.9.9.9,
-  //    members ports 1 and 2; enable, read its status back.
-  good(1, {{1, R.g.at("ID"), 0, 0}}, {R.id});
-  good(2,
-       {{2, ctx(0, "CTX_JID"), 0, 7},
-        {2, ctx(0, "CTX_TID"), 0, 0},
-        {2, ctx(0, "CTX_MODE"), 0, 0},
-        {2, ctx(0, "CTX_GROUP_MAC_HI"), 0, 0x02aa},
-        {2, ctx(0, "CTX_GROUP_MAC_LO"), 0, 0x00000001},
-        {2, ctx(0, "CTX_GROUP_IP"), 0, 0x0a090909},
-        {2, ctx(0, "CTX_MEMBERS0"), 0, 0x6},
-        {1, ctx(0, "CTX_JID"), 0, 0}},
-       {7, 0, 0, 0x02aa, 1, 0x0a090909, 6, 7});
-  // Read-modify-write of the enable bit; the status read after it sees ENABLED.
-  good(3, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}, {0, 1});
-
-  // 2. An aggregation through the context: ports 1 and 2 contribute; the sum leaves port 3.
-  namespace w = panama::wire;
-  const std::vector<float> a = {1.5f, -2.25f, 3.0e7f, 0.1f}, c2 = {0.5f, 4.0f, -1.0f, 0.2f};
-  auto contrib = [&](int p, const std::vector<float>& v) {
-    w::FrameSpec s;
-    s.eth_src = w::Mac{0x02, 0, 0, 0, 0, uint8_t(0x10 + p)};
-    s.ip_src = 0x0a000001u + unsigned(p);
-    s.hdr.jid = 7;
-    s.hdr.tid = 0;
-    s.hdr.vid = 0;
-    s.hdr.flags = w::kFlagFin;
-    s.hdr.rank = uint16_t(p);
-    std::vector<uint32_t> e;
-    for (float x : v) {
-      uint32_t u;
-      std::memcpy(&u, &x, 4);
-      e.push_back(u);
-    }
-    s.payload = w::payload_from_elems(e, 4);
-    return w::build_frame(s);
-  };
-  const Bytes f1 = contrib(1, a), f2 = contrib(2, c2);
-  std::vector<uint32_t> sum;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const float s = a[i] + c2[i];  // the host CPU's addition (numerics.md)
-    uint32_t u;
-    std::memcpy(&u, &s, 4);
-    sum.push_back(u);
-  }
-  w::BuildMode mode;
-  mode.group_mac = w::Mac{0x02, 0xaa, 0, 0, 0, 1};
-  mode.group_ip = 0x0a090909;
-  // FIN on both; neither is CE-marked (ECT(0)).
-  const Bytes built = w::build_result(f1, w::payload_from_elems(sum, 4), true, false, mode);
-  with_bypass(1);
-  b.rx_q[1].push_back(f1);
-  b.rx_q[2].push_back(f2);
-  with_bypass(1);
-  b.drain();
-
-  // 3. Counters through management: the vector completed, each member admitted one, one built frame.
-  good(4,
-       {{1, ctx(0, "CTX_VECTORS_COMPLETED_LO"), 0, 0},
-        {1, port(1, "PORT_AGG_ADMITTED_LO"), 0, 0},
-        {1, port(2, "PORT_AGG_ADMITTED_LO"), 0, 0},
-        {1, R.g.at("AGG_TX_FRAMES_LO"), 0, 0}},
-       {1, 1, 1, 1});
-
-  // 4. Refused requests; each would write context 1's JID. Counters: 0 accepted .. 5 rx_busy.
-  const std::vector<Op> evil = {{2, ctx(1, "CTX_JID"), 0, 0xbad}};
-  uint8_t wrong[16];
-  std::memcpy(wrong, kKey, 16);
-  wrong[15] ^= 1;
-  rejected("wrong key", 0, udp_frame(host(0), kBoard, request(50, seq + 1, evil, wrong)), 3);
-  {
-    // A replay: a captured good request sent again (its sequence number is not above the last).
-    const Bytes old = udp_frame(host(0), kBoard, request(3, 1003, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}));
-    rejected("replay", 0, old, 4);
-    rejected("older sequence", 0, udp_frame(host(0), kBoard, request(51, seq - 1, evil)), 4);
-  }
-  rejected("port 1", 1, udp_frame(host(1), kBoard, request(52, seq + 2, evil)), 1);
-  rejected("port 3", 3, udp_frame(host(3), kBoard, request(53, seq + 3, evil)), 1);
-  {
-    Bytes r = request(54, seq + 4, evil);
-    r[0] ^= 0x20;  // magic "pMG1", retagged so only the magic is wrong
-    std::vector<uint64_t> words;
-    for (size_t i = 0; i + 8 < r.size(); i += 8) {
-      uint64_t x = 0;
-      for (int k = 0; k < 8; ++k) x |= uint64_t(r[i + size_t(k)]) << (8 * k);
-      words.push_back(x);
-    }
-    rejected("bad magic", 0, udp_frame(host(0), kBoard, tagged(words, kKey)), 2);
-  }
-  rejected("IPv4 length disagrees with UDP", 0, udp_frame(host(0), kBoard, request(55, seq + 5, evil), 8), 2);
-  {
-    Bytes r = request(56, seq + 6, evil);
-    r.push_back(0);  // 41 bytes: not whole words
-    rejected("partial word", 0, udp_frame(host(0), kBoard, r), 2);
-  }
-  // Not a request at all (another UDP port): it goes through the core like any bypass frame.
-  {
-    Addr other = kBoard;
-    other.port = kMgmtUdp + 1;
-    rejected("other UDP port", 0, udp_frame(host(0), other, request(57, seq + 7, evil)), -1);
-    Addr other_ip = kBoard;
-    other_ip.ip ^= 1;
-    rejected("other IPv4 address", 0, udp_frame(host(0), other_ip, request(58, seq + 8, evil)), -1);
-    Addr other_mac = kBoard;
-    other_mac.mac[5] ^= 1;
-    rejected("other MAC", 0, udp_frame(host(0), other_mac, request(59, seq + 9, evil)), -1);
-    Bytes frag = udp_frame(host(0), kBoard, request(60, seq + 10, evil));
-    frag[20] |= 0x20;  // more fragments
-    frag[24] = frag[25] = 0;
-    put16(frag, 24, rfc1071(&frag[14], 20));
-    rejected("a fragment", 0, frag, -1);
-  }
-
-  // 5. Context 1 untouched; a good request still works after all that (sequence moves on).
-  good(5, {{1, ctx(1, "CTX_JID"), 0, 0}, {1, ctx(0, "CTX_JID"), 0, 0}}, {0, 7});
-
-  // ---- what came out of the ports ----
-  for (int p = 0; p < kPorts; ++p) {
-    std::vector<Bytes> resp, agg, rest;
-    for (const auto& f : b.tx[p]) {
-      if (is_from_board(f))
-        resp.push_back(f);
-      else if (is_agg(f))
-        agg.push_back(f);
-      else
-        rest.push_back(f);
-    }
-    if (p == 0) {
-      CHECK(resp.size() == responses_expected.size(), "port 0: %zu responses, want %zu\n", resp.size(),
-            responses_expected.size());
-      for (size_t i = 0; i < resp.size() && i < responses_expected.size(); ++i) {
-        CHECK(resp[i] == responses_expected[i], "port 0: response %zu differs from the expected frame\n", i);
-        CHECK(rfc1071(&resp[i][14], 20) == 0, "port 0: response %zu has a bad IPv4 checksum\n", i);
-      }
-    } else {
-      CHECK(resp.empty(), "port %d: %zu responses (only port 0 is a management port)\n", p, resp.size());
-    }
-    if (p == kAggPort) {
-      CHECK(agg.size() == 1 && agg[0] == built, "port %d: %zu built frames, or not the expected sum\n", p, agg.size());
-    } else {
-      CHECK(agg.empty(), "port %d: %zu aggregation frames out\n", p, agg.size());
-    }
-    CHECK(rest == bypass_sent[p], "port %d: bypass out %zu frames, in %zu (or altered / reordered)\n", p, rest.size(),
-          bypass_sent[p].size());
-  }
-  const Counters c = counters(b);
-  b.top->final();
+  Scenario sc;
+  sc.R = load_regs(regmap);
+  sc.b.reset();
+  sc.program();
+  sc.aggregate();
+  sc.read_counters();
+  sc.refused();
+  sc.still_works();
+  sc.check_outputs();
+  const Counters c = counters(sc.b);
+  sc.b.top->final();
   std::printf("mgmt_eth_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u, busy %u; bypass frames %d\n",
-              c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], bypass_id);
+              c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], sc.bypass_id);
   return board::verdict("mgmt_eth_tb");
 }
