@@ -2,6 +2,7 @@
 // through a stand-in's control socket or a board's management over Ethernet (docs/mgmt.md), or
 // as a register-write list.
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -125,6 +126,8 @@ class LiveBus {
   virtual void write_all(const std::vector<RegWrite>& w) = 0;
   virtual std::string contexts_json(const RegLayout& l) = 0;
   virtual std::string where() const = 0;
+  // The management block's own counters (board only), as one JSON object; null otherwise.
+  virtual nlohmann::ordered_json mgmt_counters(const std::string&) { return nullptr; }
 };
 
 class ControlBus : public LiveBus {
@@ -157,6 +160,23 @@ class MgmtBus : public LiveBus {
         .dump();
   }
   std::string where() const override { return mc_.target(); }
+  // Six read-only registers just above the register file: regmap.json's "size" + 0x00 .. 0x14.
+  nlohmann::ordered_json mgmt_counters(const std::string& regmap) override {
+    std::string p = regmap;
+    if (std::filesystem::is_directory(p)) p += "/regmap.json";
+    std::ifstream in(p);
+    const uint32_t base = nlohmann::json::parse(in).at("size").get<uint32_t>();
+    std::vector<MgmtOp> ops;
+    for (uint32_t i = 0; i < 6; ++i) ops.push_back({1, base + 4 * i, 0, 0});
+    const auto r = mc_.run(ops);
+    nlohmann::ordered_json j;
+    const char* names[6] = {"accepted", "bad_port", "malformed", "bad_tag", "replay", "rx_busy"};
+    for (size_t i = 0; i < 6; ++i) {
+      if (r[i].status != 0) return nullptr;  // a board without them
+      j[names[i]] = r[i].value;
+    }
+    return j;
+  }
 
  private:
   MgmtClient mc_;
@@ -258,11 +278,19 @@ int run_controller(const ControllerOpts& o) {
   const int bad = verify(*cc, l, plan);
   if (o.show) std::printf("%s\n", cc->contexts_json(l).c_str());
   if (o.counters) {
-    const auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
-    if (o.json)
+    auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
+    const auto m = cc->mgmt_counters(o.regmap);
+    if (o.json) {
+      if (!m.is_null()) j["management"] = m;
       std::printf("%s\n", j.dump().c_str());
-    else
+    } else {
       std::printf("%s", counters_table(j).c_str());
+      if (!m.is_null()) {
+        std::printf("management:");
+        for (const auto& [k, v] : m.items()) std::printf(" %s %u", k.c_str(), v.get<unsigned>());
+        std::printf("\n");
+      }
+    }
   }
   if (!w.empty())
     std::fprintf(stderr, "panama-host controller: %zu register writes applied through %s\n", w.size(),

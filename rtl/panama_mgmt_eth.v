@@ -10,7 +10,9 @@
 //             per RFC 1071, UDP checksum 0) and merged, a whole frame at a time, into the
 //             transmit stream of the port the request came in on (panama_axis_arb2 on each
 //             management port; other ports pass through untouched).
-// The engine's AXI4-Lite master drives the core's register file.
+// The engine's AXI4-Lite master drives the core's register file; the address range just above it
+// (2^AW + 0x00 .. 0x14) reads this block's six counters (docs/mgmt.md), so a controller can see
+// refused requests over the same protocol.
 `timescale 1ns / 1ps
 `default_nettype none
 
@@ -268,22 +270,65 @@ module panama_mgmt_eth #(
     end
   end
 
-  // ---- the engine ----
+  // ---- the engine, and the counters above the register file ----
   wire [63:0] e_rdata;
   wire        e_rvalid, e_rlast, e_rready;
-  panama_mgmt #(.N(N), .MGMT_PORTS(MGMT_PORTS), .KEY(KEY), .MAX_OPS(MAX_OPS), .AW(AW)) u_engine (
+  wire [AW:0] e_awaddr, e_araddr;
+  wire [31:0] e_wdata;
+  wire        e_awvalid, e_wvalid, e_arvalid, e_bready, e_rready_axil;
+  reg         loc_b_q, loc_r_q;       // a local write / read answers one cycle after its address
+  reg  [1:0]  loc_rresp_q;
+  reg  [31:0] loc_rdata_q;
+  wire        loc_aw = e_awaddr[AW], loc_ar = e_araddr[AW];
+  // The engine has one transaction outstanding at a time, so the split needs no ordering.
+  assign m_axil_awaddr = e_awaddr[AW-1:0];
+  assign m_axil_awvalid = e_awvalid && !loc_aw;
+  assign m_axil_wdata = e_wdata;
+  assign m_axil_wvalid = e_wvalid && !loc_aw;
+  assign m_axil_bready = e_bready;
+  assign m_axil_araddr = e_araddr[AW-1:0];
+  assign m_axil_arvalid = e_arvalid && !loc_ar;
+  assign m_axil_rready = e_rready_axil;
+
+  panama_mgmt #(.N(N), .MGMT_PORTS(MGMT_PORTS), .KEY(KEY), .MAX_OPS(MAX_OPS), .AW(AW + 1)) u_engine (
     .clk(clk), .rst(rst),
     .s_axis_tdata(xd_q), .s_axis_tkeep(x_keep), .s_axis_tvalid(c_state_q == C_XFER), .s_axis_tlast(x_last),
     .s_port(owner_q), .s_axis_tready(e_tready),
     .m_axis_tdata(e_rdata), .m_axis_tvalid(e_rvalid), .m_axis_tlast(e_rlast), .m_axis_tready(e_rready),
-    .m_axil_awaddr(m_axil_awaddr), .m_axil_awvalid(m_axil_awvalid), .m_axil_awready(m_axil_awready),
-    .m_axil_wdata(m_axil_wdata), .m_axil_wvalid(m_axil_wvalid), .m_axil_wready(m_axil_wready),
-    .m_axil_bresp(m_axil_bresp), .m_axil_bvalid(m_axil_bvalid), .m_axil_bready(m_axil_bready),
-    .m_axil_araddr(m_axil_araddr), .m_axil_arvalid(m_axil_arvalid), .m_axil_arready(m_axil_arready),
-    .m_axil_rdata(m_axil_rdata), .m_axil_rresp(m_axil_rresp), .m_axil_rvalid(m_axil_rvalid),
-    .m_axil_rready(m_axil_rready),
+    .m_axil_awaddr(e_awaddr), .m_axil_awvalid(e_awvalid), .m_axil_awready(loc_aw || m_axil_awready),
+    .m_axil_wdata(e_wdata), .m_axil_wvalid(e_wvalid), .m_axil_wready(loc_aw || m_axil_wready),
+    .m_axil_bresp(loc_b_q ? 2'b10 : m_axil_bresp), .m_axil_bvalid(loc_b_q || m_axil_bvalid),
+    .m_axil_bready(e_bready),
+    .m_axil_araddr(e_araddr), .m_axil_arvalid(e_arvalid), .m_axil_arready(loc_ar || m_axil_arready),
+    .m_axil_rdata(loc_r_q ? loc_rdata_q : m_axil_rdata), .m_axil_rresp(loc_r_q ? loc_rresp_q : m_axil_rresp),
+    .m_axil_rvalid(loc_r_q || m_axil_rvalid), .m_axil_rready(e_rready_axil),
     .cnt_accepted(cnt_accepted), .cnt_bad_port(cnt_bad_port), .cnt_malformed(cnt_malformed),
     .cnt_bad_tag(cnt_bad_tag), .cnt_replay(cnt_replay));
+
+  // Counters: read-only (a write answers SLVERR); an address past them answers DECERR.
+  wire [AW-1:0] la = e_araddr[AW-1:0];
+  wire          la_ok = la < 24 && la[1:0] == 2'b00;
+  always @(posedge clk) begin
+    if (rst) begin
+      loc_b_q <= 1'b0;
+      loc_r_q <= 1'b0;
+      loc_rresp_q <= 2'b00;
+      loc_rdata_q <= 32'd0;
+    end else begin
+      loc_b_q <= e_awvalid && loc_aw;
+      loc_r_q <= e_arvalid && loc_ar;
+      loc_rresp_q <= la_ok ? 2'b00 : 2'b11;
+      if (!la_ok) loc_rdata_q <= 32'd0;
+      else case (la[4:2])
+        3'd0: loc_rdata_q <= cnt_accepted;
+        3'd1: loc_rdata_q <= cnt_bad_port;
+        3'd2: loc_rdata_q <= cnt_malformed;
+        3'd3: loc_rdata_q <= cnt_bad_tag;
+        3'd4: loc_rdata_q <= cnt_replay;
+        default: loc_rdata_q <= cnt_rx_busy;
+      endcase
+    end
+  end
 
   // ---- transmit: the response frame ----
   localparam [2:0] T_IDLE = 3'd0, T_COLL = 3'd1, T_SUM = 3'd2, T_FOLD = 3'd3, T_FOLD2 = 3'd4, T_SEND = 3'd5;

@@ -34,6 +34,9 @@ if got != want:
     sys.exit("mgmt_controller: read back %s, want %s" % (got, want))
 PY
 grep -q "port" "$work/good.out" || { echo "mgmt_controller: no counters table"; cat "$work/good.out"; exit 1; }
+# The management counters: every request so far accepted, none refused.
+grep -E "^management: accepted [1-9][0-9]* bad_port 0 malformed 0 bad_tag 0 replay 0 rx_busy 0$" "$work/good.out" \
+  || { echo "mgmt_controller: management counters"; cat "$work/good.out"; exit 1; }
 
 echo "== wrong key"
 set +e
@@ -46,4 +49,12 @@ cat "$work/wrong.err"
 [ "$(wc -l <"$work/wrong.err")" = 1 ] || { echo "mgmt_controller: want one error line"; exit 1; }
 grep -q "key or the port is probably wrong" "$work/wrong.err" || { echo "mgmt_controller: unclear error"; exit 1; }
 [ ! -s "$work/wrong.out" ] || { echo "mgmt_controller: output with a wrong key"; exit 1; }
+# The refused requests were counted: read them with the good key.
+"$host" controller --regmap "$gen" --target "$target" --key "$work/good.key" --counters --json >"$work/after.out"
+python3 - "$(cat "$work/after.out")" <<'PY'
+import json, sys
+m = json.loads(sys.argv[1])["management"]
+if m["bad_tag"] != 5 or m["replay"] or m["malformed"] or m["bad_port"]:
+    sys.exit("mgmt_controller: after five wrong-key tries the counters read %s" % m)
+PY
 echo "mgmt_controller: PASS"

@@ -121,9 +121,12 @@ Bytes request(uint32_t id, uint64_t seq, const std::vector<Op>& ops, const uint8
   return tagged(w, key);
 }
 // The response the board must send: values per operation (status OKAY).
-Bytes response(uint32_t id, uint64_t seq, const std::vector<uint32_t>& values) {
+// status[i] defaults to 0 (OKAY).
+Bytes response(uint32_t id, uint64_t seq, const std::vector<uint32_t>& values,
+               const std::vector<uint8_t>& status = {}) {
   std::vector<uint64_t> w{uint64_t(id) << 32 | 0x31524d50u, seq};
-  for (uint32_t v : values) w.push_back(uint64_t(v) << 32);
+  for (size_t i = 0; i < values.size(); ++i)
+    w.push_back(uint64_t(values[i]) << 32 | (i < status.size() ? status[i] : 0));
   return tagged(w, kKey);
 }
 
@@ -238,7 +241,7 @@ bool is_agg(const Bytes& f) {
 }
 
 struct Regs {
-  uint32_t id, ctx_base, ctx_stride, port_base, port_stride;
+  uint32_t id, size, ctx_base, ctx_stride, port_base, port_stride;
   std::map<std::string, uint32_t> g, c, p;
 };
 Regs load_regs(const std::string& path) {
@@ -249,6 +252,7 @@ Regs load_regs(const std::string& path) {
     r.g[x["name"]] = x["offset"];
     if (x["name"] == "ID") r.id = x["reset"];
   }
+  r.size = j["size"];
   r.ctx_base = j["context_block"]["base"];
   r.ctx_stride = j["context_block"]["stride"];
   for (const auto& x : j["context_block"]["registers"]) r.c[x["name"]] = x["offset"];
@@ -345,12 +349,13 @@ struct Scenario {
       for (int p = 0; p < kPorts; ++p) add_bypass(p);
   }
   // A good request from port 0 (with bypass traffic around it on every port).
-  void good(uint32_t id, const std::vector<Op>& ops, const std::vector<uint32_t>& want) {
+  void good(uint32_t id, const std::vector<Op>& ops, const std::vector<uint32_t>& want,
+            const std::vector<uint8_t>& status = {}) {
     with_bypass(1);
     ++seq;
     b.rx_q[0].push_back(udp_frame(host(0), kBoard, request(id, seq, ops)));
     with_bypass(1);
-    responses_expected.push_back(udp_frame(kBoard, host(0), response(id, seq, want)));
+    responses_expected.push_back(udp_frame(kBoard, host(0), response(id, seq, want, status)));
     b.drain();
   }
   // A rejected frame: no response, registers untouched (checked later), one counter moved.
@@ -493,6 +498,20 @@ struct Scenario {
   void still_works() {
     // 5. Context 1 untouched; a good request still works after all that (sequence moves on).
     good(5, {{1, ctx(1, "CTX_JID"), 0, 0}, {1, ctx(0, "CTX_JID"), 0, 0}}, {0, 7});
+    // The management counters, just above the register file (docs/mgmt.md), as this scenario
+    // produced them: six accepted (this one included), two from other ports, three malformed, one
+    // bad tag, two replays, none dropped busy. Writing them is refused (SLVERR), past them DECERR.
+    const uint32_t m = R.size;
+    good(6,
+         {{1, m + 0, 0, 0},
+          {1, m + 4, 0, 0},
+          {1, m + 8, 0, 0},
+          {1, m + 12, 0, 0},
+          {1, m + 16, 0, 0},
+          {1, m + 20, 0, 0},
+          {2, m + 0, 0, 0},
+          {1, m + 24, 0, 0}},
+         {6, 2, 3, 1, 2, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 2, 3});
   }
 
   void check_outputs() {
