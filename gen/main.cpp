@@ -73,10 +73,6 @@ int main(int argc, char** argv) {
     MgmtConfig mgmt;
     if (board) {
       mgmt = parse_mgmt(*board, mgmt_opts);
-      if (mgmt.dev_key)
-        std::fprintf(stderr,
-                     "panama-gen: warning: no --mgmt-key, the board accepts the development key 000102..0f "
-                     "(anyone can program it; docs/mgmt.md)\n");
       if (!*o_ports) in.ports = board->ports;
       if (!*o_gbps) in.gbps = board->gbps;
       if (!*o_mhz) in.mhz = board->mhz;
@@ -88,6 +84,11 @@ int main(int argc, char** argv) {
     auto files = build_output(c);
     if (board) add_board_files(*board, c, mgmt, files);
     write_output(files, out);
+    // Only once the output exists: an error stays the only line.
+    if (board && mgmt.dev_key)
+      std::fprintf(stderr,
+                   "panama-gen: warning: no --mgmt-key, the board accepts the development key 000102..0f "
+                   "(anyone can program it; docs/mgmt.md)\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "panama-gen: %s\n", e.what());
     return 1;
