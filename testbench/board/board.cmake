@@ -3,14 +3,18 @@
 set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
 
 # panama_board_tb(NAME TOP module TEST test-name [ARGS test-args...] SOURCES verilog...
-#                 [FLAGS verilator-flags...] [CFLAGS c++-flags...] [DEPENDS more-inputs...]): verilate board/NAME_tb.cpp
+#                 [FLAGS verilator-flags...] [CFLAGS c++-flags...] [DEPENDS more-inputs...] [TB other]):
+# verilate board/NAME_tb.cpp (or board/OTHER_tb.cpp)
 # with the Verilog sources into build/testbench/board/NAME/NAME_tb (target tb_NAME) and register
 # ctest TEST, which passes on the testbench's "NAME_tb: PASS" line.
 function(panama_board_tb name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TOP;TEST" "ARGS;SOURCES;FLAGS;CFLAGS;DEPENDS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TOP;TEST;TB" "ARGS;SOURCES;FLAGS;CFLAGS;DEPENDS")
   string(JOIN " " cflags_extra ${arg_CFLAGS})
   set(dir ${PANAMA_BOARD_TB_DIR}/${name})
   set(tb_src ${CMAKE_CURRENT_SOURCE_DIR}/board/${name}_tb.cpp)
+  if(arg_TB)  # another name's testbench, built differently (TB mgmt_eth)
+    set(tb_src ${CMAKE_CURRENT_SOURCE_DIR}/board/${arg_TB}_tb.cpp)
+  endif()
   add_custom_command(
     OUTPUT ${dir}/${name}_tb
     COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${dir}
@@ -23,7 +27,11 @@ function(panama_board_tb name)
     VERBATIM)
   add_custom_target(tb_${name} ALL DEPENDS ${dir}/${name}_tb)
   add_test(NAME ${arg_TEST} COMMAND ${dir}/${name}_tb ${arg_ARGS})
-  set_tests_properties(${arg_TEST} PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "${name}_tb: PASS")
+  set(pass ${name})
+  if(arg_TB)
+    set(pass ${arg_TB})
+  endif()
+  set_tests_properties(${arg_TEST} PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "${pass}_tb: PASS")
 endfunction()
 
 panama_board_tb(cdc TOP cdc_tb_top TEST board.cdc_fifo ARGS --cycles 50000 --seed 1
@@ -74,6 +82,23 @@ panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regma
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
                 CFLAGS -I${CMAKE_SOURCE_DIR}/wire
                 DEPENDS ${mgmt_eth_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
+
+# The same at 512 bits on two ports, as panama-gen --board u250 writes it.
+set(mgmt_eth_u250_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/gen)
+add_custom_command(
+  OUTPUT ${mgmt_eth_u250_gen}/filelist.f ${mgmt_eth_u250_gen}/regmap.json
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${mgmt_eth_u250_gen}
+  COMMAND $<TARGET_FILE:panama-gen> --board u250 --out ${mgmt_eth_u250_gen} 2>/dev/null
+  DEPENDS panama-gen
+  COMMENT "panama-gen --board u250 (mgmt_eth_u250)")
+panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt_eth_u250
+                ARGS --regmap ${mgmt_eth_u250_gen}/regmap.json
+                FLAGS -GN=2 -GW=512 -GAW=14 -GAGG_PORT=1 -GFIFO_AW=6 -GMGMT_PORTS=1
+                      "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
+                      "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_u250_gen}/filelist.f
+                      -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
+                CFLAGS -I${CMAKE_SOURCE_DIR}/wire -DTB_PORTS=2 -DTB_W=512 -DTB_AGG_PORT=1
+                DEPENDS ${mgmt_eth_u250_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
 
 # panama-host controller --target against the Verilated shell (mgmt_eth_tb --serve), good and
 # wrong key (tests/mgmt_controller.sh; UDP on 127.0.0.1).

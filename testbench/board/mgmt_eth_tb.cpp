@@ -40,7 +40,16 @@
 namespace {
 
 using Bytes = std::vector<uint8_t>;
-constexpr int kPorts = 4, kAggPort = 3;
+// The board's shape (board.cmake: sume by default; -DTB_PORTS=2 -DTB_W=512 -DTB_AGG_PORT=1 for u250).
+#ifndef TB_PORTS
+#define TB_PORTS 4
+#define TB_W 64
+#define TB_AGG_PORT 3
+#endif
+constexpr int kPorts = TB_PORTS, kAggPort = TB_AGG_PORT, kKB = TB_W / 8;
+// The test context's members: two ports, the first of them the management port on two ports.
+constexpr int kM1 = kPorts == 2 ? 0 : 1, kM2 = kPorts == 2 ? 1 : 2;
+constexpr uint32_t kAllPorts = (1u << kPorts) - 1;
 constexpr uint16_t kMgmtUdp = 9057;
 // The values the testbench top is verilated with (-GMGMT_*, board.cmake).
 const uint8_t kKey[16] = {0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6,
@@ -153,21 +162,21 @@ struct Bench {
         cur_off[p] = 0;
       }
       gap[p] = false;
-      uint64_t d = 0;
-      uint8_t k = 0;
+      uint64_t d[kKB / 8] = {};
+      uint64_t k = 0;
       bool last = false;
       if (cur_off[p] < cur[p].size() && rng() % 8 != 0) {  // idle beats inside frames too
-        for (int i = 0; i < 8 && cur_off[p] + size_t(i) < cur[p].size(); ++i) {
-          d |= uint64_t(cur[p][cur_off[p] + size_t(i)]) << (8 * i);
-          k |= uint8_t(1u << i);
+        for (int i = 0; i < kKB && cur_off[p] + size_t(i) < cur[p].size(); ++i) {
+          d[i / 8] |= uint64_t(cur[p][cur_off[p] + size_t(i)]) << (8 * (i % 8));
+          k |= uint64_t(1) << i;
         }
-        cur_off[p] += 8;
+        cur_off[p] += kKB;
         last = cur_off[p] >= cur[p].size();
         gap[p] = last;  // at least one idle beat between frames
         v = true;
       }
-      tb::set_bits(top->mac_rx_tdata, 64 * p, 64, d);
-      tb::set_bits(top->mac_rx_tkeep, 8 * p, 8, k);
+      for (int c = 0; c < kKB / 8; ++c) tb::set_bits(top->mac_rx_tdata, 8 * kKB * p + 64 * c, 64, d[c]);
+      tb::set_bits(top->mac_rx_tkeep, kKB * p, kKB, k);
       tb::set_bits(top->mac_rx_tvalid, p, 1, v);
       tb::set_bits(top->mac_rx_tlast, p, 1, last);
       tb::set_bits(top->mac_rx_tuser, p, 1, 0);
@@ -176,16 +185,15 @@ struct Bench {
     top->eval();
     for (int p = 0; p < kPorts; ++p) {
       if (!tb::get_bits(top->mac_tx_tvalid, p, 1) || !tb::get_bits(top->mac_tx_tready, p, 1)) continue;
-      const uint64_t d = tb::get_bits(top->mac_tx_tdata, 64 * p, 64);
-      const unsigned k = unsigned(tb::get_bits(top->mac_tx_tkeep, 8 * p, 8));
-      for (int i = 0; i < 8; ++i)
-        if (k >> i & 1) tx_acc[p].push_back(uint8_t(d >> (8 * i)));
+      const uint64_t k = tb::get_bits(top->mac_tx_tkeep, kKB * p, kKB);
+      for (int i = 0; i < kKB; ++i)
+        if (k >> i & 1) tx_acc[p].push_back(uint8_t(tb::get_bits(top->mac_tx_tdata, 8 * kKB * p + 8 * i, 8)));
       if (tb::get_bits(top->mac_tx_tlast, p, 1)) {
         tx[p].push_back(tx_acc[p]);
         tx_acc[p].clear();
       }
     }
-    top->mac_clk = 0xf;
+    top->mac_clk = kAllPorts;
     top->eval();
   }
   // One edge of whichever clock comes next.
@@ -212,7 +220,7 @@ struct Bench {
   }
   void reset() {
     top->core_rst = 1;
-    top->mac_rst = 0xf;
+    top->mac_rst = kAllPorts;
     run_core_cycles(20);
     top->core_rst = 0;
     top->mac_rst = 0;
@@ -375,7 +383,7 @@ struct Scenario {
 
   void program() {
     // 1. Identity, then program context 0: JID 7, TID 0, multicast to group 02:aa:..:01 / 10.9.9.9,
-    //    members ports 1 and 2; enable, read its status back.
+    //    members kM1 and kM2 (ports 1 and 2; 0 and 1 on two ports); enable, read its status back.
     good(1, {{1, R.g.at("ID"), 0, 0}}, {R.id});
     good(2,
          {{2, ctx(0, "CTX_JID"), 0, 7},
@@ -384,15 +392,15 @@ struct Scenario {
           {2, ctx(0, "CTX_GROUP_MAC_HI"), 0, 0x02aa},
           {2, ctx(0, "CTX_GROUP_MAC_LO"), 0, 0x00000001},
           {2, ctx(0, "CTX_GROUP_IP"), 0, 0x0a090909},
-          {2, ctx(0, "CTX_MEMBERS0"), 0, 0x6},
+          {2, ctx(0, "CTX_MEMBERS0"), 0, 1u << kM1 | 1u << kM2},
           {1, ctx(0, "CTX_JID"), 0, 0}},
-         {7, 0, 0, 0x02aa, 1, 0x0a090909, 6, 7});
+         {7, 0, 0, 0x02aa, 1, 0x0a090909, 1u << kM1 | 1u << kM2, 7});
     // Read-modify-write of the enable bit; the status read after it sees ENABLED.
     good(3, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}, {0, 1});
   }
 
   void aggregate() {
-    // 2. An aggregation through the context: ports 1 and 2 contribute; the sum leaves port 3.
+    // 2. An aggregation through the context: its members contribute; the sum leaves kAggPort.
     namespace w = panama::wire;
     const std::vector<float> a = {1.5f, -2.25f, 3.0e7f, 0.1f}, c2 = {0.5f, 4.0f, -1.0f, 0.2f};
     auto contrib = [&](int p, const std::vector<float>& v) {
@@ -413,7 +421,7 @@ struct Scenario {
       s.payload = w::payload_from_elems(e, 4);
       return w::build_frame(s);
     };
-    const Bytes f1 = contrib(1, a), f2 = contrib(2, c2);
+    const Bytes f1 = contrib(kM1, a), f2 = contrib(kM2, c2);
     std::vector<uint32_t> sum;
     for (size_t i = 0; i < a.size(); ++i) {
       const float s = a[i] + c2[i];  // the host CPU's addition (numerics.md)
@@ -427,8 +435,8 @@ struct Scenario {
     // FIN on both; neither is CE-marked (ECT(0)).
     built = w::build_result(f1, w::payload_from_elems(sum, 4), true, false, mode);
     with_bypass(1);
-    b.rx_q[1].push_back(f1);
-    b.rx_q[2].push_back(f2);
+    b.rx_q[kM1].push_back(f1);
+    b.rx_q[kM2].push_back(f2);
     with_bypass(1);
     b.drain();
   }
@@ -437,8 +445,8 @@ struct Scenario {
     // 3. Counters through management: the vector completed, each member admitted one, one built frame.
     good(4,
          {{1, ctx(0, "CTX_VECTORS_COMPLETED_LO"), 0, 0},
-          {1, port(1, "PORT_AGG_ADMITTED_LO"), 0, 0},
-          {1, port(2, "PORT_AGG_ADMITTED_LO"), 0, 0},
+          {1, port(kM1, "PORT_AGG_ADMITTED_LO"), 0, 0},
+          {1, port(kM2, "PORT_AGG_ADMITTED_LO"), 0, 0},
           {1, R.g.at("AGG_TX_FRAMES_LO"), 0, 0}},
          {1, 1, 1, 1});
   }
@@ -458,7 +466,7 @@ struct Scenario {
       rejected("older sequence", 0, udp_frame(host(0), kBoard, request(51, seq - 1, evil)), 4);
     }
     rejected("port 1", 1, udp_frame(host(1), kBoard, request(52, seq + 2, evil)), 1);
-    rejected("port 3", 3, udp_frame(host(3), kBoard, request(53, seq + 3, evil)), 1);
+    rejected("last port", kPorts - 1, udp_frame(host(kPorts - 1), kBoard, request(53, seq + 3, evil)), 1);
     {
       Bytes r = request(54, seq + 4, evil);
       r[0] ^= 0x20;  // magic "pMG1", retagged so only the magic is wrong
