@@ -27,6 +27,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -144,7 +145,9 @@ struct Bench {
   std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
   std::unique_ptr<Vpanama_board_shell> top = std::make_unique<Vpanama_board_shell>(ctx.get());
   std::mt19937 rng{11};
-  std::deque<Bytes> rx_q[kPorts];  // frames to send into each port
+  std::deque<Bytes> rx_q[kPorts];          // frames to send into each port
+  std::set<std::vector<uint8_t>> bad_fcs;  // frames the MAC flags bad (tuser on the last beat)
+  bool cur_bad[kPorts] = {};
   Bytes cur[kPorts];
   size_t cur_off[kPorts] = {};
   bool gap[kPorts] = {};
@@ -159,6 +162,7 @@ struct Bench {
       if (cur_off[p] >= cur[p].size() && !rx_q[p].empty() && !gap[p]) {
         cur[p] = rx_q[p].front();
         rx_q[p].pop_front();
+        cur_bad[p] = bad_fcs.count(cur[p]) != 0;
         cur_off[p] = 0;
       }
       gap[p] = false;
@@ -179,7 +183,7 @@ struct Bench {
       tb::set_bits(top->mac_rx_tkeep, kKB * p, kKB, k);
       tb::set_bits(top->mac_rx_tvalid, p, 1, v);
       tb::set_bits(top->mac_rx_tlast, p, 1, last);
-      tb::set_bits(top->mac_rx_tuser, p, 1, 0);
+      tb::set_bits(top->mac_rx_tuser, p, 1, last && cur_bad[p]);
       tb::set_bits(top->mac_tx_tready, p, 1, rng() % 5 != 0);
     }
     top->eval();
@@ -338,6 +342,7 @@ struct Scenario {
   std::vector<Bytes> responses_expected;  // on port 0, in order
   uint64_t seq = 1000;
   Bytes built;  // the aggregation's result frame
+  uint32_t busy_ok = 0, busy_dropped = 0;
 
   uint32_t ctx(int c, const char* n) const { return R.ctx_base + uint32_t(c) * R.ctx_stride + R.c.at(n); }
   uint32_t port(int p, const char* n) const { return R.port_base + uint32_t(p) * R.port_stride + R.p.at(n); }
@@ -483,6 +488,10 @@ struct Scenario {
       Bytes r = request(56, seq + 6, evil);
       r.push_back(0);  // 41 bytes: not whole words
       rejected("partial word", 0, udp_frame(host(0), kBoard, r), 2);
+      // A whole, correctly tagged request in a frame the MAC flags bad (FCS error).
+      const Bytes f = udp_frame(host(0), kBoard, request(61, seq + 11, evil));
+      b.bad_fcs.insert(f);
+      rejected("bad FCS", 0, f, 2);
     }
     // Not a request at all (another UDP port): it goes through the core like any bypass frame.
     {
@@ -503,12 +512,56 @@ struct Scenario {
     }
   }
 
+  // Three good requests back to back on port 0. The first reaches the engine at once; the others
+  // arrive while the collector is handing it over or holding another, and each is either executed
+  // (answered, in order) or dropped and counted busy: never both, never neither. (Which ones
+  // depends on the bus width and the clocks.)
+  void busy() {
+    const Counters before = counters(b);
+    auto responses = [&] {
+      std::vector<Bytes> r;
+      for (const auto& f : b.tx[0])
+        if (is_from_board(f)) r.push_back(f);
+      return r;
+    };
+    const size_t had = responses().size();
+    with_bypass(1);
+    std::vector<Op> eight;
+    for (int i = 0; i < 8; ++i) eight.push_back({1, ctx(0, "CTX_JID"), 0, 0});
+    std::vector<Bytes> want;
+    for (uint32_t id = 70; id < 73; ++id) {
+      ++seq;
+      b.rx_q[0].push_back(udp_frame(host(0), kBoard, request(id, seq, eight)));
+      want.push_back(udp_frame(kBoard, host(0), response(id, seq, std::vector<uint32_t>(8, 7))));
+    }
+    with_bypass(1);
+    b.drain();
+    const Counters after = counters(b);
+    const uint32_t ok = after.v[0] - before.v[0], dropped = after.v[5] - before.v[5];
+    CHECK(ok + dropped == 3 && ok >= 1 && dropped >= 1, "busy: %u executed, %u dropped of 3\n", ok, dropped);
+    for (int i = 1; i < 5; ++i) CHECK(after.v[i] == before.v[i], "busy: counter %s moved\n", kCounterNames[i]);
+    const auto all = responses();
+    const std::vector<Bytes> got(all.begin() + long(had), all.end());
+    CHECK(got.size() == ok && !got.empty() && got[0] == want[0], "busy: %zu responses for %u executed\n", got.size(),
+          ok);
+    // Each response is one of the expected ones, in order.
+    size_t k = 0;
+    for (const auto& g : got) {
+      while (k < want.size() && want[k] != g) ++k;
+      CHECK(k < want.size(), "busy: a response that is none of the requests'\n");
+      if (k < want.size()) responses_expected.push_back(want[k++]);
+    }
+    busy_dropped = dropped;
+    busy_ok = ok;
+  }
+
   void still_works() {
     // 5. Context 1 untouched; a good request still works after all that (sequence moves on).
     good(5, {{1, ctx(1, "CTX_JID"), 0, 0}, {1, ctx(0, "CTX_JID"), 0, 0}}, {0, 7});
     // The management counters, just above the register file (docs/mgmt.md), as this scenario
-    // produced them: six accepted (this one included), two from other ports, three malformed, one
-    // bad tag, two replays, none dropped busy. Writing them is refused (SLVERR), past them DECERR.
+    // produced them: six accepted besides the busy test's (this one included), two from other
+    // ports, four malformed, one bad tag, two replays, and the busy test's drops. Writing them is refused (SLVERR),
+    // past them DECERR.
     const uint32_t m = R.size;
     good(6,
          {{1, m + 0, 0, 0},
@@ -519,7 +572,7 @@ struct Scenario {
           {1, m + 20, 0, 0},
           {2, m + 0, 0, 0},
           {1, m + 24, 0, 0}},
-         {6, 2, 3, 1, 2, 0, 0, 0}, {0, 0, 0, 0, 0, 0, 2, 3});
+         {6 + busy_ok, 2, 4, 1, 2, busy_dropped, 0, 0}, {0, 0, 0, 0, 0, 0, 2, 3});
   }
 
   void check_outputs() {
@@ -575,6 +628,7 @@ int main(int argc, char** argv) {
   sc.aggregate();
   sc.read_counters();
   sc.refused();
+  sc.busy();
   sc.still_works();
   sc.check_outputs();
   const Counters c = counters(sc.b);
