@@ -4,6 +4,11 @@
 #include "rtl_lib.h"
 
 #include <nlohmann/json.hpp>
+#include <cctype>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -51,7 +56,105 @@ static std::string with_prefix(std::string s, const std::string& prefix) {
   return s;
 }
 
-void add_board_files(const Board& b, const Config& c, std::vector<OutputFile>& files) {
+static int hex_digit(char ch) {
+  if (ch >= '0' && ch <= '9') return ch - '0';
+  ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+// A key file holds 32 hex digits (optionally with surrounding whitespace): the 16 key bytes in order.
+static std::array<uint8_t, 16> read_key(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("--mgmt-key: cannot read " + path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto a = text.find_first_not_of(" \t\r\n"), z = text.find_last_not_of(" \t\r\n");
+  const std::string hex = a == std::string::npos ? "" : text.substr(a, z - a + 1);
+  std::array<uint8_t, 16> key{};
+  bool ok = hex.size() == 32;
+  for (size_t i = 0; ok && i < 16; ++i) {
+    const int h = hex_digit(hex[2 * i]), l = hex_digit(hex[2 * i + 1]);
+    ok = h >= 0 && l >= 0;
+    key[i] = static_cast<uint8_t>(h * 16 + l);
+  }
+  if (!ok) throw std::runtime_error("--mgmt-key: " + path + " must hold exactly 32 hex digits (the 128-bit key)");
+  return key;
+}
+
+MgmtConfig parse_mgmt(const Board& b, const MgmtOptions& o) {
+  MgmtConfig m;
+  std::stringstream ss(o.ports);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end || v < 0 || v >= b.ports)
+      throw std::runtime_error("--mgmt-ports: '" + o.ports + "' must list ports 0.." + std::to_string(b.ports - 1) +
+                               " of --board " + b.name + ", separated by commas");
+    for (int q : m.ports)
+      if (q == v) throw std::runtime_error("--mgmt-ports: port " + item + " given twice");
+    m.ports.push_back(static_cast<int>(v));
+  }
+  if (m.ports.empty()) throw std::runtime_error("--mgmt-ports: at least one port");
+  if (o.key_file.empty()) {
+    for (int i = 0; i < 16; ++i) m.key[static_cast<size_t>(i)] = static_cast<uint8_t>(i);
+  } else {
+    m.key = read_key(o.key_file);
+    m.dev_key = false;
+  }
+  unsigned x[6];
+  char tail = 0;
+  if (std::sscanf(o.mac.c_str(), "%2x:%2x:%2x:%2x:%2x:%2x%c", &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &tail) != 6 ||
+      o.mac.size() != 17)
+    throw std::runtime_error("--mgmt-mac: '" + o.mac + "' is not a MAC address (aa:bb:cc:dd:ee:ff)");
+  for (size_t i = 0; i < 6; ++i) m.mac[i] = static_cast<uint8_t>(x[i]);
+  if (m.mac[0] & 1) throw std::runtime_error("--mgmt-mac: " + o.mac + " is a multicast address");
+  int n = 0;
+  if (std::sscanf(o.ip.c_str(), "%u.%u.%u.%u%n", &x[0], &x[1], &x[2], &x[3], &n) != 4 ||
+      n != static_cast<int>(o.ip.size()) || x[0] > 255 || x[1] > 255 || x[2] > 255 || x[3] > 255 ||
+      o.ip.find_first_not_of("0123456789.") != std::string::npos)
+    throw std::runtime_error("--mgmt-ip: '" + o.ip + "' is not an IPv4 address (a.b.c.d)");
+  m.ip = x[0] << 24 | x[1] << 16 | x[2] << 8 | x[3];
+  if (x[0] == 0 || x[0] >= 224) throw std::runtime_error("--mgmt-ip: " + o.ip + " is not a unicast address");
+  if (o.udp_port < 1 || o.udp_port > 65535) throw std::runtime_error("--mgmt-udp-port: must be 1..65535");
+  if (o.udp_port == 9056) throw std::runtime_error("--mgmt-udp-port: 9056 is the aggregation port");
+  m.udp_port = o.udp_port;
+  return m;
+}
+
+static std::string hex_str(uint64_t v, int digits) {
+  std::ostringstream os;
+  os << std::hex << std::setw(digits) << std::setfill('0') << v;
+  return os.str();
+}
+
+// Sets the parameter value on the board top's line marked "// panama-gen: NAME".
+static void set_param(std::string& text, const std::string& name, const std::string& value) {
+  const std::regex line("= ([^,\\s]+)(,?\\s*// panama-gen: " + name + ")");
+  std::smatch m;
+  if (!std::regex_search(text, m, line)) throw std::runtime_error("internal: board top has no " + name + " line");
+  text.replace(static_cast<size_t>(m.position(1)), static_cast<size_t>(m.length(1)), value);
+}
+
+static std::string o_ip(uint32_t ip) {
+  return std::to_string(ip >> 24) + "." + std::to_string(ip >> 16 & 255) + "." + std::to_string(ip >> 8 & 255) + "." +
+         std::to_string(ip & 255);
+}
+
+static void set_mgmt_params(std::string& text, int ports, const MgmtConfig& m) {
+  std::string bits(static_cast<size_t>(ports), '0');
+  for (int p : m.ports) bits[static_cast<size_t>(ports - 1 - p)] = '1';
+  set_param(text, "mgmt-ports", std::to_string(ports) + "'b" + bits);
+  std::string key;  // [127:0] with k0 = key bytes 0..7 little-endian in [63:0]
+  for (int i = 15; i >= 0; --i) key += hex_str(m.key[static_cast<size_t>(i)], 2);
+  set_param(text, "mgmt-key", "128'h" + key);
+  std::string mac;
+  for (uint8_t x : m.mac) mac += hex_str(x, 2);
+  set_param(text, "mgmt-mac", "48'h" + mac);
+  set_param(text, "mgmt-ip", "32'h" + hex_str(m.ip, 8));
+  set_param(text, "mgmt-udp-port", "16'd" + std::to_string(m.udp_port));
+}
+
+void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::vector<OutputFile>& files) {
   const std::string dir = "rtl/boards/" + b.name + "/";
   const std::string cmd = c.command_line() + " --board " + b.name;
   // The shell's files are embedded with the fixed blocks (rtl_sources(), named relative to rtl/).
@@ -67,12 +170,14 @@ void add_board_files(const Board& b, const Config& c, std::vector<OutputFile>& f
     files.push_back({with_prefix(out_name, c.in.prefix), head + with_prefix(find(path), c.in.prefix), verilog});
   };
   // Verilog in dependency order: shell blocks, IP port lists, the board top.
-  for (const char* m : {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc"})
-    add(std::string("rtl/") + m + ".v", std::string(m) + ".v", true);
+  for (const char* v : {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc",
+                        "panama_siphash", "panama_mgmt", "panama_mgmt_match", "panama_mgmt_eth"})
+    add(std::string("rtl/") + v + ".v", std::string(v) + ".v", true);
   add("rtl/boards/panama_board_shell.v", "panama_board_shell.v", true);
   add("rtl/boards/panama_xilinx_prim_stubs.v", "panama_xilinx_prim_stubs.v", true);
   add(dir + "panama_" + b.name + "_ip_stubs.v", "panama_" + b.name + "_ip_stubs.v", true);
   add(dir + "panama_" + b.name + "_top.v", "panama_" + b.name + "_top.v", true);
+  set_mgmt_params(files.back().content, b.ports, m);
   add(dir + "panama_" + b.name + ".xdc", "panama_" + b.name + ".xdc", false);
   add("rtl/boards/panama_cdc.xdc", "panama_cdc.xdc", false);
   add(dir + "board.tcl", "board.tcl", false);
@@ -91,6 +196,14 @@ void add_board_files(const Board& b, const Config& c, std::vector<OutputFile>& f
                     {"part", b.part},
                     {"top", with_prefix(b.top, c.in.prefix)},
                     {"build", "vivado -mode batch -source build.tcl"}};
+      // Everything about management but the key itself.
+      std::string mac;
+      for (uint8_t x : m.mac) mac += (mac.empty() ? "" : ":") + hex_str(x, 2);
+      j["board"]["mgmt"] = {{"ports", m.ports},
+                            {"ip", o_ip(m.ip)},
+                            {"mac", mac},
+                            {"udp_port", m.udp_port},
+                            {"key", m.dev_key ? "development key (00 01 .. 0f)" : "from --mgmt-key"}};
       f.content = j.dump(2) + "\n";
     }
   }

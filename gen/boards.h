@@ -3,6 +3,8 @@
 // and written next to the core. docs/fpga.md describes the boards and the build.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,23 @@ struct Board {
   int bus_bits;
 };
 
+// Management over Ethernet of a board output (docs/mgmt.md): panama-gen --mgmt-*.
+struct MgmtOptions {
+  std::string ports = "0", key_file, mac = "02:50:4e:4d:00:01", ip = "10.0.0.254";
+  int udp_port = 9057;
+};
+struct MgmtConfig {
+  std::vector<int> ports;
+  std::array<uint8_t, 16> key{};  // key bytes in file order (SipHash k0 = bytes 0..7 little-endian)
+  bool dev_key = true;            // no --mgmt-key: the documented development key
+  std::array<uint8_t, 6> mac{};
+  uint32_t ip = 0;
+  int udp_port = 9057;
+};
+// The development key: bytes 00 01 .. 0f (the SipHash paper's test key; never for a real board).
+// Validates the options against the board (one clear line per error, std::runtime_error).
+MgmtConfig parse_mgmt(const Board& b, const MgmtOptions& o);
+
 const std::vector<Board>& boards();
 // The board called name; throws std::runtime_error naming the known boards otherwise.
 const Board& find_board(const std::string& name);
@@ -28,6 +47,7 @@ const Board& find_board(const std::string& name);
 void check_board_config(const Board& b, const Config& c);
 // Appends the board's files to an output built by build_output (shell RTL in filelist.f,
 // board facts in config.json, XDC and build scripts).
-void add_board_files(const Board& b, const Config& c, std::vector<OutputFile>& files);
+// The board top's management parameters are set from m; config.json records them without the key.
+void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::vector<OutputFile>& files);
 
 }  // namespace panama

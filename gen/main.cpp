@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     board_mode |= std::string(argv[i]).rfind("--board", 0) == 0 || std::string(argv[i]) == "--list-boards";
   std::string board_name;
   bool list_boards = false;
+  MgmtOptions mgmt_opts;
   auto* o_ports = app.add_option("--ports", in.ports, "number of switch ports, 2..256");
   auto* o_gbps = app.add_option("--gbps", in.gbps, "line rate per port in Gbit/s");
   auto* o_mhz = app.add_option("--mhz", in.mhz, "clock frequency in MHz");
@@ -27,6 +28,13 @@ int main(int argc, char** argv) {
   }
   app.add_option("--board", board_name, "also write the board shell for NAME (see --list-boards)");
   app.add_flag("--list-boards", list_boards, "list the boards --board knows and exit");
+  auto* o_mports =
+      app.add_option("--mgmt-ports", mgmt_opts.ports, "--board: management ports P0,P1,.. (default 0; docs/mgmt.md)");
+  auto* o_mkey =
+      app.add_option("--mgmt-key", mgmt_opts.key_file, "--board: file with the 128-bit management key, 32 hex digits");
+  auto* o_mmac = app.add_option("--mgmt-mac", mgmt_opts.mac, "--board: the board's MAC (default 02:50:4e:4d:00:01)");
+  auto* o_mip = app.add_option("--mgmt-ip", mgmt_opts.ip, "--board: the board's management IPv4 (default 10.0.0.254)");
+  auto* o_mudp = app.add_option("--mgmt-udp-port", mgmt_opts.udp_port, "--board: management UDP port (default 9057)");
   auto* o_out = app.add_option("--out", out, "output directory");
   if (!board_mode) o_out->required();
   app.add_option("--format", format, "element format: fp32, bf16 or fp16");
@@ -60,7 +68,11 @@ int main(int argc, char** argv) {
   }
   try {
     const Board* board = board_name.empty() ? nullptr : &find_board(board_name);
+    for (auto* o : {o_mports, o_mkey, o_mmac, o_mip, o_mudp})
+      if (*o && !board) throw std::runtime_error(o->get_name() + " needs --board");
+    MgmtConfig mgmt;
     if (board) {
+      mgmt = parse_mgmt(*board, mgmt_opts);
       if (!*o_ports) in.ports = board->ports;
       if (!*o_gbps) in.gbps = board->gbps;
       if (!*o_mhz) in.mhz = board->mhz;
@@ -70,8 +82,13 @@ int main(int argc, char** argv) {
     const Config c = Config::derive(in);
     if (board) check_board_config(*board, c);
     auto files = build_output(c);
-    if (board) add_board_files(*board, c, files);
+    if (board) add_board_files(*board, c, mgmt, files);
     write_output(files, out);
+    // Only once the output exists: an error stays the only line.
+    if (board && mgmt.dev_key)
+      std::fprintf(stderr,
+                   "panama-gen: warning: no --mgmt-key, the board accepts the development key 000102..0f "
+                   "(anyone can program it; docs/mgmt.md)\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "panama-gen: %s\n", e.what());
     return 1;

@@ -1,6 +1,8 @@
 // `panama-host controller` (tools.md, docs/host.md): programs the accelerator's contexts, live
-// through a stand-in's control socket or as a register-write list.
+// through a stand-in's control socket or a board's management over Ethernet (docs/mgmt.md), or
+// as a register-write list.
 #include <algorithm>
+#include <filesystem>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -8,13 +10,14 @@
 
 #include "cli.h"
 #include "controller.h"
+#include "mgmt_client.h"
 
 namespace panama::host::cli {
 namespace {
 
 struct ControllerOpts {
-  std::string regmap, contexts, writes, control, members, mode = "multicast", group_mac, group_ip, src_mac, src_ip,
-                                                          disable, apply, tids, job_out;
+  std::string regmap, contexts, writes, control, target, key, members, mode = "multicast", group_mac, group_ip, src_mac,
+                                                                       src_ip, disable, apply, tids, job_out;
   int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
   uint32_t timeout_cycles = 0;
   bool no_enable = false, show = false, counters = false, json = false;
@@ -99,10 +102,13 @@ std::vector<RegWrite> writes_to_do(const ControllerOpts& o, const RegLayout& l, 
   if (w.empty() && !o.show && !o.counters && o.job_out.empty())
     throw std::runtime_error(
         "nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --show or --counters");
-  if (o.control.empty()) {
+  if (!o.control.empty() && !o.target.empty()) throw std::runtime_error("give either --control or --target, not both");
+  if (!o.target.empty() && o.key.empty()) throw std::runtime_error("--target needs --key FILE (the board's key)");
+  if (!o.key.empty() && o.target.empty()) throw std::runtime_error("--key needs --target");
+  if (o.control.empty() && o.target.empty()) {
     if (o.writes.empty() && o.job_out.empty())
-      throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH (live)");
-    if (o.show || o.counters) throw std::runtime_error("--show and --counters need --control");
+      throw std::runtime_error("give --writes FILE (offline list) and/or --control PATH or --target IP (live)");
+    if (o.show || o.counters) throw std::runtime_error("--show and --counters need --control or --target");
   }
   for (const std::string* f : {&o.writes, &o.job_out}) {
     if (f->empty() || *f == "-") continue;
@@ -112,13 +118,81 @@ std::vector<RegWrite> writes_to_do(const ControllerOpts& o, const RegLayout& l, 
   return w;
 }
 
+// A live register file: the stand-in's control socket or a board's management over Ethernet.
+class LiveBus {
+ public:
+  virtual ~LiveBus() = default;
+  virtual uint32_t read(uint32_t a) = 0;
+  virtual void write_all(const std::vector<RegWrite>& w) = 0;
+  virtual std::string contexts_json(const RegLayout& l) = 0;
+  virtual std::string where() const = 0;
+  // The management block's own counters (board only), as one JSON object; null otherwise.
+  virtual nlohmann::ordered_json mgmt_counters(const std::string&) { return nullptr; }
+};
+
+class ControlBus : public LiveBus {
+ public:
+  explicit ControlBus(const std::string& path) : cc_(path), path_(path) {}
+  uint32_t read(uint32_t a) override { return cc_.read(a); }
+  void write_all(const std::vector<RegWrite>& w) override {
+    for (const auto& x : w) cc_.write(x.addr, x.value);
+  }
+  std::string contexts_json(const RegLayout&) override { return cc_.request("contexts"); }
+  std::string where() const override { return path_; }
+
+ private:
+  ControlClient cc_;
+  std::string path_;
+};
+
+class MgmtBus : public LiveBus {
+ public:
+  MgmtBus(const std::string& target, const std::string& key_file) : mc_(target, load_mgmt_key(key_file)) {}
+  uint32_t read(uint32_t a) override { return mc_.read(a); }
+  void write_all(const std::vector<RegWrite>& w) override {
+    std::vector<std::pair<uint32_t, uint32_t>> v;
+    for (const auto& x : w) v.emplace_back(x.addr, x.value);
+    mc_.write_all(v);
+  }
+  std::string contexts_json(const RegLayout& l) override {
+    return table_json(read_table(l, [&](uint32_t a) { return mc_.read(a); }),
+                      static_cast<int>(mc_.read(l.g("AGG_PORT")) & 0xFFFF))
+        .dump();
+  }
+  std::string where() const override { return mc_.target(); }
+  // Six read-only registers just above the register file: regmap.json's "size" + 0x00 .. 0x14.
+  nlohmann::ordered_json mgmt_counters(const std::string& regmap) override {
+    std::string p = regmap;
+    if (std::filesystem::is_directory(p)) p += "/regmap.json";
+    std::ifstream in(p);
+    const uint32_t base = nlohmann::json::parse(in).at("size").get<uint32_t>();
+    std::vector<MgmtOp> ops;
+    for (uint32_t i = 0; i < 6; ++i) ops.push_back({1, base + 4 * i, 0, 0});
+    const auto r = mc_.run(ops);
+    nlohmann::ordered_json j;
+    const char* names[6] = {"accepted", "bad_port", "malformed", "bad_tag", "replay", "rx_busy"};
+    for (size_t i = 0; i < 6; ++i) {
+      if (r[i].status != 0) return nullptr;  // a board without them
+      j[names[i]] = r[i].value;
+    }
+    return j;
+  }
+
+ private:
+  MgmtClient mc_;
+};
+
 // Identity before any write: a register map of another design (other PORTS, CONTEXTS, ...)
 // would put fields at the wrong addresses.
-std::unique_ptr<ControlClient> connect(const ControllerOpts& o, const RegLayout& l) {
-  auto cc = std::make_unique<ControlClient>(o.control);
+std::unique_ptr<LiveBus> connect(const ControllerOpts& o, const RegLayout& l) {
+  std::unique_ptr<LiveBus> cc;
+  if (!o.target.empty())
+    cc = std::make_unique<MgmtBus>(o.target, o.key);
+  else
+    cc = std::make_unique<ControlBus>(o.control);
   const std::string diff = check_identity(l, [&](uint32_t a) { return cc->read(a); });
   if (!diff.empty())
-    throw std::runtime_error("the design behind " + o.control + " does not match " + o.regmap + ": " + diff +
+    throw std::runtime_error("the design behind " + cc->where() + " does not match " + o.regmap + ": " + diff +
                              "; nothing written");
   return cc;
 }
@@ -158,7 +232,7 @@ void write_job_desc(const ControllerOpts& o, const RegLayout& l) {
 
 // Read back: every slot to be enabled must be, with the fields written; disabled ones off.
 // Returns how many slots are not as planned (each named on stderr).
-int verify(ControlClient& cc, const RegLayout& l, const ProgramPlan& plan) {
+int verify(LiveBus& cc, const RegLayout& l, const ProgramPlan& plan) {
   if (plan.program.empty() && plan.disable.empty()) return 0;
   int bad = 0;
   std::vector<uint32_t> status;
@@ -195,24 +269,32 @@ int run_controller(const ControllerOpts& o) {
   const RegLayout l = load_regmap(o.regmap);
   const ProgramPlan plan = make_plan(o, l);
   const std::vector<RegWrite> w = writes_to_do(o, l, plan);
-  std::unique_ptr<ControlClient> cc;
-  if (!o.control.empty()) cc = connect(o, l);
+  std::unique_ptr<LiveBus> cc;
+  if (!o.control.empty() || !o.target.empty()) cc = connect(o, l);
   if (!o.writes.empty()) write_list(o.writes, w);
   if (!o.job_out.empty()) write_job_desc(o, l);
   if (!cc) return 0;
-  for (const auto& x : w) cc->write(x.addr, x.value);
+  cc->write_all(w);
   const int bad = verify(*cc, l, plan);
-  if (o.show) std::printf("%s\n", cc->request("contexts").c_str());
+  if (o.show) std::printf("%s\n", cc->contexts_json(l).c_str());
   if (o.counters) {
-    const auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
-    if (o.json)
+    auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
+    const auto m = cc->mgmt_counters(o.regmap);
+    if (o.json) {
+      if (!m.is_null()) j["management"] = m;
       std::printf("%s\n", j.dump().c_str());
-    else
+    } else {
       std::printf("%s", counters_table(j).c_str());
+      if (!m.is_null()) {
+        std::printf("management:");
+        for (const auto& [k, v] : m.items()) std::printf(" %s %u", k.c_str(), v.get<unsigned>());
+        std::printf("\n");
+      }
+    }
   }
   if (!w.empty())
     std::fprintf(stderr, "panama-host controller: %zu register writes applied through %s\n", w.size(),
-                 o.control.c_str());
+                 cc->where().c_str());
   return bad ? 1 : 0;
 }
 
@@ -238,6 +320,8 @@ void add_controller_options(CLI::App* ct, ControllerOpts& c) {
   ct->add_option("--apply", c.apply, "also apply this register-write list (ADDR VALUE [# comment] lines)");
   ct->add_option("--writes", c.writes, "offline: write the register-write list here ('-': stdout)");
   ct->add_option("--control", c.control, "live: the control socket of a running `panama-host switch --control`");
+  ct->add_option("--target", c.target, "live: a board's management address IPv4[:PORT] (UDP, default port 9057)");
+  ct->add_option("--key", c.key, "--target: file with the board's 128-bit management key (32 hex digits)");
   ct->add_flag("--show", c.show, "live: print the context table read back from the registers (JSON)");
   ct->add_flag("--counters", c.counters, "live: print the counters read from the registers (a table; --json)");
   ct->add_flag("--json", c.json, "--counters as one line of JSON");

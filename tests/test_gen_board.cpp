@@ -87,3 +87,58 @@ TEST(GenBoard, RefusesAConflictingCoreInOneLine) {
   EXPECT_NE(u.err.find("sume"), std::string::npos) << u.err;
   EXPECT_FALSE(fs::exists(d));
 }
+
+// --mgmt-*: the values land in the board top's parameters, config.json records them without the
+// key, and the development key is announced on stderr.
+TEST(GenBoard, ManagementOptionsSetTheTop) {
+  const fs::path d = scratch("mgmt");
+  const fs::path key = scratch("mgmt_key");
+  std::ofstream(key) << "00112233445566778899aabbccddeeff\n";
+  const GenResult r =
+      gen("--board sume --mgmt-ports 1,3 --mgmt-key " + key.string() +
+          " --mgmt-ip 192.168.57.2 --mgmt-mac 02:11:22:33:44:55 --mgmt-udp-port 7000 --out " + d.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  const std::string top = slurp(d / "panama_sume_top.v");
+  // Key bytes 00 11 .. ff: SipHash k0 = bytes 0..7 little-endian in bits 63:0.
+  for (const char* want : {"MGMT_PORTS = 4'b1010,", "MGMT_KEY = 128'hffeeddccbbaa99887766554433221100,",
+                           "MGMT_MAC = 48'h021122334455,", "MGMT_IP = 32'hc0a83902,", "MGMT_UDP_PORT = 16'd7000 "})
+    EXPECT_NE(top.find(want), std::string::npos) << want;
+  const std::string cfg = slurp(d / "config.json");
+  EXPECT_NE(cfg.find("\"ip\": \"192.168.57.2\""), std::string::npos) << cfg;
+  EXPECT_NE(cfg.find("\"udp_port\": 7000"), std::string::npos) << cfg;
+  EXPECT_EQ(cfg.find("ffeedd"), std::string::npos);
+  EXPECT_EQ(cfg.find("00112233"), std::string::npos);
+  for (const char* f : {"panama_mgmt_eth.v", "panama_mgmt_match.v", "panama_mgmt.v", "panama_siphash.v"})
+    EXPECT_NE(slurp(d / "filelist.f").find(f), std::string::npos) << f;
+  fs::remove_all(d);
+  const GenResult dev = gen("--board sume --out " + d.string());
+  ASSERT_EQ(dev.rc, 0);
+  EXPECT_NE(dev.err.find("warning: no --mgmt-key"), std::string::npos) << dev.err;
+  EXPECT_NE(slurp(d / "panama_sume_top.v").find("MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,"),
+            std::string::npos);
+  fs::remove_all(d);
+  fs::remove(key);
+}
+
+TEST(GenBoard, BadManagementOptionsFailInOneLine) {
+  const fs::path d = scratch("mgmt_bad");
+  const fs::path key = scratch("mgmt_badkey");
+  std::ofstream(key) << "0011\n";
+  for (const std::string& args :
+       {std::string("--mgmt-ports 4"), std::string("--mgmt-ports 0,0"), std::string("--mgmt-ports ''"),
+        std::string("--mgmt-ip 10.0.0"), std::string("--mgmt-ip 224.0.0.1"),
+        std::string("--mgmt-mac 01:00:5e:00:00:01"), std::string("--mgmt-mac 02:00:00:00:00"),
+        std::string("--mgmt-udp-port 9056"), std::string("--mgmt-udp-port 70000"), "--mgmt-key " + key.string(),
+        std::string("--mgmt-key /no/such/file")}) {
+    const GenResult r = gen("--board sume " + args + " --out " + d.string());
+    EXPECT_EQ(r.rc, 1) << args;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find("--mgmt-"), std::string::npos) << args << ": " << r.err;
+    EXPECT_FALSE(fs::exists(d)) << args;
+  }
+  const GenResult nb = gen("--ports 4 --gbps 10 --mhz 200 --mgmt-ports 1 --out " + d.string());
+  EXPECT_NE(nb.rc, 0);
+  EXPECT_NE(nb.err.find("needs --board"), std::string::npos) << nb.err;
+  fs::remove(key);
+}

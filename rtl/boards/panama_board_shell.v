@@ -2,7 +2,10 @@
 // port (rtl/panama_port_cdc.v) between the MAC user clocks and the core clock, and the core
 // (panama_core, the generated accelerator with packed per-port streams). The frames the core
 // builds leave through port AGG_PORT's transmit path, frame-interleaved with its mPP.
-// Register-file access is tied off until management over Ethernet (docs/mgmt.md) drives it.
+// Management over Ethernet (panama_mgmt_eth, docs/mgmt.md) sits between the crossings and the
+// core: it takes management requests out of the receive streams (they never reach the core),
+// drives the register file's AXI4-Lite slave, and merges each response into the transmit stream
+// of the port its request came in on.
 `timescale 1ns / 1ps
 `default_nettype none
 
@@ -11,7 +14,14 @@ module panama_board_shell #(
   parameter W = 64,         // bus bits, the same on the MAC and core sides
   parameter AW = 14,        // register-file address bits of the core (regmap.json)
   parameter AGG_PORT = 0,   // the port whose transmit path also carries m_agg
-  parameter FIFO_AW = 9     // log2 of each CDC FIFO's depth in beats (>= one 1518-byte frame)
+  parameter FIFO_AW = 9,    // log2 of each CDC FIFO's depth in beats (>= one 1518-byte frame)
+  // Management over Ethernet (set by panama-gen --mgmt-*): ports requests are accepted from,
+  // SipHash-2-4 key, the board's MAC and IPv4 address, and the UDP port.
+  parameter [N-1:0] MGMT_PORTS = 1,
+  parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,
+  parameter [47:0] MGMT_MAC = 48'h02504e4d0001,
+  parameter [31:0] MGMT_IP = 32'h0a0000fe,
+  parameter [15:0] MGMT_UDP_PORT = 16'd9057
 ) (
   input  wire             core_clk,
   input  wire             core_rst,
@@ -29,9 +39,21 @@ module panama_board_shell #(
   output wire [N-1:0]     mac_tx_tlast,
   output wire [N-1:0]     mac_tx_tuser,
   input  wire [N-1:0]     mac_tx_tready,
-  output wire [N-1:0]     rx_drop         // mac_clk[p] pulse: a frame met a full receive FIFO
+  output wire [N-1:0]     rx_drop,        // mac_clk[p] pulse: a frame met a full receive FIFO
+  // management counters (core_clk; docs/mgmt.md)
+  output wire [31:0]      mgmt_accepted,
+  output wire [31:0]      mgmt_bad_port,
+  output wire [31:0]      mgmt_malformed,
+  output wire [31:0]      mgmt_bad_tag,
+  output wire [31:0]      mgmt_replay,
+  output wire [31:0]      mgmt_rx_busy
 );
 
+  // CDC side (port_*) and core side (core_*) of the management block.
+  wire [N*W-1:0]   port_s_tdata, port_m_tdata;
+  wire [N*W/8-1:0] port_s_tkeep, port_m_tkeep;
+  wire [N-1:0]     port_s_tvalid, port_s_tlast, port_s_tuser, port_s_tready;
+  wire [N-1:0]     port_m_tvalid, port_m_tlast, port_m_tuser, port_m_tready;
   wire [N*W-1:0]   core_s_tdata, core_m_tdata;
   wire [N*W/8-1:0] core_s_tkeep, core_m_tkeep;
   wire [N-1:0]     core_s_tvalid, core_s_tlast, core_s_tuser, core_s_tready;
@@ -52,20 +74,42 @@ module panama_board_shell #(
         .mac_tx_tvalid(mac_tx_tvalid[p]), .mac_tx_tlast(mac_tx_tlast[p]),
         .mac_tx_tuser(mac_tx_tuser[p]), .mac_tx_tready(mac_tx_tready[p]),
         .rx_drop(rx_drop[p]),
-        .s_axis_tdata(core_s_tdata[p*W +: W]), .s_axis_tkeep(core_s_tkeep[p*W/8 +: W/8]),
-        .s_axis_tvalid(core_s_tvalid[p]), .s_axis_tlast(core_s_tlast[p]),
-        .s_axis_tuser(core_s_tuser[p]), .s_axis_tready(core_s_tready[p]),
-        .m_axis_tdata(core_m_tdata[p*W +: W]), .m_axis_tkeep(core_m_tkeep[p*W/8 +: W/8]),
-        .m_axis_tvalid(core_m_tvalid[p]), .m_axis_tlast(core_m_tlast[p]),
-        .m_axis_tuser(core_m_tuser[p]), .m_axis_tready(core_m_tready[p]),
+        .s_axis_tdata(port_s_tdata[p*W +: W]), .s_axis_tkeep(port_s_tkeep[p*W/8 +: W/8]),
+        .s_axis_tvalid(port_s_tvalid[p]), .s_axis_tlast(port_s_tlast[p]),
+        .s_axis_tuser(port_s_tuser[p]), .s_axis_tready(port_s_tready[p]),
+        .m_axis_tdata(port_m_tdata[p*W +: W]), .m_axis_tkeep(port_m_tkeep[p*W/8 +: W/8]),
+        .m_axis_tvalid(port_m_tvalid[p]), .m_axis_tlast(port_m_tlast[p]),
+        .m_axis_tuser(port_m_tuser[p]), .m_axis_tready(port_m_tready[p]),
         .agg_axis_tdata(agg_tdata), .agg_axis_tkeep(agg_tkeep), .agg_axis_tvalid(agg_tvalid),
         .agg_axis_tlast(agg_tlast), .agg_axis_tready(agg_tready[p]));
     end
   endgenerate
 
-  wire s_axil_awready, s_axil_wready, s_axil_bvalid, s_axil_arready, s_axil_rvalid;
+  wire [AW-1:0] s_axil_awaddr, s_axil_araddr;
+  wire [31:0] s_axil_wdata, s_axil_rdata;
   wire [1:0] s_axil_bresp, s_axil_rresp;
-  wire [31:0] s_axil_rdata;
+  wire s_axil_awvalid, s_axil_awready, s_axil_wvalid, s_axil_wready, s_axil_bvalid, s_axil_bready;
+  wire s_axil_arvalid, s_axil_arready, s_axil_rvalid, s_axil_rready;
+
+  panama_mgmt_eth #(.N(N), .W(W), .AW(AW), .MGMT_PORTS(MGMT_PORTS), .KEY(MGMT_KEY), .MAC(MGMT_MAC),
+                    .IP(MGMT_IP), .UDP_PORT(MGMT_UDP_PORT)) u_mgmt (
+    .clk(core_clk), .rst(core_rst),
+    .s_rx_tdata(port_s_tdata), .s_rx_tkeep(port_s_tkeep), .s_rx_tvalid(port_s_tvalid),
+    .s_rx_tlast(port_s_tlast), .s_rx_tuser(port_s_tuser), .s_rx_tready(port_s_tready),
+    .m_rx_tdata(core_s_tdata), .m_rx_tkeep(core_s_tkeep), .m_rx_tvalid(core_s_tvalid),
+    .m_rx_tlast(core_s_tlast), .m_rx_tuser(core_s_tuser), .m_rx_tready(core_s_tready),
+    .s_tx_tdata(core_m_tdata), .s_tx_tkeep(core_m_tkeep), .s_tx_tvalid(core_m_tvalid),
+    .s_tx_tlast(core_m_tlast), .s_tx_tuser(core_m_tuser), .s_tx_tready(core_m_tready),
+    .m_tx_tdata(port_m_tdata), .m_tx_tkeep(port_m_tkeep), .m_tx_tvalid(port_m_tvalid),
+    .m_tx_tlast(port_m_tlast), .m_tx_tuser(port_m_tuser), .m_tx_tready(port_m_tready),
+    .m_axil_awaddr(s_axil_awaddr), .m_axil_awvalid(s_axil_awvalid), .m_axil_awready(s_axil_awready),
+    .m_axil_wdata(s_axil_wdata), .m_axil_wvalid(s_axil_wvalid), .m_axil_wready(s_axil_wready),
+    .m_axil_bresp(s_axil_bresp), .m_axil_bvalid(s_axil_bvalid), .m_axil_bready(s_axil_bready),
+    .m_axil_araddr(s_axil_araddr), .m_axil_arvalid(s_axil_arvalid), .m_axil_arready(s_axil_arready),
+    .m_axil_rdata(s_axil_rdata), .m_axil_rresp(s_axil_rresp), .m_axil_rvalid(s_axil_rvalid),
+    .m_axil_rready(s_axil_rready),
+    .cnt_accepted(mgmt_accepted), .cnt_bad_port(mgmt_bad_port), .cnt_malformed(mgmt_malformed),
+    .cnt_bad_tag(mgmt_bad_tag), .cnt_replay(mgmt_replay), .cnt_rx_busy(mgmt_rx_busy));
 
   panama_core u_core (
     .clk(core_clk), .rst(core_rst),
@@ -75,13 +119,13 @@ module panama_board_shell #(
     .m_tuser(core_m_tuser), .m_tready(core_m_tready),
     .m_agg_axis_tdata(agg_tdata), .m_agg_axis_tkeep(agg_tkeep), .m_agg_axis_tvalid(agg_tvalid),
     .m_agg_axis_tlast(agg_tlast), .m_agg_axis_tready(agg_tready[AGG_PORT]),
-    .s_axil_awaddr({AW{1'b0}}), .s_axil_awprot(3'd0), .s_axil_awvalid(1'b0),
-    .s_axil_awready(s_axil_awready), .s_axil_wdata(32'd0), .s_axil_wstrb(4'd0),
-    .s_axil_wvalid(1'b0), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
-    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(1'b1), .s_axil_araddr({AW{1'b0}}),
-    .s_axil_arprot(3'd0), .s_axil_arvalid(1'b0), .s_axil_arready(s_axil_arready),
+    .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(3'd0), .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(4'hf),
+    .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid), .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr),
+    .s_axil_arprot(3'd0), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
     .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
-    .s_axil_rready(1'b1));
+    .s_axil_rready(s_axil_rready));
 
 endmodule
 

@@ -3,25 +3,35 @@
 set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
 
 # panama_board_tb(NAME TOP module TEST test-name [ARGS test-args...] SOURCES verilog...
-#                 [FLAGS verilator-flags...] [DEPENDS more-inputs...]): verilate board/NAME_tb.cpp
+#                 [FLAGS verilator-flags...] [CFLAGS c++-flags...] [DEPENDS more-inputs...] [TB other]):
+# verilate board/NAME_tb.cpp (or board/OTHER_tb.cpp)
 # with the Verilog sources into build/testbench/board/NAME/NAME_tb (target tb_NAME) and register
 # ctest TEST, which passes on the testbench's "NAME_tb: PASS" line.
 function(panama_board_tb name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TOP;TEST" "ARGS;SOURCES;FLAGS;DEPENDS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TOP;TEST;TB" "ARGS;SOURCES;FLAGS;CFLAGS;DEPENDS")
+  string(JOIN " " cflags_extra ${arg_CFLAGS})
   set(dir ${PANAMA_BOARD_TB_DIR}/${name})
   set(tb_src ${CMAKE_CURRENT_SOURCE_DIR}/board/${name}_tb.cpp)
+  if(arg_TB)  # another name's testbench, built differently (TB mgmt_eth)
+    set(tb_src ${CMAKE_CURRENT_SOURCE_DIR}/board/${arg_TB}_tb.cpp)
+  endif()
   add_custom_command(
     OUTPUT ${dir}/${name}_tb
     COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${dir}
             -o ${name}_tb --top-module ${arg_TOP} ${arg_FLAGS}
-            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR}"
+            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} ${cflags_extra}"
             ${arg_SOURCES} ${tb_src}
     DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h
             ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${arg_DEPENDS}
-    COMMENT "verilator ${name}_tb")
+    COMMENT "verilator ${name}_tb"
+    VERBATIM)
   add_custom_target(tb_${name} ALL DEPENDS ${dir}/${name}_tb)
   add_test(NAME ${arg_TEST} COMMAND ${dir}/${name}_tb ${arg_ARGS})
-  set_tests_properties(${arg_TEST} PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "${name}_tb: PASS")
+  set(pass ${name})
+  if(arg_TB)
+    set(pass ${arg_TB})
+  endif()
+  set_tests_properties(${arg_TEST} PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "${pass}_tb: PASS")
 endfunction()
 
 panama_board_tb(cdc TOP cdc_tb_top TEST board.cdc_fifo ARGS --cycles 50000 --seed 1
@@ -55,3 +65,45 @@ panama_board_tb(mgmt TOP panama_mgmt TEST board.mgmt FLAGS -GN=4 -GMGMT_PORTS=1
 panama_board_tb(port_cdc TOP panama_port_cdc TEST board.port_cdc FLAGS -GDATA_WIDTH=64 -GADDR_WIDTH=6 -GAGG=1
                 SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_port_cdc.v ${CMAKE_SOURCE_DIR}/rtl/panama_axis_async_fifo.v
                         ${CMAKE_SOURCE_DIR}/rtl/panama_axis_arb2.v)
+
+# Management over Ethernet through the whole board shell (CDC, panama_mgmt_eth, the generated
+# core) as panama-gen --board sume writes it, with its own key, MAC and IPv4 address.
+set(mgmt_eth_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth/gen)
+add_custom_command(
+  OUTPUT ${mgmt_eth_gen}/filelist.f ${mgmt_eth_gen}/regmap.json
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${mgmt_eth_gen}
+  COMMAND $<TARGET_FILE:panama-gen> --board sume --out ${mgmt_eth_gen} 2>/dev/null
+  DEPENDS panama-gen
+  COMMENT "panama-gen --board sume (mgmt_eth)")
+panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regmap ${mgmt_eth_gen}/regmap.json
+                FLAGS -GN=4 -GW=64 -GAW=14 -GAGG_PORT=3 -GFIFO_AW=9 -GMGMT_PORTS=1
+                      "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
+                      "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_gen}/filelist.f
+                      -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
+                CFLAGS -I${CMAKE_SOURCE_DIR}/wire
+                DEPENDS ${mgmt_eth_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
+
+# The same at 512 bits on two ports, as panama-gen --board u250 writes it.
+set(mgmt_eth_u250_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/gen)
+add_custom_command(
+  OUTPUT ${mgmt_eth_u250_gen}/filelist.f ${mgmt_eth_u250_gen}/regmap.json
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${mgmt_eth_u250_gen}
+  COMMAND $<TARGET_FILE:panama-gen> --board u250 --out ${mgmt_eth_u250_gen} 2>/dev/null
+  DEPENDS panama-gen
+  COMMENT "panama-gen --board u250 (mgmt_eth_u250)")
+panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt_eth_u250
+                ARGS --regmap ${mgmt_eth_u250_gen}/regmap.json
+                FLAGS -GN=2 -GW=512 -GAW=14 -GAGG_PORT=1 -GFIFO_AW=6 -GMGMT_PORTS=1
+                      "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
+                      "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_u250_gen}/filelist.f
+                      -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
+                CFLAGS -I${CMAKE_SOURCE_DIR}/wire -DTB_PORTS=2 -DTB_W=512 -DTB_AGG_PORT=1
+                DEPENDS ${mgmt_eth_u250_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
+
+# panama-host controller --target against the Verilated shell (mgmt_eth_tb --serve), good and
+# wrong key (tests/mgmt_controller.sh; UDP on 127.0.0.1).
+add_test(NAME board.mgmt_controller
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/mgmt_controller.sh $<TARGET_FILE:panama-host>
+                 ${PANAMA_BOARD_TB_DIR}/mgmt_eth/mgmt_eth_tb ${mgmt_eth_gen} ${PANAMA_BOARD_TB_DIR}/mgmt_controller)
+set_tests_properties(board.mgmt_controller PROPERTIES LABELS "board;host" TIMEOUT 300
+                     PASS_REGULAR_EXPRESSION "mgmt_controller: PASS")

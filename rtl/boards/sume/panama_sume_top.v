@@ -5,14 +5,21 @@
 // oscillator through an MMCM. Between each MAC and the core, panama_port_cdc holds two frame-safe
 // asynchronous FIFOs. The frames the core builds (m_agg) leave on port AGG_PORT, interleaved frame
 // by frame with that port's own traffic, towards the switch that multicasts them (switch-attached
-// placement, accelerator.md). The register file's AXI4-Lite slave is reached through
-// S_AXIL_* ports of this top, tied off here until management over Ethernet is attached.
+// placement, accelerator.md). Servers reach the register file through management over Ethernet
+// (panama_mgmt_eth in the shell, docs/mgmt.md) on the ports MGMT_PORTS.
 `timescale 1ns / 1ps
 `default_nettype none
 
 module panama_sume_top #(
   // Port (0-3, SFP+ cage sfp_{AGG_PORT+1}) that carries the built frames.
-  parameter AGG_PORT = 3
+  parameter AGG_PORT = 3,
+  // Management over Ethernet (docs/mgmt.md): the values on the marked lines are set by panama-gen
+  // (--mgmt-ports, --mgmt-key, --mgmt-mac, --mgmt-ip, --mgmt-udp-port).
+  parameter [3:0] MGMT_PORTS = 4'b0001,  // panama-gen: mgmt-ports
+  parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // panama-gen: mgmt-key
+  parameter [47:0] MGMT_MAC = 48'h02504e4d0001,  // panama-gen: mgmt-mac
+  parameter [31:0] MGMT_IP = 32'h0a0000fe,  // panama-gen: mgmt-ip
+  parameter [15:0] MGMT_UDP_PORT = 16'd9057  // panama-gen: mgmt-udp-port
 ) (
   input  wire       clk_200mhz_p,      // board oscillator, 200 MHz LVDS
   input  wire       clk_200mhz_n,
@@ -120,13 +127,16 @@ module panama_sume_top #(
 
   // ---------------- clock-domain crossing and the core ----------------
   // The 10G MAC flags a good frame with tuser on its last beat; the core wants bad = 1.
-  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(9)) u_shell (
+  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(9),
+    .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
+    .MGMT_UDP_PORT(MGMT_UDP_PORT)) u_shell (
     .core_clk(core_clk), .core_rst(core_rst), .mac_clk({N{mac_clk}}), .mac_rst({N{mac_rst}}),
     .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),
     .mac_rx_tlast(mac_rx_tlast), .mac_rx_tuser(mac_rx_tlast & ~mac_rx_good),
     .mac_tx_tdata(mac_tx_tdata), .mac_tx_tkeep(mac_tx_tkeep), .mac_tx_tvalid(mac_tx_tvalid),
     .mac_tx_tlast(mac_tx_tlast), .mac_tx_tuser(mac_tx_tuser), .mac_tx_tready(mac_tx_tready),
-    .rx_drop());
+    .rx_drop(), .mgmt_accepted(), .mgmt_bad_port(), .mgmt_malformed(), .mgmt_bad_tag(), .mgmt_replay(),
+    .mgmt_rx_busy());
   generate
     for (p = 0; p < N; p = p + 1) begin : g_lock
       assign pcs_block_lock[p] = pcspma_status[p*8];

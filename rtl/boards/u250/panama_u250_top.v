@@ -5,14 +5,22 @@
 // at 250 MHz from the 300 MHz board oscillator through an MMCM, which also gives the 125 MHz CMAC
 // init / DRP clock. Between each MAC and the core, panama_port_cdc holds two frame-safe
 // asynchronous FIFOs. The frames the core builds (m_agg) leave on port AGG_PORT, interleaved frame
-// by frame with that port's own traffic, towards the switch that multicasts them. The register
-// file's AXI4-Lite slave is tied off until management over Ethernet is attached.
+// by frame with that port's own traffic, towards the switch that multicasts them. Servers reach
+// the register file through management over Ethernet (panama_mgmt_eth in the shell, docs/mgmt.md)
+// on the ports MGMT_PORTS.
 `timescale 1ns / 1ps
 `default_nettype none
 
 module panama_u250_top #(
   // Port (0 or 1, QSFP28 cage qsfp{AGG_PORT}) that carries the built frames.
-  parameter AGG_PORT = 1
+  parameter AGG_PORT = 1,
+  // Management over Ethernet (docs/mgmt.md): the values on the marked lines are set by panama-gen
+  // (--mgmt-ports, --mgmt-key, --mgmt-mac, --mgmt-ip, --mgmt-udp-port).
+  parameter [1:0] MGMT_PORTS = 2'b01,  // panama-gen: mgmt-ports
+  parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // panama-gen: mgmt-key
+  parameter [47:0] MGMT_MAC = 48'h02504e4d0001,  // panama-gen: mgmt-mac
+  parameter [31:0] MGMT_IP = 32'h0a0000fe,  // panama-gen: mgmt-ip
+  parameter [15:0] MGMT_UDP_PORT = 16'd9057  // panama-gen: mgmt-udp-port
 ) (
   input  wire       clk_300mhz_p,      // board oscillator, 300 MHz LVDS (DDR4 bank 0 clock)
   input  wire       clk_300mhz_n,
@@ -131,13 +139,16 @@ module panama_u250_top #(
   // ---------------- clock-domain crossing and the core ----------------
   // CMAC sets tuser on the last beat of a bad frame: the core's convention already. 64-byte
   // beats: 64 beats hold a 1518-byte frame twice over.
-  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(6)) u_shell (
+  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(6),
+    .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
+    .MGMT_UDP_PORT(MGMT_UDP_PORT)) u_shell (
     .core_clk(core_clk), .core_rst(core_rst), .mac_clk(mac_clk), .mac_rst(mac_rst),
     .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),
     .mac_rx_tlast(mac_rx_tlast), .mac_rx_tuser(mac_rx_tuser),
     .mac_tx_tdata(mac_tx_tdata), .mac_tx_tkeep(mac_tx_tkeep), .mac_tx_tvalid(mac_tx_tvalid),
     .mac_tx_tlast(mac_tx_tlast), .mac_tx_tuser(mac_tx_tuser), .mac_tx_tready(mac_tx_tready),
-    .rx_drop());
+    .rx_drop(), .mgmt_accepted(), .mgmt_bad_port(), .mgmt_malformed(), .mgmt_bad_tag(), .mgmt_replay(),
+    .mgmt_rx_busy());
 
   // Status LEDs, registered in the core domain (the alignment bits are quasi-static levels).
   reg [2:0] led_q;

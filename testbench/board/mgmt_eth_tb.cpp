@@ -1,0 +1,639 @@
+// mgmt_eth_tb: management over Ethernet through the whole board shell as panama-gen --board sume
+// writes it (four 10G ports: CDC FIFOs at the MAC clock, panama_mgmt_eth, the generated core at
+// its own clock). Requests go in as Ethernet frames on the MAC side; their responses, the core's
+// built frames and the bypass traffic come out of the MAC side. Expected frames are built here:
+// Ethernet/IPv4/UDP bytes and the RFC 1071 checksum by this file, tags by siphash_ref.h,
+// aggregation frames and their result by the wire library with the host CPU's float addition.
+//   - a correct request writes and reads registers: a context is programmed and enabled, an
+//     aggregation through it completes, its counters are read back;
+//   - a wrong key, a replay, a request from a non-management port, malformed requests (bad magic,
+//     IPv4/UDP lengths that disagree, a payload that is not whole words): no response, no
+//     register changed, exactly one counter moved;
+//   - a frame to another UDP port is not a request and passes through the core unchanged;
+//   - bypass frames on every port keep flowing, unchanged and in order, while all that happens.
+// With --serve PORTFILE it is instead the harness of the controller's test
+// (tests/mgmt_controller.sh): it binds a UDP socket on 127.0.0.1, writes its port number to
+// PORTFILE, and turns each datagram into a request frame on port 0 and each response frame back
+// into a datagram to its sender, until it is killed.
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "Vpanama_board_shell.h"
+#include "board_tb.h"
+#include "siphash_ref.h"
+#include "tb_util.h"
+#include "verilated.h"
+#include "wire.h"
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+// The board's shape (board.cmake: sume by default; -DTB_PORTS=2 -DTB_W=512 -DTB_AGG_PORT=1 for u250).
+#ifndef TB_PORTS
+#define TB_PORTS 4
+#define TB_W 64
+#define TB_AGG_PORT 3
+#endif
+constexpr int kPorts = TB_PORTS, kAggPort = TB_AGG_PORT, kKB = TB_W / 8;
+// The test context's members: two ports, the first of them the management port on two ports.
+constexpr int kM1 = kPorts == 2 ? 0 : 1, kM2 = kPorts == 2 ? 1 : 2;
+constexpr uint32_t kAllPorts = (1u << kPorts) - 1;
+constexpr uint16_t kMgmtUdp = 9057;
+// The values the testbench top is verilated with (-GMGMT_*, board.cmake).
+const uint8_t kKey[16] = {0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6,
+                          0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c};
+const uint8_t kBoardMac[6] = {0x02, 0x50, 0x4e, 0x4d, 0x00, 0x07};
+constexpr uint32_t kBoardIp = 0xc0a83902;  // 192.168.57.2
+
+// ---- frames, built byte by byte ----
+void put16(Bytes& b, size_t at, uint16_t v) {
+  b[at] = uint8_t(v >> 8);
+  b[at + 1] = uint8_t(v);
+}
+void put32(Bytes& b, size_t at, uint32_t v) {
+  put16(b, at, uint16_t(v >> 16));
+  put16(b, at + 2, uint16_t(v));
+}
+uint16_t rfc1071(const uint8_t* p, size_t n) {
+  uint32_t s = 0;
+  for (size_t i = 0; i < n; i += 2) s += uint32_t(p[i]) << 8 | p[i + 1];
+  while (s >> 16) s = (s & 0xffff) + (s >> 16);
+  return uint16_t(~s);
+}
+struct Addr {
+  uint8_t mac[6];
+  uint32_t ip;
+  uint16_t port;
+};
+Addr host(int p) {
+  return {{0x02, 0, 0, 0, 0, uint8_t(0x10 + p)}, 0xc0a83900u + 10u + unsigned(p), uint16_t(40000 + p)};
+}
+const Addr kBoard = {
+    {kBoardMac[0], kBoardMac[1], kBoardMac[2], kBoardMac[3], kBoardMac[4], kBoardMac[5]}, kBoardIp, kMgmtUdp};
+
+Bytes udp_frame(const Addr& src, const Addr& dst, const Bytes& payload, int ip_len_delta = 0) {
+  Bytes f(42 + payload.size());
+  std::memcpy(&f[0], dst.mac, 6);
+  std::memcpy(&f[6], src.mac, 6);
+  put16(f, 12, 0x0800);
+  f[14] = 0x45;
+  put16(f, 16, uint16_t(28 + payload.size() + ip_len_delta));
+  put16(f, 20, 0x4000);  // DF
+  f[22] = 64;
+  f[23] = 17;
+  put32(f, 26, src.ip);
+  put32(f, 30, dst.ip);
+  put16(f, 24, rfc1071(&f[14], 20));
+  put16(f, 34, src.port);
+  put16(f, 36, dst.port);
+  put16(f, 38, uint16_t(8 + payload.size()));
+  std::memcpy(&f[42], payload.data(), payload.size());
+  if (f.size() < 60) f.resize(60, 0);  // Ethernet padding
+  return f;
+}
+
+// ---- the management protocol (docs/mgmt.md) ----
+struct Op {
+  uint8_t code;  // 1 read, 2 write, 3 read-modify-write
+  uint32_t addr, mask, value;
+};
+Bytes le_words(const std::vector<uint64_t>& w) {
+  Bytes b;
+  for (uint64_t x : w)
+    for (int i = 0; i < 8; ++i) b.push_back(uint8_t(x >> (8 * i)));
+  return b;
+}
+Bytes tagged(const std::vector<uint64_t>& w, const uint8_t key[16]) {
+  Bytes b = le_words(w);
+  const uint64_t t = sip::siphash24(key, b.data(), b.size());
+  for (int i = 0; i < 8; ++i) b.push_back(uint8_t(t >> (8 * i)));
+  return b;
+}
+Bytes request(uint32_t id, uint64_t seq, const std::vector<Op>& ops, const uint8_t key[16] = kKey) {
+  std::vector<uint64_t> w{uint64_t(id) << 32 | 0x31474d50u, seq};
+  for (const auto& o : ops) {
+    w.push_back(uint64_t(o.code) | uint64_t(o.addr) << 32);
+    w.push_back(uint64_t(o.mask) | uint64_t(o.value) << 32);
+  }
+  return tagged(w, key);
+}
+// The response the board must send: values per operation (status OKAY).
+// status[i] defaults to 0 (OKAY).
+Bytes response(uint32_t id, uint64_t seq, const std::vector<uint32_t>& values,
+               const std::vector<uint8_t>& status = {}) {
+  std::vector<uint64_t> w{uint64_t(id) << 32 | 0x31524d50u, seq};
+  for (size_t i = 0; i < values.size(); ++i)
+    w.push_back(uint64_t(values[i]) << 32 | (i < status.size() ? status[i] : 0));
+  return tagged(w, kKey);
+}
+
+// ---- the bench: two unrelated clocks, MAC-side traffic ----
+struct Bench {
+  std::unique_ptr<VerilatedContext> ctx = std::make_unique<VerilatedContext>();
+  std::unique_ptr<Vpanama_board_shell> top = std::make_unique<Vpanama_board_shell>(ctx.get());
+  std::mt19937 rng{11};
+  std::deque<Bytes> rx_q[kPorts];          // frames to send into each port
+  std::set<std::vector<uint8_t>> bad_fcs;  // frames the MAC flags bad (tuser on the last beat)
+  bool cur_bad[kPorts] = {};
+  Bytes cur[kPorts];
+  size_t cur_off[kPorts] = {};
+  bool gap[kPorts] = {};
+  Bytes tx_acc[kPorts];
+  std::vector<Bytes> tx[kPorts];  // frames sent out of each port
+  long t_core = 0, t_mac = 0;     // next edge times; half periods 10 and 13 (200 vs ~154 MHz)
+  bool core_hi = false, mac_hi = false;
+
+  void mac_rise() {
+    for (int p = 0; p < kPorts; ++p) {
+      bool v = false;
+      if (cur_off[p] >= cur[p].size() && !rx_q[p].empty() && !gap[p]) {
+        cur[p] = rx_q[p].front();
+        rx_q[p].pop_front();
+        cur_bad[p] = bad_fcs.count(cur[p]) != 0;
+        cur_off[p] = 0;
+      }
+      gap[p] = false;
+      uint64_t d[kKB / 8] = {};
+      uint64_t k = 0;
+      bool last = false;
+      if (cur_off[p] < cur[p].size() && rng() % 8 != 0) {  // idle beats inside frames too
+        for (int i = 0; i < kKB && cur_off[p] + size_t(i) < cur[p].size(); ++i) {
+          d[i / 8] |= uint64_t(cur[p][cur_off[p] + size_t(i)]) << (8 * (i % 8));
+          k |= uint64_t(1) << i;
+        }
+        cur_off[p] += kKB;
+        last = cur_off[p] >= cur[p].size();
+        gap[p] = last;  // at least one idle beat between frames
+        v = true;
+      }
+      for (int c = 0; c < kKB / 8; ++c) tb::set_bits(top->mac_rx_tdata, 8 * kKB * p + 64 * c, 64, d[c]);
+      tb::set_bits(top->mac_rx_tkeep, kKB * p, kKB, k);
+      tb::set_bits(top->mac_rx_tvalid, p, 1, v);
+      tb::set_bits(top->mac_rx_tlast, p, 1, last);
+      tb::set_bits(top->mac_rx_tuser, p, 1, last && cur_bad[p]);
+      tb::set_bits(top->mac_tx_tready, p, 1, rng() % 5 != 0);
+    }
+    top->eval();
+    for (int p = 0; p < kPorts; ++p) {
+      if (!tb::get_bits(top->mac_tx_tvalid, p, 1) || !tb::get_bits(top->mac_tx_tready, p, 1)) continue;
+      const uint64_t k = tb::get_bits(top->mac_tx_tkeep, kKB * p, kKB);
+      for (int i = 0; i < kKB; ++i)
+        if (k >> i & 1) tx_acc[p].push_back(uint8_t(tb::get_bits(top->mac_tx_tdata, 8 * kKB * p + 8 * i, 8)));
+      if (tb::get_bits(top->mac_tx_tlast, p, 1)) {
+        tx[p].push_back(tx_acc[p]);
+        tx_acc[p].clear();
+      }
+    }
+    top->mac_clk = kAllPorts;
+    top->eval();
+  }
+  // One edge of whichever clock comes next.
+  void edge() {
+    if (t_core <= t_mac) {
+      core_hi = !core_hi;
+      top->core_clk = core_hi;
+      top->eval();
+      t_core += 10;
+    } else {
+      mac_hi = !mac_hi;
+      if (mac_hi) {
+        mac_rise();
+      } else {
+        top->mac_clk = 0;
+        top->eval();
+      }
+      t_mac += 13;
+    }
+  }
+  void run_core_cycles(long n) {
+    const long end = t_core + 20 * n;
+    while (t_core < end) edge();
+  }
+  void reset() {
+    top->core_rst = 1;
+    top->mac_rst = kAllPorts;
+    run_core_cycles(20);
+    top->core_rst = 0;
+    top->mac_rst = 0;
+    run_core_cycles(20);
+  }
+  bool idle() const {
+    for (int p = 0; p < kPorts; ++p)
+      if (!rx_q[p].empty() || cur_off[p] < cur[p].size()) return false;
+    return true;
+  }
+  // Runs until every queued frame is in and the design has had time to answer.
+  void drain(long extra = 3000) {
+    while (!idle()) run_core_cycles(50);
+    run_core_cycles(extra);
+  }
+};
+
+// Frames of a port's output, split into responses from the board, built aggregation frames, and
+// the rest (bypass).
+bool is_from_board(const Bytes& f) {
+  return f.size() >= 42 && std::memcmp(&f[6], kBoardMac, 6) == 0 && f[23] == 17 &&
+         (uint16_t(f[34] << 8 | f[35]) == kMgmtUdp);
+}
+bool is_agg(const Bytes& f) {
+  return panama::wire::classify(f, panama::wire::kDefaultAggPort) == panama::wire::Class::aggregation;
+}
+
+struct Regs {
+  uint32_t id, size, ctx_base, ctx_stride, port_base, port_stride;
+  std::map<std::string, uint32_t> g, c, p;
+};
+Regs load_regs(const std::string& path) {
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  Regs r{};
+  for (const auto& x : j["global"]) {
+    r.g[x["name"]] = x["offset"];
+    if (x["name"] == "ID") r.id = x["reset"];
+  }
+  r.size = j["size"];
+  r.ctx_base = j["context_block"]["base"];
+  r.ctx_stride = j["context_block"]["stride"];
+  for (const auto& x : j["context_block"]["registers"]) r.c[x["name"]] = x["offset"];
+  r.port_base = j["port_block"]["base"];
+  r.port_stride = j["port_block"]["stride"];
+  for (const auto& x : j["port_block"]["registers"]) r.p[x["name"]] = x["offset"];
+  return r;
+}
+
+struct Counters {
+  uint32_t v[6];
+};
+Counters counters(Bench& b) {
+  const auto& t = *b.top;
+  return {{t.mgmt_accepted, t.mgmt_bad_port, t.mgmt_malformed, t.mgmt_bad_tag, t.mgmt_replay, t.mgmt_rx_busy}};
+}
+const char* kCounterNames[6] = {"accepted", "bad_port", "malformed", "bad_tag", "replay", "rx_busy"};
+
+// The controller's harness: datagrams on 127.0.0.1 <-> frames on port 0 of the shell.
+int serve(const std::string& port_file) {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t alen = sizeof a;
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&a), &alen) != 0) {
+    std::perror("mgmt_eth_tb: socket");
+    return 1;
+  }
+  {
+    std::ofstream pf(port_file);
+    pf << ntohs(a.sin_port) << "\n";
+  }
+  Bench b;
+  b.reset();
+  size_t seen = 0;
+  long quiet = 0;  // core cycles since the last datagram
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    // Sleep only when nothing can be under way.
+    while (poll(&p, 1, quiet > 20000 ? 5 : 0) > 0) {
+      uint8_t buf[2048];
+      sockaddr_in from{};
+      socklen_t fl = sizeof from;
+      const ssize_t n = recvfrom(fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &fl);
+      if (n < 0) break;
+      Addr src = host(0);
+      src.port = ntohs(from.sin_port);
+      b.rx_q[0].push_back(udp_frame(src, kBoard, Bytes(buf, buf + n)));
+      quiet = 0;
+    }
+    b.run_core_cycles(200);
+    quiet += 200;
+    for (; seen < b.tx[0].size(); ++seen) {
+      const Bytes& f = b.tx[0][seen];
+      if (!is_from_board(f) || f.size() < 42) continue;
+      const size_t ulen = size_t(f[38] << 8 | f[39]);
+      sockaddr_in to{};
+      to.sin_family = AF_INET;
+      to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      to.sin_port = htons(uint16_t(f[36] << 8 | f[37]));
+      if (ulen >= 8 && 42 + ulen - 8 <= f.size())
+        sendto(fd, f.data() + 42, ulen - 8, 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    }
+  }
+}
+
+// The scenario of the test: the bench, what was sent, what must come back.
+struct Scenario {
+  Bench b;
+  Regs R;
+  std::vector<Bytes> bypass_sent[kPorts];
+  int bypass_id = 0;
+  std::vector<Bytes> responses_expected;  // on port 0, in order
+  uint64_t seq = 1000;
+  Bytes built;  // the aggregation's result frame
+  uint32_t busy_ok = 0, busy_dropped = 0;
+
+  uint32_t ctx(int c, const char* n) const { return R.ctx_base + uint32_t(c) * R.ctx_stride + R.c.at(n); }
+  uint32_t port(int p, const char* n) const { return R.port_base + uint32_t(p) * R.port_stride + R.p.at(n); }
+
+  // Bypass traffic on every port: UDP to another host, lengths 60..300.
+  void add_bypass(int p) {
+    Bytes pay(size_t(18 + b.rng() % 240));
+    for (size_t i = 0; i < pay.size(); ++i) pay[i] = uint8_t(bypass_id * 7 + int(i));
+    ++bypass_id;
+    Addr dst{{0x02, 0, 0, 0, 0, 0x99}, 0xc0a83963, 5000};
+    Bytes f = udp_frame(host(p), dst, pay);
+    bypass_sent[p].push_back(f);
+    b.rx_q[p].push_back(f);
+  }
+  void with_bypass(int n) {
+    for (int i = 0; i < n; ++i)
+      for (int p = 0; p < kPorts; ++p) add_bypass(p);
+  }
+  // A good request from port 0 (with bypass traffic around it on every port).
+  void good(uint32_t id, const std::vector<Op>& ops, const std::vector<uint32_t>& want,
+            const std::vector<uint8_t>& status = {}) {
+    with_bypass(1);
+    ++seq;
+    b.rx_q[0].push_back(udp_frame(host(0), kBoard, request(id, seq, ops)));
+    with_bypass(1);
+    responses_expected.push_back(udp_frame(kBoard, host(0), response(id, seq, want, status)));
+    b.drain();
+  }
+  // A rejected frame: no response, registers untouched (checked later), one counter moved.
+  // which < 0: not a request at all; it must come back out of its port like bypass traffic.
+  void rejected(const char* what, int p, const Bytes& f, int which) {
+    const Counters before = counters(b);
+    with_bypass(1);
+    b.rx_q[p].push_back(f);
+    if (which < 0) bypass_sent[p].push_back(f);
+    with_bypass(1);
+    b.drain();
+    const Counters after = counters(b);
+    for (int i = 0; i < 6; ++i)
+      CHECK(after.v[i] - before.v[i] == (i == which ? 1u : 0u), "%s: counter %s moved by %u\n", what, kCounterNames[i],
+            after.v[i] - before.v[i]);
+  }
+
+  void program() {
+    // 1. Identity, then program context 0: JID 7, TID 0, multicast to group 02:aa:..:01 / 10.9.9.9,
+    //    members kM1 and kM2 (ports 1 and 2; 0 and 1 on two ports); enable, read its status back.
+    good(1, {{1, R.g.at("ID"), 0, 0}}, {R.id});
+    good(2,
+         {{2, ctx(0, "CTX_JID"), 0, 7},
+          {2, ctx(0, "CTX_TID"), 0, 0},
+          {2, ctx(0, "CTX_MODE"), 0, 0},
+          {2, ctx(0, "CTX_GROUP_MAC_HI"), 0, 0x02aa},
+          {2, ctx(0, "CTX_GROUP_MAC_LO"), 0, 0x00000001},
+          {2, ctx(0, "CTX_GROUP_IP"), 0, 0x0a090909},
+          {2, ctx(0, "CTX_MEMBERS0"), 0, 1u << kM1 | 1u << kM2},
+          {1, ctx(0, "CTX_JID"), 0, 0}},
+         {7, 0, 0, 0x02aa, 1, 0x0a090909, 1u << kM1 | 1u << kM2, 7});
+    // Read-modify-write of the enable bit; the status read after it sees ENABLED.
+    good(3, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}, {0, 1});
+  }
+
+  void aggregate() {
+    // 2. An aggregation through the context: its members contribute; the sum leaves kAggPort.
+    namespace w = panama::wire;
+    const std::vector<float> a = {1.5f, -2.25f, 3.0e7f, 0.1f}, c2 = {0.5f, 4.0f, -1.0f, 0.2f};
+    auto contrib = [&](int p, const std::vector<float>& v) {
+      w::FrameSpec s;
+      s.eth_src = w::Mac{0x02, 0, 0, 0, 0, uint8_t(0x10 + p)};
+      s.ip_src = 0x0a000001u + unsigned(p);
+      s.hdr.jid = 7;
+      s.hdr.tid = 0;
+      s.hdr.vid = 0;
+      s.hdr.flags = w::kFlagFin;
+      s.hdr.rank = uint16_t(p);
+      std::vector<uint32_t> e;
+      for (float x : v) {
+        uint32_t u;
+        std::memcpy(&u, &x, 4);
+        e.push_back(u);
+      }
+      s.payload = w::payload_from_elems(e, 4);
+      return w::build_frame(s);
+    };
+    const Bytes f1 = contrib(kM1, a), f2 = contrib(kM2, c2);
+    std::vector<uint32_t> sum;
+    for (size_t i = 0; i < a.size(); ++i) {
+      const float s = a[i] + c2[i];  // the host CPU's addition (numerics.md)
+      uint32_t u;
+      std::memcpy(&u, &s, 4);
+      sum.push_back(u);
+    }
+    w::BuildMode mode;
+    mode.group_mac = w::Mac{0x02, 0xaa, 0, 0, 0, 1};
+    mode.group_ip = 0x0a090909;
+    // FIN on both; neither is CE-marked (ECT(0)).
+    built = w::build_result(f1, w::payload_from_elems(sum, 4), true, false, mode);
+    with_bypass(1);
+    b.rx_q[kM1].push_back(f1);
+    b.rx_q[kM2].push_back(f2);
+    with_bypass(1);
+    b.drain();
+  }
+
+  void read_counters() {
+    // 3. Counters through management: the vector completed, each member admitted one, one built frame.
+    good(4,
+         {{1, ctx(0, "CTX_VECTORS_COMPLETED_LO"), 0, 0},
+          {1, port(kM1, "PORT_AGG_ADMITTED_LO"), 0, 0},
+          {1, port(kM2, "PORT_AGG_ADMITTED_LO"), 0, 0},
+          {1, R.g.at("AGG_TX_FRAMES_LO"), 0, 0}},
+         {1, 1, 1, 1});
+  }
+
+  void refused() {
+    // 4. Refused requests; each would write context 1's JID. Counters: 0 accepted .. 5 rx_busy.
+    const std::vector<Op> evil = {{2, ctx(1, "CTX_JID"), 0, 0xbad}};
+    uint8_t wrong[16];
+    std::memcpy(wrong, kKey, 16);
+    wrong[15] ^= 1;
+    rejected("wrong key", 0, udp_frame(host(0), kBoard, request(50, seq + 1, evil, wrong)), 3);
+    {
+      // A replay: a captured good request sent again (its sequence number is not above the last).
+      const Bytes old = udp_frame(host(0), kBoard,
+                                  request(3, 1003, {{3, ctx(0, "CTX_CTRL"), 1, 1}, {1, ctx(0, "CTX_STATUS"), 0, 0}}));
+      rejected("replay", 0, old, 4);
+      rejected("older sequence", 0, udp_frame(host(0), kBoard, request(51, seq - 1, evil)), 4);
+    }
+    rejected("port 1", 1, udp_frame(host(1), kBoard, request(52, seq + 2, evil)), 1);
+    rejected("last port", kPorts - 1, udp_frame(host(kPorts - 1), kBoard, request(53, seq + 3, evil)), 1);
+    {
+      Bytes r = request(54, seq + 4, evil);
+      r[0] ^= 0x20;  // magic "pMG1", retagged so only the magic is wrong
+      std::vector<uint64_t> words;
+      for (size_t i = 0; i + 8 < r.size(); i += 8) {
+        uint64_t x = 0;
+        for (int k = 0; k < 8; ++k) x |= uint64_t(r[i + size_t(k)]) << (8 * k);
+        words.push_back(x);
+      }
+      rejected("bad magic", 0, udp_frame(host(0), kBoard, tagged(words, kKey)), 2);
+    }
+    rejected("IPv4 length disagrees with UDP", 0, udp_frame(host(0), kBoard, request(55, seq + 5, evil), 8), 2);
+    {
+      Bytes r = request(56, seq + 6, evil);
+      r.push_back(0);  // 41 bytes: not whole words
+      rejected("partial word", 0, udp_frame(host(0), kBoard, r), 2);
+      // A whole, correctly tagged request in a frame the MAC flags bad (FCS error).
+      const Bytes f = udp_frame(host(0), kBoard, request(61, seq + 11, evil));
+      b.bad_fcs.insert(f);
+      rejected("bad FCS", 0, f, 2);
+    }
+    // Not a request at all (another UDP port): it goes through the core like any bypass frame.
+    {
+      Addr other = kBoard;
+      other.port = kMgmtUdp + 1;
+      rejected("other UDP port", 0, udp_frame(host(0), other, request(57, seq + 7, evil)), -1);
+      Addr other_ip = kBoard;
+      other_ip.ip ^= 1;
+      rejected("other IPv4 address", 0, udp_frame(host(0), other_ip, request(58, seq + 8, evil)), -1);
+      Addr other_mac = kBoard;
+      other_mac.mac[5] ^= 1;
+      rejected("other MAC", 0, udp_frame(host(0), other_mac, request(59, seq + 9, evil)), -1);
+      Bytes frag = udp_frame(host(0), kBoard, request(60, seq + 10, evil));
+      frag[20] |= 0x20;  // more fragments
+      frag[24] = frag[25] = 0;
+      put16(frag, 24, rfc1071(&frag[14], 20));
+      rejected("a fragment", 0, frag, -1);
+    }
+  }
+
+  // Three good requests back to back on port 0. The first reaches the engine at once; the others
+  // arrive while the collector is handing it over or holding another, and each is either executed
+  // (answered, in order) or dropped and counted busy: never both, never neither. (Which ones
+  // depends on the bus width and the clocks.)
+  void busy() {
+    const Counters before = counters(b);
+    auto responses = [&] {
+      std::vector<Bytes> r;
+      for (const auto& f : b.tx[0])
+        if (is_from_board(f)) r.push_back(f);
+      return r;
+    };
+    const size_t had = responses().size();
+    with_bypass(1);
+    std::vector<Op> eight;
+    for (int i = 0; i < 8; ++i) eight.push_back({1, ctx(0, "CTX_JID"), 0, 0});
+    std::vector<Bytes> want;
+    for (uint32_t id = 70; id < 73; ++id) {
+      ++seq;
+      b.rx_q[0].push_back(udp_frame(host(0), kBoard, request(id, seq, eight)));
+      want.push_back(udp_frame(kBoard, host(0), response(id, seq, std::vector<uint32_t>(8, 7))));
+    }
+    with_bypass(1);
+    b.drain();
+    const Counters after = counters(b);
+    const uint32_t ok = after.v[0] - before.v[0], dropped = after.v[5] - before.v[5];
+    CHECK(ok + dropped == 3 && ok >= 1 && dropped >= 1, "busy: %u executed, %u dropped of 3\n", ok, dropped);
+    for (int i = 1; i < 5; ++i) CHECK(after.v[i] == before.v[i], "busy: counter %s moved\n", kCounterNames[i]);
+    const auto all = responses();
+    const std::vector<Bytes> got(all.begin() + long(had), all.end());
+    CHECK(got.size() == ok && !got.empty() && got[0] == want[0], "busy: %zu responses for %u executed\n", got.size(),
+          ok);
+    // Each response is one of the expected ones, in order.
+    size_t k = 0;
+    for (const auto& g : got) {
+      while (k < want.size() && want[k] != g) ++k;
+      CHECK(k < want.size(), "busy: a response that is none of the requests'\n");
+      if (k < want.size()) responses_expected.push_back(want[k++]);
+    }
+    busy_dropped = dropped;
+    busy_ok = ok;
+  }
+
+  void still_works() {
+    // 5. Context 1 untouched; a good request still works after all that (sequence moves on).
+    good(5, {{1, ctx(1, "CTX_JID"), 0, 0}, {1, ctx(0, "CTX_JID"), 0, 0}}, {0, 7});
+    // The management counters, just above the register file (docs/mgmt.md), as this scenario
+    // produced them: six accepted besides the busy test's (this one included), two from other
+    // ports, four malformed, one bad tag, two replays, and the busy test's drops. Writing them is refused (SLVERR),
+    // past them DECERR.
+    const uint32_t m = R.size;
+    good(6,
+         {{1, m + 0, 0, 0},
+          {1, m + 4, 0, 0},
+          {1, m + 8, 0, 0},
+          {1, m + 12, 0, 0},
+          {1, m + 16, 0, 0},
+          {1, m + 20, 0, 0},
+          {2, m + 0, 0, 0},
+          {1, m + 24, 0, 0}},
+         {6 + busy_ok, 2, 4, 1, 2, busy_dropped, 0, 0}, {0, 0, 0, 0, 0, 0, 2, 3});
+  }
+
+  void check_outputs() {
+    for (int p = 0; p < kPorts; ++p) {
+      std::vector<Bytes> resp, agg, rest;
+      for (const auto& f : b.tx[p]) {
+        if (is_from_board(f))
+          resp.push_back(f);
+        else if (is_agg(f))
+          agg.push_back(f);
+        else
+          rest.push_back(f);
+      }
+      if (p == 0) {
+        CHECK(resp.size() == responses_expected.size(), "port 0: %zu responses, want %zu\n", resp.size(),
+              responses_expected.size());
+        for (size_t i = 0; i < resp.size() && i < responses_expected.size(); ++i) {
+          CHECK(resp[i] == responses_expected[i], "port 0: response %zu differs from the expected frame\n", i);
+          CHECK(rfc1071(&resp[i][14], 20) == 0, "port 0: response %zu has a bad IPv4 checksum\n", i);
+        }
+      } else {
+        CHECK(resp.empty(), "port %d: %zu responses (only port 0 is a management port)\n", p, resp.size());
+      }
+      if (p == kAggPort) {
+        CHECK(agg.size() == 1 && agg[0] == built, "port %d: %zu built frames, or not the expected sum\n", p,
+              agg.size());
+      } else {
+        CHECK(agg.empty(), "port %d: %zu aggregation frames out\n", p, agg.size());
+      }
+      CHECK(rest == bypass_sent[p], "port %d: bypass out %zu frames, in %zu (or altered / reordered)\n", p, rest.size(),
+            bypass_sent[p].size());
+    }
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string regmap, serve_file;
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::string(argv[i]) == "--regmap") regmap = argv[i + 1];
+    if (std::string(argv[i]) == "--serve") serve_file = argv[i + 1];
+  }
+  if (!serve_file.empty()) return serve(serve_file);
+  if (regmap.empty()) {
+    std::fprintf(stderr, "mgmt_eth_tb: usage: mgmt_eth_tb --regmap regmap.json | --serve PORTFILE\n");
+    return 2;
+  }
+  Scenario sc;
+  sc.R = load_regs(regmap);
+  sc.b.reset();
+  sc.program();
+  sc.aggregate();
+  sc.read_counters();
+  sc.refused();
+  sc.busy();
+  sc.still_works();
+  sc.check_outputs();
+  const Counters c = counters(sc.b);
+  sc.b.top->final();
+  std::printf("mgmt_eth_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u, busy %u; bypass frames %d\n",
+              c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], sc.bypass_id);
+  return board::verdict("mgmt_eth_tb");
+}
