@@ -31,6 +31,13 @@ void Dctcp::on_result(bool ce) {
   target_ = allowed();
 }
 
+void Dctcp::on_loss() {
+  if (!p_.cc) return;
+  cwnd_ = std::max(p_.min, cwnd_ / 2);
+  seen_ = marked_ = 0;
+  target_ = allowed();
+}
+
 // ---------------------------------------------------------------------------------------------
 // JobParams
 

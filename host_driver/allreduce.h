@@ -44,6 +44,9 @@ class Dctcp {
  public:
   explicit Dctcp(const WindowParams& p);
   void on_result(bool ce);
+  // A lost packet (flow.h's competing flow; the all-reduce itself repairs instead): the window
+  // halves (not below min) and the current observation window starts again.
+  void on_loss();
   double cwnd() const { return cwnd_; }
   double alpha() const { return alpha_; }
   int allowed() const;  // vectors that may be in flight now, >= 1

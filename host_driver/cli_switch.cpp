@@ -261,6 +261,8 @@ int run_switch(const SwitchOpts& o) {
   // Fail now, not after the run: the counters file must be writable.
   if (!o.counters.empty() && !can_create_tmp(o.counters))
     throw std::runtime_error("--counters: cannot write " + o.counters + ".tmp");
+  if (!o.sp.queue_log.empty() && !std::ofstream(o.sp.queue_log, std::ios::trunc))
+    throw std::runtime_error("--queue-log: cannot write " + o.sp.queue_log);
   int ports = 0;
   const wire::CtxFile ctx = load_contexts(o.rtl, o.contexts, &ports);
   check_ifaces(names, ctx, ports);
@@ -293,6 +295,10 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
   sw->add_option("--ecn-threshold", s.sp.chip.ecn_threshold, "mark CE above this queue length, packets")
       ->default_val(85);
   sw->add_option("--queue-limit", s.sp.chip.queue_limit, "egress queue limit, packets")->default_val(1000);
+  sw->add_option("--queue-log", s.sp.queue_log, "CSV of every egress queue's length every --queue-log-interval");
+  sw->add_option("--queue-log-interval", s.sp.queue_log_interval, "seconds")
+      ->default_val(0.1)
+      ->check(CLI::PositiveNumber);
   sw->add_option("--loss", s.sp.chip.loss, "fault injection: drop probability per frame in and out")
       ->default_val(0)
       ->check(CLI::Range(0.0, 1.0));

@@ -2,6 +2,7 @@
 //   panama-host worker --iface IF --job J --rank R --world W --trees T --in GRAD.bin --out RESULT.bin ...
 //   panama-host switch --rtl DIR --contexts CTX.json --ifaces IF0,IF1,... ...
 //   panama-host controller --regmap DIR (--contexts CTX.json | --job J ...) (--writes FILE | --control PATH)
+//   panama-host flow (--recv | --to IP) --seconds S ...
 // Each subcommand's options and its run are in cli_NAME.cpp.
 #include <cstdio>
 #include <utility>
@@ -23,6 +24,7 @@ const SubcommandEntry kSubcommands[] = {
     {"worker", "all-reduce GRAD.bin with the job's other workers", worker_subcommand},
     {"switch", "switch stand-in: accelerator engine + switch chip on interfaces", switch_subcommand},
     {"controller", "program the accelerator's contexts (live or as a register-write list)", controller_subcommand},
+    {"flow", "a DCTCP-style UDP flow (sender or receiver) for the fairness experiment", flow_subcommand},
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iomanip>
 #include <stdexcept>
 
 #include "config.h"
@@ -266,8 +267,28 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
   const int n = std::min(fab.ports(), eng.ports());
   auto last_traffic = Clock::now();
   wire::Bytes f;
+  std::ofstream qlog;
+  if (!p.queue_log.empty()) {
+    // Appended: the stand-in runs this loop in slices (counter exports); the header goes into an
+    // empty file only.
+    qlog.open(p.queue_log, std::ios::app);
+    if (!qlog) throw std::runtime_error("cannot write the queue log " + p.queue_log);
+    if (qlog.tellp() == 0) qlog << "unix_s,port,queue_frames,ce_marked\n";
+  }
+  const auto qlog_every =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.queue_log_interval));
+  auto qlog_next = Clock::now();
   while (!stop.load(std::memory_order_relaxed)) {
     if (p.control) p.control(eng, chip);
+    if (qlog.is_open() && Clock::now() >= qlog_next) {
+      const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+      for (int port = 0; port < n; ++port)
+        qlog << std::fixed << std::setprecision(3) << unix_s << ',' << port << ',' << chip.queue_len(port) << ','
+             << chip.counters()[static_cast<size_t>(port)].ce_marked << '\n';
+      qlog.flush();
+      qlog_next += qlog_every;
+      if (qlog_next < Clock::now()) qlog_next = Clock::now() + qlog_every;
+    }
     bool got = false;
     for (int port = 0; port < n; ++port) {
       for (int k = 0; k < p.max_batch && fab.try_recv(port, f); ++k) {

@@ -98,6 +98,7 @@ class SwitchChip {
   // Earliest time a queued frame becomes due (Clock::time_point::max() when all queues are empty).
   Clock::time_point next_due() const;
   size_t queued() const;
+  size_t queue_len(int port) const { return q_[static_cast<size_t>(port)].size(); }
   const std::vector<PortCounters>& counters() const { return ctr_; }
   nlohmann::ordered_json counters_json() const;
 
@@ -130,6 +131,10 @@ struct StandInParams {
   ChipParams chip;
   uint64_t idle_cycles_per_ms = 0;  // simulated cycles per quiet ms (lets context timeouts fire)
   int max_batch = 256;              // frames received per port per round
+  // Every queue_log_interval seconds, one CSV line per port: unix time, port, frames queued,
+  // frames CE-marked so far (the fairness experiment's queue plot). Empty: off.
+  std::string queue_log;
+  double queue_log_interval = 0.1;
   // Called once per loop round from the loop's thread (the control socket).
   std::function<void(Engine&, SwitchChip&)> control;
 };

@@ -40,7 +40,8 @@ CTL=(--regmap "$RTL" --control "$TMP/ctl")
 start() {  # ENGINE
   rm -f "$TMP/ctl" "$TMP/counters.json"
   ip netns exec "$NS" "$PH" switch --rtl "$RTL" --engine "$1" --contexts "$TMP/empty.json" --ifaces lo \
-    --control "$TMP/ctl" --counters "$TMP/counters.json" --export-interval 0.2 >"$TMP/out.json" 2>"$TMP/err.txt" &
+    --control "$TMP/ctl" --counters "$TMP/counters.json" --export-interval 0.2 \
+    --queue-log "$TMP/queue.csv" --queue-log-interval 0.05 >"$TMP/out.json" 2>"$TMP/err.txt" &
   PID=$!
   for _ in $(seq 1 150); do
     [ -S "$TMP/ctl" ] && "$PH" controller "${CTL[@]}" --show >/dev/null 2>&1 && return 0
@@ -66,6 +67,19 @@ if len(j["accelerator"]["ports"]) != 4 or len(j["switch_ports"]) != 1:
     sys.exit(f"FAIL: {what}: port counters missing")
 if j["switch_ports"][0]["rx_frames"] == 0:
     sys.exit(f"FAIL: {what}: no frame went through the stand-in")
+PY
+}
+check_queue_log() {  # WHAT: one header, samples of port 0 over more than one counter-export slice
+  python3 - "$TMP/queue.csv" "$1" <<'PY'
+import csv, sys
+path, what = sys.argv[1], sys.argv[2]
+lines = open(path).read().splitlines()
+if not lines or lines[0] != "unix_s,port,queue_frames,ce_marked" or sum(l.startswith("unix_s") for l in lines) != 1:
+    sys.exit(f"FAIL: {what}: queue log header missing or repeated")
+rows = [r for r in csv.DictReader(lines[0:1] + lines[1:])]
+t = [float(r["unix_s"]) for r in rows if r["port"] == "0"]
+if len(t) < 5 or t != sorted(t) or t[-1] - t[0] < 0.3:
+    sys.exit(f"FAIL: {what}: queue log of port 0 has {len(t)} samples over {t[-1] - t[0] if t else 0:.2f} s")
 PY
 }
 burst() {  # contributions to the live context through lo (the stand-in's only port)
@@ -96,6 +110,7 @@ for engine in model rtl; do
     [ "$rc" = 0 ] || { cat "$TMP/err.txt"; fail "$engine SIG$sig: exit $rc"; }
     check_counters "$TMP/out.json" "$engine SIG$sig stdout"
     check_counters "$TMP/counters.json" "$engine SIG$sig --counters file"
+    check_queue_log "$engine SIG$sig queue log"
     echo "ok: $engine SIG$sig: complete final counters with the live context"
   done
 done
