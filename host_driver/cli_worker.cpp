@@ -3,6 +3,9 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <string>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -109,11 +112,74 @@ class ProgressTransport : public Transport {
   uint64_t results_ = 0, ce_ = 0;
 };
 
+// --progress-bar: the job's result bytes received against what the run needs (elements x ES x
+// iterations; repair and duplicate results count too, so it is capped at 100 %), with rate and
+// ETA: a bar redrawn on stderr when it is a terminal, else a plain line every
+// --progress-bar-interval seconds. `auto` (the default) is the bar on a terminal, nothing
+// otherwise.
+class BarTransport : public Transport {
+ public:
+  BarTransport(Transport& t, uint16_t jid, int rank, double total_bytes, bool tty, double interval)
+      : t_(t), jid_(jid), rank_(rank), total_(total_bytes), tty_(tty), interval_(tty ? 0.2 : interval) {
+    start_ = last_ = Clock::now();
+  }
+  ~BarTransport() override {
+    if (tty_ && !drawn_) return;
+    draw(Clock::now());  // the final state
+    if (tty_) std::fprintf(stderr, "\n");
+  }
+  void send(const wire::Bytes& frame) override {
+    t_.send(frame);
+    tick();
+  }
+  bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
+    const bool r = t_.recv(frame, deadline);
+    if (r && frame.size() >= wire::kHeaderBytes) {
+      const auto h = wire::parse_header(frame);
+      if (h.result() && h.jid == jid_) got_ += static_cast<double>(frame.size() - wire::kHeaderBytes);
+    }
+    tick();
+    return r;
+  }
+
+ private:
+  void tick() {
+    const auto now = Clock::now();
+    if (std::chrono::duration<double>(now - last_).count() >= interval_) draw(now);
+  }
+  void draw(Clock::time_point now) {
+    last_ = now;
+    const double el = std::chrono::duration<double>(now - start_).count();
+    const double f = total_ > 0 ? std::min(1.0, got_ / total_) : 1.0;
+    const double rate = el > 0 ? got_ / el : 0;  // bytes/s
+    char eta[32] = "-";
+    if (rate > 0 && f < 1) std::snprintf(eta, sizeof eta, "%.0f s", (total_ - got_) / rate);
+    const int w = 30, n = static_cast<int>(w * f);
+    std::string b(static_cast<size_t>(n), '#');
+    b.resize(w, '.');
+    if (tty_)
+      std::fprintf(stderr, "\r[%s] %5.1f %%  %8.2f Mbit/s  ETA %s\033[K", b.c_str(), 100 * f, rate * 8 / 1e6, eta);
+    else
+      std::fprintf(stderr, "panama-host worker %d: progress %.1f %%, %.2f Mbit/s, ETA %s\n", rank_, 100 * f,
+                   rate * 8 / 1e6, eta);
+    drawn_ = true;
+  }
+  Transport& t_;
+  uint16_t jid_;
+  int rank_;
+  double total_, got_ = 0;
+  bool tty_, drawn_ = false;
+  double interval_;
+  Clock::time_point start_, last_;
+};
+
 struct WorkerOpts {
   std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress,
                               job_desc;
   const CLI::Option* format_option = nullptr;  // --format: given or from the job description
   double progress_interval = 0.1;
+  std::string progress_bar = "auto";
+  double progress_bar_interval = 10;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
   int repair_rounds = 16, repair_slots = 8, status_wait_ms = 200, status_copies = 3;
@@ -294,14 +360,22 @@ int run_worker(const WorkerOpts& o) {
   std::unique_ptr<ProgressTransport> prog;
   if (!o.progress.empty())
     prog = std::make_unique<ProgressTransport>(*tr, o.progress, o.progress_interval, p.jid, p.trees);
-  Transport& link = prog ? static_cast<Transport&>(*prog) : *tr;
-  AllReduce ar(link, p);
+  Transport* link = prog ? static_cast<Transport*>(prog.get()) : tr.get();
+  std::unique_ptr<BarTransport> bar;
+  const bool tty = isatty(STDERR_FILENO) == 1;
+  if (o.progress_bar == "on" || (o.progress_bar == "auto" && tty)) {
+    bar = std::make_unique<BarTransport>(*link, p.jid, o.rank, static_cast<double>(grad.size()) * o.iterations, tty,
+                                         o.progress_bar_interval);
+    link = bar.get();
+  }
+  AllReduce ar(*link, p);
   if (prog) prog->attach(&ar);
   std::vector<uint8_t> buf;
   for (int it = 0; it < o.iterations; ++it) {
     buf = grad;
     ar.reduce_raw(buf.data(), buf.size() / es);
   }
+  bar.reset();  // ends the bar's line before the summary
   write_file(o.out, buf.data(), buf.size());
   const nlohmann::ordered_json j = worker_stats(o, ar, grad.size() / es);
   if (!o.stats.empty()) {
@@ -368,6 +442,12 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
   wk->add_option("--stats", w.stats, "write statistics as JSON here");
   wk->add_option("--progress", w.progress, "write a CSV line every --progress-interval: goodput, tx rate, windows");
+  wk->add_option(
+        "--progress-bar", w.progress_bar,
+        "auto: a progress bar with rate and ETA when stderr is a terminal; on: also plain lines otherwise; off")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
+  wk->add_option("--progress-bar-interval", w.progress_bar_interval, "seconds between plain progress lines")
+      ->check(CLI::PositiveNumber);
   wk->add_option("--progress-interval", w.progress_interval, "seconds")
       ->default_val(0.1)
       ->check(CLI::Range(0.001, 60.0));

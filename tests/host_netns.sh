@@ -191,10 +191,18 @@ echo "PASS: $BACKEND: $W workers, $TREES trees, $((N * 4)) bytes each: outputs b
 rm -f "$TMP"/out*.bin
 # New processes continue the job's VIDs where the contexts are (the previous run's next_vid).
 NEXT=$("$PY" -c 'import json,sys; print(",".join(str(t["next_vid"]) for t in json.load(open(sys.argv[1]))["trees"]))' "$TMP/statsa.0.json")
-run_workers 10 b "$NEXT" || exit 1
+run_workers 10 b "$NEXT" --progress-bar on --progress-bar-interval 0.2 || exit 1
 for i in $(seq 0 $((W - 1))); do
   cmp "$TMP/expected.bin" "$TMP/out$i.bin" || { echo "FAIL: worker $i (10 iterations) differs"; exit 1; }
 done
+# --progress-bar on without a terminal: plain lines, non-decreasing, the last one at 100 %.
+"$PY" - "$TMP/worker0.err" <<'PY' || exit 1
+import re, sys
+p = [float(m.group(1)) for m in re.finditer(r"worker 0: progress ([0-9.]+) %", open(sys.argv[1]).read())]
+if len(p) < 2 or p != sorted(p) or p[-1] != 100.0:
+    sys.exit(f"FAIL: progress lines of worker 0: {p}")
+print(f"PASS: progress lines of worker 0: {len(p)}, ending at {p[-1]} %")
+PY
 for i in $(seq 0 $((W - 1))); do echo "worker $i: $(cat "$TMP/statsb.$i.json" | tr -d ' \n')"; done
 
 # 3. A worker whose peers never answer: a clear error within bounded time (stale VIDs are
