@@ -111,6 +111,7 @@ class SwitchChip {
   ChipParams p_;
   std::map<wire::Mac, int> fdb_;  // learned MAC -> port
   std::vector<std::deque<wire::Bytes>> q_;
+  std::vector<std::deque<Clock::time_point>> arrived_;  // per queued frame, when it was enqueued
   std::vector<Clock::time_point> busy_until_;
   std::vector<PortCounters> ctr_;
   std::vector<bool> lossy_;

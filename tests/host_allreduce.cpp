@@ -401,6 +401,29 @@ TEST(HostSwitchChip, MarksEctAboveThresholdAndDrainsAtRate) {
   EXPECT_EQ(ecns.back(), 3);
 }
 
+// The drain rate follows the link's own timeline: a loop that looks later than one frame time
+// each time still sends what the link would have sent by then (back to back), instead of one
+// frame per look.
+TEST(HostSwitchChip, ALateLoopLosesNoLinkTime) {
+  ChipParams cp;
+  cp.ecn_threshold = 1000;
+  cp.queue_limit = 100;
+  cp.rate_mbps = 1;  // (1000 + 24) bytes x 8 / 1 Mbit/s = 8.192 ms per frame
+  SwitchChip chip(2, one_ctx(2, 1, 5), cp);
+  wire::FrameSpec s;
+  s.payload.assign(936, 0);
+  const wire::Bytes f = wire::build_frame(s);
+  ASSERT_EQ(f.size(), 1000u);
+  for (int i = 0; i < 20; ++i) chip.from_engine(EngineOut{-1, 0, f}, Clock::now());
+  const auto t0 = Clock::now();
+  wire::Bytes g;
+  int sent = 0;
+  for (int k = 0; k <= 10; ++k)  // looks at t0, t0 + 12 ms, ..., t0 + 120 ms
+    while (chip.pop_due(0, t0 + std::chrono::milliseconds(12 * k), g)) ++sent;
+  // Frames i = 0..14 start by 120 ms (14 x 8.192 = 114.7 ms; the 16th would start at 122.9 ms).
+  EXPECT_EQ(sent, 15);
+}
+
 TEST(HostSwitchChip, ReplicatedSumsAreMarkedAlike) {
   ChipParams cp;
   cp.ecn_threshold = 1;
