@@ -274,12 +274,17 @@ int run_switch(const SwitchOpts& o) {
     sp.control = control_hook(*ctl, *layout);
   }
   AfPacketFabric fab(names);
-  auto eng = o.engine == "model" ? make_model_engine(o.rtl, ctx)
-                                 : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
+  if (o.engine == "soft" && !o.control.empty())
+    throw std::runtime_error("--engine soft has no register port: give the contexts with --contexts, not --control");
+  auto eng = o.engine == "model"  ? make_model_engine(o.rtl, ctx)
+             : o.engine == "soft" ? make_soft_engine(read_config(o.rtl), ctx)
+                                  : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
   SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
   catch_stop_signals();
   std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
-               o.engine == "model" ? "SystemC model" : "Verilated RTL");
+               o.engine == "model"  ? "SystemC model"
+               : o.engine == "soft" ? "soft (C++ rules, CPU tree-order sums)"
+                                    : "Verilated RTL");
   return StandIn{o, sp, layout, fab, *eng, chip, {}}.run();
 }
 
@@ -287,8 +292,10 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
   sw->add_option("--rtl", s.rtl, "generator output directory (config.json)")->required();
   sw->add_option("--contexts", s.contexts, "CTX.json")->required();
   sw->add_option("--ifaces", s.ifaces, "IF0,IF1,...: the interface of each port")->required();
-  sw->add_option("--engine", s.engine, "rtl (the Verilated design, default) or model (the SystemC model)")
-      ->check(CLI::IsMember({"rtl", "model"}));
+  sw->add_option("--engine", s.engine,
+                 "rtl (the Verilated design, default), model (the SystemC model) or soft (C++ rules, CPU sums: "
+                 "for benchmarks)")
+      ->check(CLI::IsMember({"rtl", "model", "soft"}));
   sw->add_flag("--prepare", s.prepare, "only verilate the design for the rtl engine (cached), then exit");
   sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
       ->default_val(0);

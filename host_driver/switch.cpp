@@ -36,6 +36,8 @@ class ModelEngine : public Engine {
   model::LiveModel m_;
 };
 
+}  // namespace
+
 Config read_config(const std::string& rtl_dir) {
   const std::string path = rtl_dir + "/config.json";
   std::ifstream in(path);
@@ -46,6 +48,8 @@ Config read_config(const std::string& rtl_dir) {
     throw std::runtime_error(path + ": " + e.what());
   }
 }
+
+namespace {
 
 bool is_multicast(const uint8_t* mac) { return mac[0] & 1; }
 
