@@ -78,20 +78,31 @@ void complete_l4_checksum(wire::Bytes& f) {
 }
 }  // namespace
 
-bool AfPacketFabric::try_recv(int port, wire::Bytes& f) {
-  uint8_t buf[65536];
-  for (;;) {
-    sockaddr_ll from{};
-    iovec iov{buf, sizeof buf};
-    alignas(cmsghdr) char ctl[256];
-    msghdr mh = recv_header(from, iov, ctl, sizeof ctl);
-    const ssize_t r = recvmsg(fds_[static_cast<size_t>(port)].get(), &mh, MSG_TRUNC);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return false;  // EAGAIN (nothing) or a transient error
-    }
-    if (from.sll_pkttype == PACKET_OUTGOING) continue;
-    if (static_cast<size_t>(r) > sizeof buf) continue;  // truncated: not deliverable as a frame
+namespace {
+constexpr size_t kSlot = 65536;
+}  // namespace
+
+bool AfPacketFabric::fill(int port) {
+  if (rx_.size() != fds_.size()) rx_.resize(fds_.size());
+  if (rxbuf_.empty()) rxbuf_.resize(kBatch * kSlot);
+  std::vector<iovec> iov(kBatch);
+  std::vector<mmsghdr> mm(kBatch);
+  std::vector<sockaddr_ll> from(kBatch);
+  alignas(cmsghdr) char ctl[kBatch][256];
+  for (size_t i = 0; i < kBatch; ++i) {
+    iov[i] = iovec{rxbuf_.data() + i * kSlot, kSlot};
+    mm[i] = mmsghdr{};
+    mm[i].msg_hdr = recv_header(from[i], iov[i], ctl[i], sizeof ctl[i]);
+  }
+  int r;
+  do {
+    r = recvmmsg(fds_[static_cast<size_t>(port)].get(), mm.data(), kBatch, MSG_TRUNC | MSG_DONTWAIT, nullptr);
+  } while (r < 0 && errno == EINTR);
+  if (r <= 0) return false;  // EAGAIN (nothing) or a transient error
+  for (size_t k = 0; k < static_cast<size_t>(r); ++k) {
+    msghdr& mh = mm[k].msg_hdr;
+    if (from[k].sll_pkttype == PACKET_OUTGOING) continue;
+    if (mm[k].msg_len > kSlot) continue;  // truncated: not deliverable as a frame
     bool partial = false;
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
       if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
@@ -99,25 +110,67 @@ bool AfPacketFabric::try_recv(int port, wire::Bytes& f) {
         std::memcpy(&aux, CMSG_DATA(c), sizeof aux);
         partial = aux.tp_status & TP_STATUS_CSUMNOTREADY;
       }
-    f.assign(buf, buf + r);
+    const uint8_t* d = rxbuf_.data() + k * kSlot;
+    wire::Bytes f(d, d + mm[k].msg_len);
     if (partial) complete_l4_checksum(f);
-    return true;
+    rx_[static_cast<size_t>(port)].push_back(std::move(f));
   }
+  return true;
+}
+
+bool AfPacketFabric::try_recv(int port, wire::Bytes& f) {
+  if (rx_.size() != fds_.size()) rx_.resize(fds_.size());
+  auto& q = rx_[static_cast<size_t>(port)];
+  while (q.empty())
+    if (!fill(port)) return false;
+  f = std::move(q.front());
+  q.pop_front();
+  return true;
 }
 
 void AfPacketFabric::send(int port, const wire::Bytes& f) {
-  const int fd = fds_[static_cast<size_t>(port)].get();
-  for (int tries = 0; tries < 1000; ++tries) {
-    const ssize_t r = ::send(fd, f.data(), f.size(), 0);
-    if (r == static_cast<ssize_t>(f.size())) return;
+  if (tx_.size() != fds_.size()) tx_.resize(fds_.size());
+  auto& q = tx_[static_cast<size_t>(port)];
+  q.push_back(f);
+  if (q.size() >= kBatch) flush_port(static_cast<size_t>(port));
+}
+
+void AfPacketFabric::flush() {
+  for (size_t p = 0; p < tx_.size(); ++p) flush_port(p);
+}
+
+void AfPacketFabric::flush_port(size_t port) {
+  auto& q = tx_[port];
+  if (q.empty()) return;
+  const int fd = fds_[port].get();
+  std::vector<iovec> iov(q.size());
+  std::vector<mmsghdr> mm(q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    iov[i] = iovec{q[i].data(), q[i].size()};
+    mm[i] = mmsghdr{};
+    mm[i].msg_hdr.msg_iov = &iov[i];
+    mm[i].msg_hdr.msg_iovlen = 1;
+  }
+  size_t done = 0;
+  for (int tries = 0; done < q.size() && tries < 1000;) {
+    const int r = sendmmsg(fd, mm.data() + done, static_cast<unsigned>(q.size() - done), 0);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
     if (r < 0 && (errno == EAGAIN || errno == ENOBUFS || errno == EINTR)) {
+      ++tries;
       pollfd p{fd, POLLOUT, 0};
       (void)poll(&p, 1, 1);
       continue;
     }
-    break;
+    // e.g. EMSGSIZE: a frame larger than the egress MTU is dropped, as a switch would; the
+    // rest of the batch goes on.
+    ++send_errors_;
+    ++done;
   }
-  ++send_errors_;  // e.g. EMSGSIZE: a frame larger than the egress MTU is dropped, as a switch would
+  send_errors_ += q.size() - done;
+  q.clear();
 }
 
 void AfPacketFabric::wait(Clock::time_point until) {

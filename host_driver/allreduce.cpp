@@ -735,6 +735,7 @@ void ReduceCall::fail_timeout(size_t miss) {
 
 // The call's range is used up whatever happened; a vector still missing fails the call.
 void ReduceCall::finish() {
+  t_.flush();  // whatever the backend still holds leaves now, not at the next call
   for (size_t t = 0; t < T; ++t) {
     prev_span_[t] = static_cast<uint32_t>(tr_[t].slots.size());
     next_vid_[t] += prev_span_[t];

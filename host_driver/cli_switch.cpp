@@ -138,6 +138,7 @@ struct SliceFabric : Fabric {
   int ports() const override { return f.ports(); }
   bool try_recv(int p, wire::Bytes& b) override { return f.try_recv(p, b); }
   void send(int p, const wire::Bytes& b) override { f.send(p, b); }
+  void flush() override { f.flush(); }
   void wait(Clock::time_point until) override {
     f.wait(std::min(until, end));
     if (Clock::now() >= end || g_stop.load()) stop.store(true);
@@ -180,6 +181,7 @@ StandInParams standin_params(const SwitchOpts& o, const wire::CtxFile& ctx) {
 // programmed live are counted too), and the control socket needs it. Nothing when the design
 // has none and no control socket is asked for.
 std::optional<RegLayout> load_layout(const SwitchOpts& o) {
+  if (o.engine == "soft") return std::nullopt;  // no register port: its counters come from the engine
   try {
     return load_regmap(o.rtl);
   } catch (const std::exception&) {

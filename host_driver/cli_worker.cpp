@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -64,6 +65,7 @@ class ProgressTransport : public Transport {
     std::fclose(f_);
   }
   void attach(const AllReduce* ar) { ar_ = ar; }
+  void flush() override { t_.flush(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     tx_bytes_ += frame.size();
@@ -128,6 +130,7 @@ class BarTransport : public Transport {
     draw(Clock::now());  // the final state
     if (tty_) std::fprintf(stderr, "\n");
   }
+  void flush() override { t_.flush(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     tick();
@@ -341,6 +344,13 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
   j["repair_rounds"] = s.repair_rounds;
   j["seconds"] = s.seconds;
   j["goodput_mbps"] = s.seconds > 0 ? s.bytes_reduced * 8 / s.seconds / 1e6 : 0.0;
+  // Per core: the process's CPU time (user + system) so far, and the gradient bits per CPU second.
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  const double cpu = static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  j["cpu_seconds"] = cpu;
+  j["goodput_per_cpu_mbps"] = cpu > 0 ? s.bytes_reduced * 8 / cpu / 1e6 : 0.0;
   j["trees"] = nlohmann::ordered_json::array();
   for (int t = 0; t < p.trees; ++t)
     j["trees"].push_back(

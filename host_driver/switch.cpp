@@ -329,6 +329,7 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
     now = Clock::now();
     for (int port = 0; port < n; ++port)
       while (chip.pop_due(port, now, f)) fab.send(port, f);
+    fab.flush();
     if (got) continue;  // keep draining the links before sleeping
     const auto due = chip.next_due();
     fab.wait(std::min(due, Clock::now() + std::chrono::milliseconds(1)));

@@ -130,6 +130,9 @@ class Fabric {
   virtual bool try_recv(int port, wire::Bytes& f) = 0;
   virtual void send(int port, const wire::Bytes& f) = 0;
   virtual void wait(Clock::time_point until) = 0;  // until a frame may be ready or `until`
+  // Hands frames given to send() to the links now (a fabric may batch them; the loop calls this
+  // after every round of sends).
+  virtual void flush() {}
 };
 
 struct StandInParams {

@@ -25,6 +25,10 @@ class Transport {
   // Waits for the next received frame until `deadline`; false when the deadline passed first.
   // The frame's ipv4.tos carries the ECN bits as received. Throws TransportError on failure.
   virtual bool recv(wire::Bytes& frame, Clock::time_point deadline) = 0;
+  // A backend may hold sent frames to hand them to the kernel in batches; it sends them at the
+  // latest when recv() is called, when this is called (the all-reduce does at the end of every
+  // call) and when it is destroyed. Wrappers forward it.
+  virtual void flush() {}
 };
 
 }  // namespace panama::host

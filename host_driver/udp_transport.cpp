@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 namespace panama::host {
 
@@ -52,66 +53,117 @@ UdpTransport::UdpTransport(const UdpParams& p) : p_(p) {
     fail("joining " + wire::ipv4_to_string(p.group_ip) + " on " + p.iface);
 }
 
+namespace {
+constexpr size_t kSlot = 65536;  // a datagram of any size fits
+}  // namespace
+
+UdpTransport::~UdpTransport() {
+  try {
+    flush();
+  } catch (const TransportError&) {
+    // Nothing to report to at destruction; the peers see the frames as lost.
+  }
+}
+
 void UdpTransport::send(const wire::Bytes& f) {
   if (f.size() < wire::kHeaderBytes) throw TransportError("udp: frame shorter than the headers");
   const int tos = f[wire::off::ip_tos];
-  if (tos != tos_) {
-    if (setsockopt(fd_.get(), IPPROTO_IP, IP_TOS, &tos, sizeof tos) != 0) fail("IP_TOS");
-    tos_ = tos;
+  if (!tx_.empty() && tos != tx_tos_) flush();
+  tx_tos_ = tos;
+  tx_.emplace_back(f.begin() + static_cast<std::ptrdiff_t>(wire::off::agg), f.end());
+  if (tx_.size() >= kBatch) flush();
+}
+
+void UdpTransport::flush() {
+  if (tx_.empty()) return;
+  if (tx_tos_ != tos_) {
+    if (setsockopt(fd_.get(), IPPROTO_IP, IP_TOS, &tx_tos_, sizeof tx_tos_) != 0) fail("IP_TOS");
+    tos_ = tx_tos_;
   }
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(p_.port);
   a.sin_addr.s_addr = htonl(p_.agg_ip);
-  const size_t len = f.size() - wire::off::agg;
-  for (int tries = 0;; ++tries) {
-    const ssize_t r = sendto(fd_.get(), f.data() + wire::off::agg, len, 0, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    if (r == static_cast<ssize_t>(len)) return;
-    if (r < 0 && (errno == EINTR || ((errno == ENOBUFS || errno == EAGAIN) && tries < 1000))) {
+  std::vector<iovec> iov(tx_.size());
+  std::vector<mmsghdr> mm(tx_.size());
+  for (size_t i = 0; i < tx_.size(); ++i) {
+    iov[i] = iovec{tx_[i].data(), tx_[i].size()};
+    mm[i] = mmsghdr{};
+    mm[i].msg_hdr.msg_name = &a;
+    mm[i].msg_hdr.msg_namelen = sizeof a;
+    mm[i].msg_hdr.msg_iov = &iov[i];
+    mm[i].msg_hdr.msg_iovlen = 1;
+  }
+  size_t done = 0;
+  for (int tries = 0; done < tx_.size();) {
+    const int r = sendmmsg(fd_.get(), mm.data() + done, static_cast<unsigned>(tx_.size() - done), 0);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      continue;
+    }
+    if (r < 0 && (errno == EINTR || ((errno == ENOBUFS || errno == EAGAIN) && ++tries < 1000))) {
       usleep(100);
       continue;
     }
-    fail("sendto " + wire::ipv4_to_string(p_.agg_ip));
+    tx_.clear();
+    fail("sendmmsg to " + wire::ipv4_to_string(p_.agg_ip));
   }
+  tx_.clear();
 }
 
-bool UdpTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
-  uint8_t buf[65536];
-  for (;;) {
-    const auto now = Clock::now();
-    if (now >= deadline) return false;
-    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
-    pollfd pfd{fd_.get(), POLLIN, 0};
-    const int pr = poll(&pfd, 1, static_cast<int>(std::min<long long>(ms, 1000)));
-    if (pr < 0 && errno == EINTR) continue;
-    if (pr < 0) fail("poll");
-    if (pr == 0) continue;
-    sockaddr_in src{};
-    iovec iov{buf, sizeof buf};
-    alignas(cmsghdr) char ctl[128];
-    msghdr mh = recv_header(src, iov, ctl, sizeof ctl);
-    const ssize_t r = recvmsg(fd_.get(), &mh, MSG_DONTWAIT);
-    if (r < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (r < 0) fail("recvmsg");
+bool UdpTransport::fill_rx() {
+  if (rxbuf_.empty()) rxbuf_.resize(kBatch * kSlot);
+  std::vector<iovec> iov(kBatch);
+  std::vector<mmsghdr> mm(kBatch);
+  std::vector<sockaddr_in> src(kBatch);
+  alignas(cmsghdr) char ctl[kBatch][128];
+  for (size_t i = 0; i < kBatch; ++i) {
+    iov[i] = iovec{rxbuf_.data() + i * kSlot, kSlot};
+    mm[i] = mmsghdr{};
+    mm[i].msg_hdr = recv_header(src[i], iov[i], ctl[i], sizeof ctl[i]);
+  }
+  const int r = recvmmsg(fd_.get(), mm.data(), kBatch, MSG_DONTWAIT, nullptr);
+  if (r < 0 && (errno == EAGAIN || errno == EINTR)) return false;
+  if (r < 0) fail("recvmmsg");
+  for (int k = 0; k < r; ++k) {
+    const msghdr& mh = mm[static_cast<size_t>(k)].msg_hdr;
     uint8_t tos = 0;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+    for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&mh), c))
       if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) tos = *reinterpret_cast<uint8_t*>(CMSG_DATA(c));
     // Re-create the L2-L4 headers the kernel stripped (addresses as received).
-    const size_t n = static_cast<size_t>(r);
-    frame.assign(wire::off::agg + n, 0);
+    const size_t n = mm[static_cast<size_t>(k)].msg_len;
+    wire::Bytes frame(wire::off::agg + n, 0);
     frame[12] = 0x08;
     frame[14] = 0x45;
     frame[wire::off::ip_tos] = tos;
     wire::put16(frame.data() + wire::off::ip_total_len, static_cast<uint16_t>(28 + n));
     frame[22] = 64;
     frame[wire::off::ip_proto] = 17;
-    wire::put32(frame.data() + wire::off::ip_src, ntohl(src.sin_addr.s_addr));
+    wire::put32(frame.data() + wire::off::ip_src, ntohl(src[static_cast<size_t>(k)].sin_addr.s_addr));
     wire::put32(frame.data() + wire::off::ip_dst, p_.group_ip);
-    wire::put16(frame.data() + wire::off::udp_sport, ntohs(src.sin_port));
+    wire::put16(frame.data() + wire::off::udp_sport, ntohs(src[static_cast<size_t>(k)].sin_port));
     wire::put16(frame.data() + wire::off::udp_dport, p_.port);
     wire::put16(frame.data() + wire::off::udp_len, static_cast<uint16_t>(8 + n));
-    std::memcpy(frame.data() + wire::off::agg, buf, n);
-    return true;
+    std::memcpy(frame.data() + wire::off::agg, rxbuf_.data() + static_cast<size_t>(k) * kSlot, n);
+    rx_.push_back(std::move(frame));
+  }
+  return r > 0;
+}
+
+bool UdpTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
+  flush();
+  for (;;) {
+    if (!rx_.empty() || fill_rx()) {
+      frame = std::move(rx_.front());
+      rx_.pop_front();
+      return true;
+    }
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    pollfd pfd{fd_.get(), POLLIN, 0};
+    const int pr = poll(&pfd, 1, static_cast<int>(std::min<long long>(ms, 1000)));
+    if (pr < 0 && errno != EINTR) fail("poll");
   }
 }
 

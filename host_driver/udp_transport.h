@@ -5,7 +5,9 @@
 // protocol sees a wire-format frame either way.
 #pragma once
 
+#include <deque>
 #include <string>
+#include <vector>
 
 #include "sock.h"
 #include "transport.h"
@@ -23,15 +25,26 @@ struct UdpParams {
 class UdpTransport : public Transport {
  public:
   explicit UdpTransport(const UdpParams& p);  // throws TransportError with one line
+  ~UdpTransport() override;
+  // Frames are queued and handed to the kernel with sendmmsg(): when kBatch are queued, when the
+  // TOS (ECN) changes, and at flush() / recv(). recv() takes up to kBatch datagrams per
+  // recvmmsg() and polls only when none is waiting.
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
+  void flush() override;
   wire::Ipv4 local_ip() const { return local_ip_; }
+  static constexpr size_t kBatch = 32;
 
  private:
+  bool fill_rx();  // one recvmmsg(MSG_DONTWAIT); false when nothing was waiting
   UdpParams p_;
   Fd fd_;
   int tos_ = -1;
   wire::Ipv4 local_ip_ = 0;
+  std::vector<wire::Bytes> tx_;  // queued payloads (from the aggregation header on)
+  int tx_tos_ = -1;              // their TOS
+  std::deque<wire::Bytes> rx_;   // received frames (L2-L4 re-created), not yet returned
+  std::vector<uint8_t> rxbuf_;   // kBatch slots of kSlot bytes
 };
 
 }  // namespace panama::host
