@@ -96,7 +96,7 @@ bool AfPacketFabric::fill(int port) {
   }
   int r;
   do {
-    r = recvmmsg(fds_[static_cast<size_t>(port)].get(), mm.data(), kBatch, MSG_TRUNC | MSG_DONTWAIT, nullptr);
+    r = recvmmsg(fds_[static_cast<size_t>(port)].get(), mm.data(), io_batch(), MSG_TRUNC | MSG_DONTWAIT, nullptr);
   } while (r < 0 && errno == EINTR);
   if (r <= 0) return false;  // EAGAIN (nothing) or a transient error
   for (size_t k = 0; k < static_cast<size_t>(r); ++k) {
@@ -132,7 +132,7 @@ void AfPacketFabric::send(int port, const wire::Bytes& f) {
   if (tx_.size() != fds_.size()) tx_.resize(fds_.size());
   auto& q = tx_[static_cast<size_t>(port)];
   q.push_back(f);
-  if (q.size() >= kBatch) flush_port(static_cast<size_t>(port));
+  if (q.size() >= io_batch()) flush_port(static_cast<size_t>(port));
 }
 
 void AfPacketFabric::flush() {

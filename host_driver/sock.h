@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <utility>
 
 namespace panama::host {
@@ -43,6 +44,17 @@ msghdr recv_header(Addr& from, iovec& data, void* control, size_t control_len) {
   mh.msg_control = control;
   mh.msg_controllen = control_len;
   return mh;
+}
+
+// Frames per sendmmsg()/recvmmsg() of the udp backend and the stand-in's links: 32, or
+// PANAMA_HOST_BATCH (1..32; 1 = one frame per system call, the baseline of scripts/bench-host).
+inline unsigned io_batch() {
+  static const unsigned b = [] {
+    const char* e = std::getenv("PANAMA_HOST_BATCH");
+    const long v = e ? std::strtol(e, nullptr, 10) : 32;
+    return static_cast<unsigned>(v < 1 ? 1 : v > 32 ? 32 : v);
+  }();
+  return b;
 }
 
 }  // namespace panama::host

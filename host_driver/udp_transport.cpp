@@ -71,7 +71,7 @@ void UdpTransport::send(const wire::Bytes& f) {
   if (!tx_.empty() && tos != tx_tos_) flush();
   tx_tos_ = tos;
   tx_.emplace_back(f.begin() + static_cast<std::ptrdiff_t>(wire::off::agg), f.end());
-  if (tx_.size() >= kBatch) flush();
+  if (tx_.size() >= io_batch()) flush();
 }
 
 void UdpTransport::flush() {
@@ -122,7 +122,7 @@ bool UdpTransport::fill_rx() {
     mm[i] = mmsghdr{};
     mm[i].msg_hdr = recv_header(src[i], iov[i], ctl[i], sizeof ctl[i]);
   }
-  const int r = recvmmsg(fd_.get(), mm.data(), kBatch, MSG_DONTWAIT, nullptr);
+  const int r = recvmmsg(fd_.get(), mm.data(), io_batch(), MSG_DONTWAIT, nullptr);
   if (r < 0 && (errno == EAGAIN || errno == EINTR)) return false;
   if (r < 0) fail("recvmmsg");
   for (int k = 0; k < r; ++k) {
