@@ -78,31 +78,18 @@ void complete_l4_checksum(wire::Bytes& f) {
 }
 }  // namespace
 
-namespace {
-constexpr size_t kSlot = 65536;
-}  // namespace
-
 bool AfPacketFabric::fill(int port) {
   if (rx_.size() != fds_.size()) rx_.resize(fds_.size());
-  if (rxbuf_.empty()) rxbuf_.resize(kBatch * kSlot);
-  std::vector<iovec> iov(kBatch);
-  std::vector<mmsghdr> mm(kBatch);
-  std::vector<sockaddr_ll> from(kBatch);
-  alignas(cmsghdr) char ctl[kBatch][256];
-  for (size_t i = 0; i < kBatch; ++i) {
-    iov[i] = iovec{rxbuf_.data() + i * kSlot, kSlot};
-    mm[i] = mmsghdr{};
-    mm[i].msg_hdr = recv_header(from[i], iov[i], ctl[i], sizeof ctl[i]);
-  }
+  mmsghdr* mm = rb_.prepare();
   int r;
   do {
-    r = recvmmsg(fds_[static_cast<size_t>(port)].get(), mm.data(), io_batch(), MSG_TRUNC | MSG_DONTWAIT, nullptr);
+    r = recvmmsg(fds_[static_cast<size_t>(port)].get(), mm, io_batch(), MSG_TRUNC | MSG_DONTWAIT, nullptr);
   } while (r < 0 && errno == EINTR);
   if (r <= 0) return false;  // EAGAIN (nothing) or a transient error
   for (size_t k = 0; k < static_cast<size_t>(r); ++k) {
     msghdr& mh = mm[k].msg_hdr;
-    if (from[k].sll_pkttype == PACKET_OUTGOING) continue;
-    if (mm[k].msg_len > kSlot) continue;  // truncated: not deliverable as a frame
+    if (rb_.from[k].sll_pkttype == PACKET_OUTGOING) continue;
+    if (mm[k].msg_len > rb_.slot) continue;  // truncated: not deliverable as a frame
     bool partial = false;
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
       if (c->cmsg_level == SOL_PACKET && c->cmsg_type == PACKET_AUXDATA) {
@@ -110,7 +97,7 @@ bool AfPacketFabric::fill(int port) {
         std::memcpy(&aux, CMSG_DATA(c), sizeof aux);
         partial = aux.tp_status & TP_STATUS_CSUMNOTREADY;
       }
-    const uint8_t* d = rxbuf_.data() + k * kSlot;
+    const uint8_t* d = rb_.data(k);
     wire::Bytes f(d, d + mm[k].msg_len);
     if (partial) complete_l4_checksum(f);
     rx_[static_cast<size_t>(port)].push_back(std::move(f));

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <linux/if_packet.h>
+
 #include "sock.h"
 #include "switch.h"
 
@@ -15,14 +17,13 @@ class AfPacketFabric : public Fabric {
   // Opens and binds one socket per interface (port p = ifaces[p]); throws std::runtime_error.
   explicit AfPacketFabric(const std::vector<std::string>& ifaces);
   int ports() const override { return static_cast<int>(fds_.size()); }
-  // Receives up to kBatch frames per recvmmsg() into a queue per port; send() queues and
+  // Receives up to 32 (io_batch()) frames per recvmmsg() into a queue per port; send() queues and
   // flush() (or a full batch) hands a port's frames to the kernel with sendmmsg().
   bool try_recv(int port, wire::Bytes& f) override;
   void send(int port, const wire::Bytes& f) override;
   void flush() override;
   void wait(Clock::time_point until) override;
   uint64_t send_errors() const { return send_errors_; }
-  static constexpr size_t kBatch = 32;
 
  private:
   bool fill(int port);  // one recvmmsg; false when nothing was waiting
@@ -31,7 +32,7 @@ class AfPacketFabric : public Fabric {
   std::vector<Fd> fds_;
   std::vector<std::deque<wire::Bytes>> rx_;
   std::vector<std::vector<wire::Bytes>> tx_;
-  std::vector<uint8_t> rxbuf_;  // kBatch slots of 65536 bytes
+  RecvBatch<sockaddr_ll> rb_{65536};
   uint64_t send_errors_ = 0;
 };
 

@@ -13,35 +13,14 @@
 
 #include "config.h"
 #include "ref_float.h"
+#include "regmap.h"
 #include "switch.h"
 
 namespace panama::host {
 namespace {
 
-// accelerator.md rule 10, per port, in counters.json order.
-enum PortCtr {
-  kRx,
-  kTx,
-  kBypass,
-  kAdmitted,
-  kResultPassed,
-  kRunt,
-  kRxError,
-  kMalformed,
-  kNoContext,
-  kNotMember,
-  kOverflow,
-  kBypassOverflow,
-  kStale,
-  kIncomplete,
-  kCountMismatch,
-  kTimeout,
-  kNumPortCtrs
-};
-const char* const kPortCtrNames[kNumPortCtrs] = {"rx_frames",     "tx_frames",  "bypass_frames",  "agg_admitted",
-                                                 "result_passed", "runt",       "rx_error",       "malformed",
-                                                 "no_context",    "not_member", "overflow",       "bypass_overflow",
-                                                 "stale",         "incomplete", "count_mismatch", "timeout"};
+// accelerator.md rule 10, per port: regmap.h's PortCounter order and counters.json names.
+using PortCtr = PortCounter;
 
 constexpr size_t kQueueCap = 4096;  // contributions per (port, context): beyond, `overflow`
 
@@ -56,7 +35,7 @@ class SoftEngine : public Engine {
                                              : ref::Fmt::fp16),
         ftz_(cfg.in.subnormals == Subnormals::ftz),
         ctxf_(ctx),
-        ctr_(static_cast<size_t>(n_), std::vector<uint64_t>(kNumPortCtrs, 0)) {
+        ctr_(static_cast<size_t>(n_), std::vector<uint64_t>(kNumPortCounters, 0)) {
     if (cfg.exact_sum()) throw std::runtime_error("--engine soft sums in tree order only (the design has --sum exact)");
     leaves_ = 1;
     while (leaves_ < static_cast<size_t>(n_)) leaves_ *= 2;
@@ -71,14 +50,14 @@ class SoftEngine : public Engine {
 
   void inject(int port, wire::Bytes f) override {
     auto& pc = ctr_[static_cast<size_t>(port)];
-    ++pc[kRx];
+    ++pc[kRxFrames];
     ++frames_;
     if (f.size() < 14) {
       ++pc[kRunt];
       return;
     }
     if (wire::classify(f, ctxf_.agg_port) != wire::Class::aggregation) {
-      pass(port, std::move(f), kBypass);
+      pass(port, std::move(f), kBypassFrames);
       return;
     }
     if (wire::check_wellformed(f, es_, max_elems_) != wire::Validity::ok) {
@@ -108,7 +87,7 @@ class SoftEngine : public Engine {
       return;
     }
     q.push_back(std::move(f));
-    ++pc[kAdmitted];
+    ++pc[kAggAdmitted];
   }
 
   void run_until_idle() override {
@@ -123,7 +102,8 @@ class SoftEngine : public Engine {
     j["ports"] = nlohmann::ordered_json::array();
     for (const auto& pc : ctr_) {
       nlohmann::ordered_json o;
-      for (int k = 0; k < kNumPortCtrs; ++k) o[kPortCtrNames[k]] = pc[static_cast<size_t>(k)];
+      for (int k = 0; k < kNumPortCounters; ++k)
+        o[port_counter_names()[static_cast<size_t>(k)]] = pc[static_cast<size_t>(k)];
       j["ports"].push_back(o);
     }
     j["contexts"] = nlohmann::ordered_json::array();
@@ -158,7 +138,7 @@ class SoftEngine : public Engine {
   void pass(int port, wire::Bytes f, PortCtr what) {
     auto& pc = ctr_[static_cast<size_t>(port)];
     ++pc[what];
-    ++pc[kTx];
+    ++pc[kTxFrames];
     out_.push_back(EngineOut{port, -1, std::move(f)});
   }
 

@@ -53,10 +53,6 @@ UdpTransport::UdpTransport(const UdpParams& p) : p_(p) {
     fail("joining " + wire::ipv4_to_string(p.group_ip) + " on " + p.iface);
 }
 
-namespace {
-constexpr size_t kSlot = 65536;  // a datagram of any size fits
-}  // namespace
-
 UdpTransport::~UdpTransport() {
   try {
     flush();
@@ -112,26 +108,17 @@ void UdpTransport::flush() {
 }
 
 bool UdpTransport::fill_rx() {
-  if (rxbuf_.empty()) rxbuf_.resize(kBatch * kSlot);
-  std::vector<iovec> iov(kBatch);
-  std::vector<mmsghdr> mm(kBatch);
-  std::vector<sockaddr_in> src(kBatch);
-  alignas(cmsghdr) char ctl[kBatch][128];
-  for (size_t i = 0; i < kBatch; ++i) {
-    iov[i] = iovec{rxbuf_.data() + i * kSlot, kSlot};
-    mm[i] = mmsghdr{};
-    mm[i].msg_hdr = recv_header(src[i], iov[i], ctl[i], sizeof ctl[i]);
-  }
-  const int r = recvmmsg(fd_.get(), mm.data(), io_batch(), MSG_DONTWAIT, nullptr);
+  mmsghdr* mm = rb_.prepare();
+  const int r = recvmmsg(fd_.get(), mm, io_batch(), MSG_DONTWAIT, nullptr);
   if (r < 0 && (errno == EAGAIN || errno == EINTR)) return false;
   if (r < 0) fail("recvmmsg");
   for (int k = 0; k < r; ++k) {
-    const msghdr& mh = mm[static_cast<size_t>(k)].msg_hdr;
+    const msghdr& mh = mm[k].msg_hdr;
     uint8_t tos = 0;
     for (cmsghdr* c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(const_cast<msghdr*>(&mh), c))
       if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_TOS) tos = *reinterpret_cast<uint8_t*>(CMSG_DATA(c));
     // Re-create the L2-L4 headers the kernel stripped (addresses as received).
-    const size_t n = mm[static_cast<size_t>(k)].msg_len;
+    const size_t n = mm[k].msg_len;
     wire::Bytes frame(wire::off::agg + n, 0);
     frame[12] = 0x08;
     frame[14] = 0x45;
@@ -139,12 +126,12 @@ bool UdpTransport::fill_rx() {
     wire::put16(frame.data() + wire::off::ip_total_len, static_cast<uint16_t>(28 + n));
     frame[22] = 64;
     frame[wire::off::ip_proto] = 17;
-    wire::put32(frame.data() + wire::off::ip_src, ntohl(src[static_cast<size_t>(k)].sin_addr.s_addr));
+    wire::put32(frame.data() + wire::off::ip_src, ntohl(rb_.from[static_cast<size_t>(k)].sin_addr.s_addr));
     wire::put32(frame.data() + wire::off::ip_dst, p_.group_ip);
-    wire::put16(frame.data() + wire::off::udp_sport, ntohs(src[static_cast<size_t>(k)].sin_port));
+    wire::put16(frame.data() + wire::off::udp_sport, ntohs(rb_.from[static_cast<size_t>(k)].sin_port));
     wire::put16(frame.data() + wire::off::udp_dport, p_.port);
     wire::put16(frame.data() + wire::off::udp_len, static_cast<uint16_t>(8 + n));
-    std::memcpy(frame.data() + wire::off::agg, rxbuf_.data() + static_cast<size_t>(k) * kSlot, n);
+    std::memcpy(frame.data() + wire::off::agg, rb_.data(static_cast<size_t>(k)), n);
     rx_.push_back(std::move(frame));
   }
   return r > 0;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <netinet/in.h>
+
 #include "sock.h"
 #include "transport.h"
 
@@ -26,14 +28,13 @@ class UdpTransport : public Transport {
  public:
   explicit UdpTransport(const UdpParams& p);  // throws TransportError with one line
   ~UdpTransport() override;
-  // Frames are queued and handed to the kernel with sendmmsg(): when kBatch are queued, when the
-  // TOS (ECN) changes, and at flush() / recv(). recv() takes up to kBatch datagrams per
+  // Frames are queued and handed to the kernel with sendmmsg(): when 32 (io_batch()) are queued, when the
+  // TOS (ECN) changes, and at flush() / recv(). recv() takes up to 32 (io_batch()) datagrams per
   // recvmmsg() and polls only when none is waiting.
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
   void flush() override;
   wire::Ipv4 local_ip() const { return local_ip_; }
-  static constexpr size_t kBatch = 32;
 
  private:
   bool fill_rx();  // one recvmmsg(MSG_DONTWAIT); false when nothing was waiting
@@ -44,7 +45,7 @@ class UdpTransport : public Transport {
   std::vector<wire::Bytes> tx_;  // queued payloads (from the aggregation header on)
   int tx_tos_ = -1;              // their TOS
   std::deque<wire::Bytes> rx_;   // received frames (L2-L4 re-created), not yet returned
-  std::vector<uint8_t> rxbuf_;   // kBatch slots of kSlot bytes
+  RecvBatch<sockaddr_in> rb_{65536};
 };
 
 }  // namespace panama::host
