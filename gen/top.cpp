@@ -242,23 +242,20 @@ const char* kPortBody = R"V(
 
   // ---------------------------------------------------------------- admission (rule 2)
   // The context match is kept off the rule 9 arithmetic (docs/rtl.md, "Admission timing"): the
-  // fit is evaluated for every context in parallel from registers only, the match is reduced
-  // to a one-hot `sel` (the lowest-index matching context, as a priority encoder would pick),
-  // and every per-context decision is an AND of `sel` with that context's own terms.
-  // (Each sel[c] reduces the hits below c on its own, a balanced OR, not a ripple.)
-  wire [C-1:0] hit, sel;
+  // fit is evaluated for every context in parallel from registers only, and every per-context
+  // decision is an AND of the one-hot match `sel` with that context's own terms.
+  // The register file never has two enabled contexts with the same (JID, TID) (accelerator.md:
+  // enabling is refused for a duplicate, and fields are writable only while disabled), so at
+  // most one context matches and the match vector is already one-hot: no priority encoder.
+  wire [C-1:0] hit;
   integer c;
   genvar ga;
   generate
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
       assign hit[ga] = ctx_enable[ga] & (ctx_jid[ga*16 +: 16] == desc_jid) & (ctx_tid[ga*8 +: 8] == desc_tid);
-      if (ga == 0) begin : g_first
-        assign sel[ga] = hit[ga];
-      end else begin : g_next
-        assign sel[ga] = hit[ga] & ~|hit[ga-1:0];
-      end
     end
   endgenerate
+  wire [C-1:0] sel = hit;
   wire any_hit = |hit;
   // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
   // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
