@@ -462,7 +462,8 @@ module panama_port (
   // ---------------------------------------------------------------- queues
   // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
   // registers (the scheduler reads every context's head at once) and the context's beats in use.
-  wire [C*(UW+1)-1:0] dn_flat, da_flat;  // over(used) change per context without / with push
+  // over(used) change per context without a push, and what a push adds to it (da - dn).
+  wire [C*(UW+1)-1:0] dn_flat, gr_flat;
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
@@ -513,7 +514,7 @@ module panama_port (
       assign used_flat[g*UW +: UW] = used_q;
       assign over_flat[g*UW +: UW] = over_q;
       assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
-      assign da_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_q};
+      assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
       assign q_valid[g] = occ_q != {DCW{1'b0}};
       assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
       assign q_vid[g*32 +: 32] = info_q[IB +: 32];
@@ -525,8 +526,8 @@ module panama_port (
   endgenerate
   // The running sum of over(used): only the pushed context and the freed one change. dn of a
   // context is zero unless it is the freed one, so without a push the sum moves by their OR
-  // (shared_0); a push into context g replaces g's dn by its da. Every candidate is ready before
-  // admission decides, which only selects one (one-hot push_ctx).
+  // (shared_0); a push into context g adds over(used_a) - over(used_n) to that (g's own dn is
+  // in shared_0). Every candidate is ready before admission decides, which only selects one.
   // The one-hot selections below are OR reductions of bit-transposed vectors (`x_t[b*C + g]` =
   // bit b of context g's value), which synthesis maps to balanced trees; an OR accumulated in a
   // loop becomes a chain of C LUTs.
@@ -541,7 +542,7 @@ module panama_port (
   genvar gb;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_shared
-      assign shared_a[g*(UW+1) +: UW+1] = shared_0 + da_flat[g*(UW+1) +: UW+1] - dn_flat[g*(UW+1) +: UW+1];
+      assign shared_a[g*(UW+1) +: UW+1] = shared_0 + gr_flat[g*(UW+1) +: UW+1];
       for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn
         assign dn_t[gb*C + g] = dn_flat[g*(UW+1) + gb];
       end
