@@ -241,45 +241,64 @@ const char* kPortBody = R"V(
   wire [SBW-1:0] frame_beats = cur_beat_q + 1'b1;  // on the last beat of a contribution (<= SB)
 
   // ---------------------------------------------------------------- admission (rule 2)
-  reg [C-1:0] hit;
-  reg [${CW1}:0] ctx_idx;
-  reg any_hit;
+  // The context match is kept off the rule 9 arithmetic (docs/rtl.md, "Admission timing"): the
+  // fit is evaluated for every context in parallel from registers only, and every per-context
+  // decision is an AND of the one-hot match `sel` with that context's own terms.
+  // The register file never has two enabled contexts with the same (JID, TID) (accelerator.md:
+  // enabling is refused for a duplicate, and fields are writable only while disabled), so at
+  // most one context matches and the match vector is already one-hot: no priority encoder.
+  wire [C-1:0] hit;
   integer c;
-  always @* begin
-    ctx_idx = {${CW}{1'b0}};
-    any_hit = 1'b0;
-    for (c = C - 1; c >= 0; c = c - 1) begin
-      hit[c] = ctx_enable[c] & (ctx_jid[c*16 +: 16] == desc_jid) & (ctx_tid[c*8 +: 8] == desc_tid);
-      if (hit[c]) begin
-        ctx_idx = c[${CW1}:0];
-        any_hit = 1'b1;
-      end
+  genvar ga;
+  generate
+    for (ga = 0; ga < C; ga = ga + 1) begin : g_match
+      assign hit[ga] = ctx_enable[ga] & (ctx_jid[ga*16 +: 16] == desc_jid) & (ctx_tid[ga*8 +: 8] == desc_tid);
     end
-  end
+  endgenerate
+  wire [C-1:0] sel = hit;
+  wire any_hit = |hit;
   // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
   // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
-  // CAPB - C*R beats shared by all contexts. A frame fits if the growth of its context's use
-  // beyond R fits in what the pool has free (the SystemC model's PortBuffer::contrib_fits):
-  // shared - over(used_k) + over(used_k + F) <= CAPB - C*R, with over(u) = max(0, u - R) and
-  // shared = sum over contexts of over(used), kept as a running sum (g_queue) rather than
-  // added up every cycle. A negative pool (C*R > CAPB) refuses every contribution.
+  // P = CAPB - C*R beats shared by all contexts. A frame of F beats fits context k if the growth
+  // of its use beyond R fits in what the pool has free (the SystemC model's
+  // PortBuffer::contrib_fits): over(used_k + F) - over(used_k) <= P - shared, with
+  // over(u) = max(0, u - R) and shared = sum over contexts of over(used), kept as a running sum
+  // (shared_q) rather than added up every cycle. A negative pool (C*R > CAPB) refuses every
+  // contribution. With S_k = P + over(used_k) - shared this is max(0, used_k + F - R) <= S_k,
+  // i.e. S_k >= 0 and F <= S_k + R - used_k; and F = cur_beat_q + 1 on the last beat (a
+  // contribution is at most SB beats, so cur_beat_q has not saturated), so F <= room_k is
+  // cur_beat_q < room_k. Widths: |S_k|, |room_k| < 2^(UW+2), held signed in UW+3 bits.
+  localparam [31:0] POOL = (RESERVED <= CAPB) ? CAPB - RESERVED : 32'd0;
+  localparam [31:0] POOL_SB = POOL + SB;
+  localparam POOL_OK = RESERVED <= CAPB;
   wire [C*UW-1:0] used_flat, over_flat;
   reg [UW-1:0] shared_q;
-  wire [UW-1:0] used_k = used_flat[ctx_idx*UW +: UW];
-  wire [UW-1:0] before_k = over_flat[ctx_idx*UW +: UW];
-  wire [UW:0] grown_k = {1'b0, used_k} + {{(UW+1-SBW){1'b0}}, frame_beats};
-  wire [UW:0] after_k = (grown_k > SB) ? grown_k - SB : {(UW+1){1'b0}};
-  wire [UW+1:0] need_k = {1'b0, after_k} + {2'b0, shared_q} - {2'b0, before_k};
-  wire contrib_fits = (RESERVED <= CAPB) && ({{(32-UW-2){1'b0}}, need_k} <= CAPB - RESERVED);
+  wire [C-1:0] fits;
+  generate
+    for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
+      wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q};
+      wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q}
+                           - {3'b0, used_flat[ga*UW +: UW]};
+      assign fits[ga] = POOL_OK & ~slack[UW+2] & ~room[UW+2]
+                        & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
+    end
+  endgenerate
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
   wire is_result = desc_flags[1];
   wire is_bypass = desc_class == CLASS_BYPASS;
   wire is_agg = ~is_bypass & (desc_class != CLASS_RUNT);
   wire agg_ok = is_agg & ~desc_rx_error & ~desc_malformed & any_hit;
-  wire pass_result = agg_ok & is_result & ctx_uplink[ctx_idx];
-  wire contrib = agg_ok & ~is_result & ctx_member[ctx_idx];
+  wire uplink_hit = |(sel & ctx_uplink);
+  wire member_hit = |(sel & ctx_member);
+  wire contrib_fits = |(sel & fits);
+  wire pass_result = agg_ok & is_result & uplink_hit;
+  wire contrib = agg_ok & ~is_result & member_hit;
   wire commit_byp = rx_end & (is_bypass | pass_result) & byp_fits;
-  wire commit_contrib = rx_end & contrib & contrib_fits;
+  // The push into context g's queue: rx_end & contrib & contrib_fits with sel one-hot, per context.
+  wire agg_pre = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~is_result;
+  wire [C-1:0] push_ok = {C{agg_pre}} & ctx_member & fits;  // from registers only
+  wire [C-1:0] push_ctx = sel & push_ok;
+  wire commit_contrib = |push_ctx;
 
   // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout).
   assign count_inc[0] = rx_end;                                          // rx_frames
@@ -291,7 +310,7 @@ const char* kPortBody = R"V(
   assign count_inc[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
   assign count_inc[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
   assign count_inc[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
-  assign count_inc[9] = rx_end & agg_ok & (is_result ? ~ctx_uplink[ctx_idx] : ~ctx_member[ctx_idx]);  // not_member
+  assign count_inc[9] = rx_end & agg_ok & (is_result ? ~uplink_hit : ~member_hit);  // not_member
   assign count_inc[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~contrib_fits));  // overflow
   assign count_inc[11] = rx_end & is_bypass & ~byp_fits;                 // bypass_overflow
   wire unused_desc_valid = desc_valid;  // equals rx_end by construction
@@ -369,6 +388,16 @@ const char* kPortBody = R"V(
         pop_info = info_flat[c*HIW +: HIW];
       end
   end
+  // The same choice as a one-hot vector (the highest-index pop).
+  reg [C-1:0] pop_sel;
+  reg pop_above;
+  always @* begin
+    pop_above = 1'b0;
+    for (c = C - 1; c >= 0; c = c - 1) begin
+      pop_sel[c] = pops[c] & ~pop_above;
+      pop_above = pop_above | pops[c];
+    end
+  end
   wire [DW-1:0] after_desc = d_next[pop_desc];
   wire [HIW-1:0] after_info = d_info[after_desc];
   wire unused_pop_info = ^pop_info[HIW-1:IB];  // the head fields go to the scheduler, not here
@@ -394,7 +423,6 @@ const char* kPortBody = R"V(
   // The scheduler never drops while a build's frame is held and not released this cycle.
   wire rel_now = q_release & held_q;
   wire free_any = rel_now | (pop_any & ~q_hold);
-  wire [${CW1}:0] free_ctx = rel_now ? held_ctx_q : pop_ctx;
   wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_info[BW-1:0];
   wire [BW-1:0] pop_last = rel_now ? held_last_q : pop_info[2*BW-1:BW];
   wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[2*BW +: SBW];
@@ -455,7 +483,8 @@ const char* kPortBody = R"V(
   // ---------------------------------------------------------------- queues
   // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
   // registers (the scheduler reads every context's head at once) and the context's beats in use.
-  wire [C*(UW+1)-1:0] dn_flat, da_flat;  // over(used) change per context without / with push
+  // over(used) change per context without a push, and what a push adds to it (da - dn).
+  wire [C*(UW+1)-1:0] dn_flat, gr_flat;
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
@@ -464,13 +493,17 @@ const char* kPortBody = R"V(
       reg [HIW-1:0] info_q;
       reg [31:0] since_q;
       reg [UW-1:0] used_q, over_q;
-      wire push = commit_contrib & (ctx_idx == g);
+      wire push = push_ctx[g];
       wire pop = q_pop[g] & (occ_q != {DCW{1'b0}});
       assign pops[g] = pop;
       assign becomes_head[g] = push & ((occ_q == {DCW{1'b0}}) | (pop & (occ_q == OCC_ONE)));
       // Beats freed from this context this cycle, and its use with and without this cycle's
       // push (both ready before admission decides, which only picks one).
-      wire [UW-1:0] sub = (free_any & (free_ctx == g)) ? {{(UW-SBW){1'b0}}, pop_beats} : {UW{1'b0}};
+      // (free_any & free_ctx == g ? pop_beats : 0, from this queue's own registers: the held
+      // frame on its release, else this queue's head when it is the dropped one.)
+      wire [SBW-1:0] freed = rel_now ? ((held_ctx_q == g) ? held_beats_q : {SBW{1'b0}})
+                                     : ((pop_sel[g] & ~q_hold) ? info_q[2*BW +: SBW] : {SBW{1'b0}});
+      wire [UW-1:0] sub = {{(UW-SBW){1'b0}}, freed};
       wire [UW-1:0] used_n = used_q - sub;
       wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
       wire [UW-1:0] over_n = (used_n > SB) ? used_n - SB : {UW{1'b0}};
@@ -502,7 +535,7 @@ const char* kPortBody = R"V(
       assign used_flat[g*UW +: UW] = used_q;
       assign over_flat[g*UW +: UW] = over_q;
       assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
-      assign da_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_q};
+      assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
       assign q_valid[g] = occ_q != {DCW{1'b0}};
       assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
       assign q_vid[g*32 +: 32] = info_q[IB +: 32];
@@ -512,18 +545,59 @@ const char* kPortBody = R"V(
       assign q_since[g*32 +: 32] = since_q;
     end
   endgenerate
-  // The running sum of over(used): only the pushed context and the freed one change.
-  wire [UW:0] sh_push = commit_contrib ? da_flat[ctx_idx*(UW+1) +: UW+1] : dn_flat[ctx_idx*(UW+1) +: UW+1];
-  wire [UW:0] sh_free = (free_any & (free_ctx != ctx_idx)) ? dn_flat[free_ctx*(UW+1) +: UW+1] : {(UW+1){1'b0}};
-  wire [UW:0] shared_n = {1'b0, shared_q} + sh_push + sh_free;
+  // The running sum of over(used): only the pushed context and the freed one change. dn of a
+  // context is zero unless it is the freed one, so without a push the sum moves by their OR
+  // (shared_0); a push into context g adds over(used_a) - over(used_n) to that (g's own dn is
+  // in shared_0). Every candidate is ready before admission decides, which only selects one.
+  // The one-hot selections below are OR reductions of bit-transposed vectors (`x_t[b*C + g]` =
+  // bit b of context g's value), which synthesis maps to balanced trees; an OR accumulated in a
+  // loop becomes a chain of C LUTs.
+  wire [(UW+1)*C-1:0] dn_t;        // dn of every context
+  wire [UW*C-1:0] shp_t;           // the new sum if context g is the match
+  wire [DW*C-1:0] tail_t;          // tails, masked by sel
+  wire [UW:0] dn_any;
+  wire [UW:0] shared_0 = {1'b0, shared_q} + dn_any;
+  wire [C*(UW+1)-1:0] shared_a;    // the new sum when context g is pushed
+  wire [UW-1:0] shared_p;
+  wire [DW-1:0] link_addr;         // the tail of the matching context's queue
+  genvar gb;
+  generate
+    for (g = 0; g < C; g = g + 1) begin : g_shared
+      assign shared_a[g*(UW+1) +: UW+1] = shared_0 + gr_flat[g*(UW+1) +: UW+1];
+      for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn
+        assign dn_t[gb*C + g] = dn_flat[g*(UW+1) + gb];
+      end
+      // The match selects the matching context's outcome: its sum if it is pushed, else shared_0.
+      for (gb = 0; gb < UW; gb = gb + 1) begin : g_shp
+        assign shp_t[gb*C + g] = sel[g] & (push_ok[g] ? shared_a[g*(UW+1) + gb] : shared_0[gb]);
+      end
+      for (gb = 0; gb < DW; gb = gb + 1) begin : g_tail
+        assign tail_t[gb*C + g] = sel[g] & tail_flat[g*DW + gb];
+      end
+    end
+    for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn_any
+      assign dn_any[gb] = |dn_t[gb*C +: C];
+    end
+    for (gb = 0; gb < UW; gb = gb + 1) begin : g_shp_or
+      assign shared_p[gb] = |shp_t[gb*C +: C];
+    end
+    for (gb = 0; gb < DW; gb = gb + 1) begin : g_link_or
+      assign link_addr[gb] = |tail_t[gb*C +: C];
+    end
+  endgenerate
   always @(posedge clk) begin
     if (rst) shared_q <= {UW{1'b0}};
-    else shared_q <= shared_n[UW-1:0];
+    else shared_q <= any_hit ? shared_p : shared_0[UW-1:0];
   end
-  wire unused_shared_n = shared_n[UW];
-  wire link_write = commit_contrib & ~becomes_head[ctx_idx];
+  reg unused_shared;
+  always @* begin
+    unused_shared = shared_0[UW];
+    for (c = 0; c < C; c = c + 1) unused_shared = unused_shared ^ shared_a[c*(UW+1) + UW];
+  end
+  // The link from the tail of the pushed context's queue (unless the frame becomes its head).
+  wire link_write = |(push_ctx & ~becomes_head);
   always @(posedge clk) begin
-    if (link_write) d_next[tail_flat[ctx_idx*DW +: DW]] <= d_new;
+    if (link_write) d_next[link_addr] <= d_new;
   end
 
   // Header fields of the head of context meta_sel, for the result builder: a synchronous read
