@@ -16,6 +16,7 @@
 // (port, completed, dropped, agg_tx) to 2^64-2 and across the 2^32 boundary and checks them
 // through AXI reads against independently computed values; during the random phase counters are
 // preset near 2^64-1 in both the RTL and the model (RegFile::preset / Ctx fields).
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
@@ -275,167 +276,166 @@ class Bench {
   // against a software count taken at the edge where the RTL samples the read; one
   // CLEAR_COUNTERS in the middle; the RTL's counters against the software count every 64 cycles,
   // and every counter read over AXI at the end. The model never sees this phase (reset after).
-  void storm(long cycles) {
-    std::function<void()> tick = [this] { edge(); };
-    std::vector<uint64_t> sw(ncnt_, 0);
-    std::vector<uint32_t> lo(ncnt_);
-    for (int i = 0; i < ncnt_; ++i) lo[i] = lo_addr(i);
-    auto index_of = [&](uint32_t a, bool& hi) {
-      for (int i = 0; i < ncnt_; ++i)
-        if (lo[i] == a || lo[i] + 4 == a) {
-          hi = lo[i] != a;
-          return i;
-        }
-      return -1;
-    };
-    // Counters preset near the top (they saturate within the first third) and below 2^32.
-    const std::vector<int> hot = {0, 16 * N_ - 1, panama::regs_counter_index_completed(cfg_, 0),
-                                  panama::regs_counter_index_dropped(cfg_, C_ - 1), panama::regs_counter_index_agg_tx(cfg_)};
-    for (size_t k = 0; k < hot.size(); ++k) {
-      const uint64_t v = k % 2 == 0 ? ~uint64_t{0} - static_cast<uint64_t>(cycles / 8 + 17 * k)
-                                    : 0xFFFFFFFFull - static_cast<uint64_t>(cycles / 8);
-      poke_cnt(hot[k], v);
-      sw[hot[k]] = v;
-    }
-    std::uniform_int_distribution<int> pct(0, 99);
-    uint64_t shadow = 0;
-    bool ar_active = false, want_valid = false, want_hi = false, clear_issued = false;
+  struct Storm {
+    std::vector<uint64_t> sw;  // the software count of every counter
+    std::vector<uint32_t> lo;  // every counter's LO address
+    std::vector<int> hot;      // preset near 2^64 - 1 or 2^32, pulsing every cycle
+    uint64_t shadow = 0;       // the software HI shadow
+    std::deque<uint32_t> arq;  // read addresses accepted, not yet sampled
+    bool ar_active = false, want_valid = false, want_hi = false;
     uint32_t want = 0, next_hi_addr = 0;
     int want_idx = -1;
-    std::deque<uint32_t> arq;
     long reads = 0, pulses = 0, saturated = 0, max_pend = 0, clears = 0;
-    for (long cyc = 0; cyc < cycles && g_errors <= 20; ++cyc) {
-      top_->clk = 0;
-      // Reads back to back: LO of a random counter (a hot one half the time), then its HI.
-      if (!ar_active) {
-        uint32_t a;
-        if (next_hi_addr) {
-          a = next_hi_addr;
-          next_hi_addr = 0;
-        } else {
-          const int i = pct(rng_) < 50 ? hot[std::uniform_int_distribution<size_t>(0, hot.size() - 1)(rng_)]
-                                       : std::uniform_int_distribution<int>(0, ncnt_ - 1)(rng_);
-          a = lo[i];
-          next_hi_addr = a + 4;
-        }
-        top_->s_axil_araddr = a;
-        ar_active = true;
-      }
-      top_->s_axil_arvalid = ar_active;
-      top_->s_axil_rready = pct(rng_) < 75;
-      // One CLEAR_COUNTERS at two thirds.
-      const bool clr = !clear_issued && cyc == cycles * 2 / 3;
-      if (clr) {
-        top_->s_axil_awaddr = RegMap::kClearCounters;
-        top_->s_axil_wdata = 1;
-        top_->s_axil_awvalid = top_->s_axil_wvalid = 1;
-        clear_issued = true;
-      }
-      top_->s_axil_bready = 1;
-      std::vector<int> incs;
-      for (int i = 0; i < ncnt_; ++i) {
-        bool hotc = false;
-        for (int h : hot) hotc = hotc || h == i;
-        const bool on = cyc < cycles / 3 || hotc || pct(rng_) < 50;
-        set_inc(i, on);
-        if (on) incs.push_back(i);
-      }
-      top_->eval();
-      const bool ar_hs = top_->s_axil_arvalid && top_->s_axil_arready;
-      const bool r_hs = top_->s_axil_rvalid && top_->s_axil_rready;
-      const bool aw_hs = top_->s_axil_awvalid && top_->s_axil_awready;
-      const bool pre_b = top_->s_axil_bvalid;
-      const uint32_t ar_addr = top_->s_axil_araddr;
-      const bool smp = rd_smp();
-      top_->clk = 1;
-      top_->eval();
-      ++g_cycle;
-      if (ar_hs) {
-        arq.push_back(ar_addr);
-        ar_active = false;
-      }
-      if (aw_hs) top_->s_axil_awvalid = top_->s_axil_wvalid = 0;
-      // The order of the edge: the read samples, then the pulses count, then the write.
-      if (smp) {
-        CHECK(!arq.empty() && !want_valid, "storm: read sampled without a request");
-        if (!arq.empty()) {
-          bool hi = false;
-          want_idx = index_of(arq.front(), hi);
-          want_hi = hi;
-          arq.pop_front();
-          if (want_idx >= 0 && !hi) {
-            want = static_cast<uint32_t>(sw[want_idx]);
-            shadow = sw[want_idx] >> 32;
-          } else {
-            want = static_cast<uint32_t>(shadow);
-          }
-          want_valid = true;
-        }
-      }
-      for (int i : incs) {
-        sw[i] = sat_add(sw[i], 1);
-        ++pulses;
-      }
-      if (top_->s_axil_bvalid && !pre_b) {
-        std::fill(sw.begin(), sw.end(), 0);
-        ++clears;
-      }
-      // rvalid rose (or a new response replaced the taken one).
-      if (top_->s_axil_rvalid && (r_hs || !rvalid_prev_)) {
-        CHECK(want_valid, "storm: read data without a sampled read");
-        CHECK(top_->s_axil_rdata == want, "storm: read of counter %d %s: rtl 0x%08x want 0x%08x", want_idx,
-              want_hi ? "HI" : "LO", top_->s_axil_rdata, want);
-        want_valid = false;
-        ++reads;
-      }
-      rvalid_prev_ = top_->s_axil_rvalid;
-      for (int i = 0; i < ncnt_; ++i) max_pend = std::max(max_pend, static_cast<long>(rtl_pend(i)));
-      if (cyc % 64 == 0)
-        for (int i = 0; i < ncnt_; ++i) {
-          const uint64_t r = rtl_cnt(i);
-          CHECK(r == sw[i], "storm: counter %d rtl 0x%016llx software 0x%016llx", i, static_cast<unsigned long long>(r),
-                static_cast<unsigned long long>(sw[i]));
-          saturated += r == ~uint64_t{0};
-        }
+  };
+
+  void storm(long cycles) {
+    Storm st;
+    st.sw.assign(ncnt_, 0);
+    st.lo.resize(ncnt_);
+    for (int i = 0; i < ncnt_; ++i) st.lo[i] = lo_addr(i);
+    st.hot = {0, 16 * N_ - 1, panama::regs_counter_index_completed(cfg_, 0),
+              panama::regs_counter_index_dropped(cfg_, C_ - 1), panama::regs_counter_index_agg_tx(cfg_)};
+    // Even ones saturate within the first eighth, odd ones carry into the high word.
+    for (size_t k = 0; k < st.hot.size(); ++k) {
+      const uint64_t v = k % 2 == 0 ? ~uint64_t{0} - static_cast<uint64_t>(cycles / 8 + 17 * k)
+                                    : 0xFFFFFFFFull - static_cast<uint64_t>(cycles / 8);
+      poke_cnt(st.hot[k], v);
+      st.sw[st.hot[k]] = v;
     }
-    // Stop: no pulses, take the outstanding responses, then read every counter over AXI.
+    for (long cyc = 0; cyc < cycles && g_errors <= 20; ++cyc) storm_cycle(st, cyc, cycles);
+    storm_finish(st);
+    std::printf(
+        "regs_tb: storm: %ld cycles, %ld pulses, %ld reads compared, %ld clears, saturated seen %ld, "
+        "max pending count %ld of %ld\n",
+        cycles, st.pulses, st.reads, st.clears, st.saturated, st.max_pend, (1L << pw_) - 1);
+    storm_ok_ = st.reads > cycles / 10 && st.clears == 1 && st.saturated > 0;
+    if (!storm_ok_) std::printf("regs_tb: FAIL: storm coverage goals not met\n");
+    reset();
+  }
+
+  // The read sampled at this edge: the software word (LO: the count, which also sets the shadow).
+  void storm_sample(Storm& st) {
+    CHECK(!st.arq.empty() && !st.want_valid, "storm: read sampled without a request");
+    if (st.arq.empty()) return;
+    const uint32_t a = st.arq.front();
+    st.arq.pop_front();
+    st.want_idx = -1;
+    for (int i = 0; i < ncnt_ && st.want_idx < 0; ++i)
+      if (st.lo[i] == a || st.lo[i] + 4 == a) {
+        st.want_idx = i;
+        st.want_hi = st.lo[i] != a;
+      }
+    if (st.want_idx >= 0 && !st.want_hi) {
+      st.want = static_cast<uint32_t>(st.sw[st.want_idx]);
+      st.shadow = st.sw[st.want_idx] >> 32;
+    } else {
+      st.want = static_cast<uint32_t>(st.shadow);
+    }
+    st.want_valid = true;
+  }
+
+  void storm_check_read(Storm& st) {
+    CHECK(st.want_valid, "storm: read data without a sampled read");
+    CHECK(top_->s_axil_rdata == st.want, "storm: read of counter %d %s: rtl 0x%08x want 0x%08x", st.want_idx,
+          st.want_hi ? "HI" : "LO", top_->s_axil_rdata, st.want);
+    st.want_valid = false;
+    ++st.reads;
+  }
+
+  void storm_cycle(Storm& st, long cyc, long cycles) {
+    std::uniform_int_distribution<int> pct(0, 99);
+    top_->clk = 0;
+    // Reads back to back: LO of a random counter (a hot one half the time), then its HI.
+    if (!st.ar_active) {
+      uint32_t a = st.next_hi_addr;
+      st.next_hi_addr = 0;
+      if (!a) {
+        const int i = pct(rng_) < 50 ? st.hot[std::uniform_int_distribution<size_t>(0, st.hot.size() - 1)(rng_)]
+                                     : std::uniform_int_distribution<int>(0, ncnt_ - 1)(rng_);
+        a = st.lo[i];
+        st.next_hi_addr = a + 4;
+      }
+      top_->s_axil_araddr = a;
+      st.ar_active = true;
+    }
+    top_->s_axil_arvalid = st.ar_active;
+    top_->s_axil_rready = pct(rng_) < 75;
+    // One CLEAR_COUNTERS at two thirds.
+    if (cyc == cycles * 2 / 3) {
+      top_->s_axil_awaddr = RegMap::kClearCounters;
+      top_->s_axil_wdata = 1;
+      top_->s_axil_awvalid = top_->s_axil_wvalid = 1;
+    }
+    top_->s_axil_bready = 1;
+    std::vector<int> incs;
+    for (int i = 0; i < ncnt_; ++i) {
+      const bool on = cyc < cycles / 3 || std::find(st.hot.begin(), st.hot.end(), i) != st.hot.end() || pct(rng_) < 50;
+      set_inc(i, on);
+      if (on) incs.push_back(i);
+    }
+    top_->eval();
+    const bool ar_hs = top_->s_axil_arvalid && top_->s_axil_arready;
+    const bool r_hs = top_->s_axil_rvalid && top_->s_axil_rready;
+    const bool aw_hs = top_->s_axil_awvalid && top_->s_axil_awready;
+    const bool pre_b = top_->s_axil_bvalid, pre_r = top_->s_axil_rvalid;
+    const uint32_t ar_addr = top_->s_axil_araddr;
+    const bool smp = rd_smp();
+    top_->clk = 1;
+    top_->eval();
+    ++g_cycle;
+    if (ar_hs) {
+      st.arq.push_back(ar_addr);
+      st.ar_active = false;
+    }
+    if (aw_hs) top_->s_axil_awvalid = top_->s_axil_wvalid = 0;
+    // The order of the edge: the read samples, then the pulses count, then the write.
+    if (smp) storm_sample(st);
+    for (int i : incs) {
+      st.sw[i] = sat_add(st.sw[i], 1);
+      ++st.pulses;
+    }
+    if (top_->s_axil_bvalid && !pre_b) {
+      std::fill(st.sw.begin(), st.sw.end(), 0);
+      ++st.clears;
+    }
+    // rvalid rose (or a new response follows the one taken).
+    if (top_->s_axil_rvalid && (r_hs || !pre_r)) storm_check_read(st);
+    for (int i = 0; i < ncnt_; ++i) st.max_pend = std::max(st.max_pend, static_cast<long>(rtl_pend(i)));
+    if (cyc % 64 == 0)
+      for (int i = 0; i < ncnt_; ++i) {
+        const uint64_t r = rtl_cnt(i);
+        CHECK(r == st.sw[i], "storm: counter %d rtl 0x%016llx software 0x%016llx", i,
+              static_cast<unsigned long long>(r), static_cast<unsigned long long>(st.sw[i]));
+        st.saturated += r == ~uint64_t{0};
+      }
+  }
+
+  // No more pulses; the outstanding reads answered; every counter read over AXI.
+  void storm_finish(Storm& st) {
+    std::function<void()> tick = [this] { edge(); };
     for (int i = 0; i < ncnt_; ++i) set_inc(i, false);
-    top_->s_axil_arvalid = 0;
     top_->s_axil_rready = 1;
     for (int n = 0; n < 40; ++n) {
       top_->eval();
       const bool smp = rd_smp();
       const bool ar_hs = top_->s_axil_arvalid && top_->s_axil_arready;
+      const uint32_t ar_addr = top_->s_axil_araddr;
       edge();
-      if (ar_hs) top_->s_axil_arvalid = 0;
-      if (smp && !arq.empty()) {
-        bool hi = false;
-        want_idx = index_of(arq.front(), hi);
-        arq.pop_front();
-        want = hi ? static_cast<uint32_t>(shadow) : static_cast<uint32_t>(sw[want_idx]);
-        if (!hi) shadow = sw[want_idx] >> 32;
-        want_valid = true;
+      if (ar_hs) {
+        st.arq.push_back(ar_addr);
+        top_->s_axil_arvalid = 0;
       }
-      if (top_->s_axil_rvalid && want_valid) {
-        CHECK(top_->s_axil_rdata == want, "storm drain: rtl 0x%08x want 0x%08x", top_->s_axil_rdata, want);
-        want_valid = false;
-        ++reads;
-      }
+      if (smp) storm_sample(st);
+      if (top_->s_axil_rvalid && st.want_valid) storm_check_read(st);
     }
+    top_->s_axil_arvalid = 0;
     top_->s_axil_rready = 0;
-    rvalid_prev_ = false;
-    CHECK(arq.empty() && !want_valid, "storm: reads left without response");
+    CHECK(st.arq.empty() && !st.want_valid, "storm: reads left without response");
     for (int i = 0; i < ncnt_; ++i) {
-      const uint64_t got = tb::axil::read64(*top_, tick, lo[i]);
-      CHECK(got == sw[i], "storm: counter %d reads 0x%016llx, software 0x%016llx", i,
-            static_cast<unsigned long long>(got), static_cast<unsigned long long>(sw[i]));
+      const uint64_t got = tb::axil::read64(*top_, tick, st.lo[i]);
+      CHECK(got == st.sw[i], "storm: counter %d reads 0x%016llx, software 0x%016llx", i,
+            static_cast<unsigned long long>(got), static_cast<unsigned long long>(st.sw[i]));
     }
-    std::printf("regs_tb: storm: %ld cycles, %ld pulses, %ld reads compared, %ld clears, saturated seen %ld, "
-                "max pending count %ld of %ld\n",
-                cycles, pulses, reads, clears, saturated, max_pend, (1L << pw_) - 1);
-    storm_ok_ = reads > cycles / 10 && clears == 1 && saturated > 0;
-    if (!storm_ok_) std::printf("regs_tb: FAIL: storm coverage goals not met\n");
-    reset();
   }
 
   // ---------------------------------------------------------------- directed phase
@@ -558,7 +558,7 @@ class Bench {
     uint32_t held_rdata = 0;
     bool want_valid = false;
     uint32_t rd_addr = 0;  // a read sampled, its rvalid not yet seen
-    uint32_t want = 0;        // the model's word for it
+    uint32_t want = 0;     // the model's word for it
   };
 
   // Random traffic for `cycles` cycles, the model in lockstep, then a drain.
@@ -705,8 +705,7 @@ class Bench {
   // rvalid rose at this edge.
   void check_read(Traffic& t) {
     CHECK(t.want_valid, "read data without a sampled read");
-    CHECK(top_->s_axil_rdata == t.want, "read 0x%05x: rtl 0x%08x model 0x%08x", t.rd_addr, top_->s_axil_rdata,
-          t.want);
+    CHECK(top_->s_axil_rdata == t.want, "read 0x%05x: rtl 0x%08x model 0x%08x", t.rd_addr, top_->s_axil_rdata, t.want);
     t.want_valid = false;
     ++reads_;
     t.held_rdata = top_->s_axil_rdata;
@@ -864,7 +863,7 @@ class Bench {
   std::unique_ptr<RegFile> ref_;
   std::vector<bool> prev_en_;
   std::vector<uint32_t> evid_;
-  bool rvalid_prev_ = false, storm_ok_ = false;
+  bool storm_ok_ = false;
   long reads_ = 0, writes_ = 0, enables_ok_ = 0, refusals_[4] = {0, 0, 0, 0}, write_enabled_errs_ = 0, clears_ = 0,
        presets_ = 0, saturated_seen_ = 0, saturation_checks_ = 0;
 };
