@@ -15,6 +15,7 @@
 #include "fpadd.h"
 #include "top.h"
 #include "exactsum.h"
+#include "regs_rtl.h"
 
 #include "emit.h"
 
@@ -470,10 +471,14 @@ Resources estimate_resources(const Config& c) {
   // (twice), the m_agg output register (measured 1620 at 4 x 10G, C = 8, W = 64).
   r.luts += 640 + 1300 * C;
   r.ffs += 400 + 120 * C + 4 * W;
-  // Register file: 64-bit saturating counters (16 per port, 2 per context) and their read mux,
-  // plus the context registers.
-  r.luts += 300 + 640 * N + 600 * C;
-  r.ffs += 16 * 64 * N + 386 * C;
+  // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
+  // per RAMB36), each with a PW-bit pending count and a valid bit in flip-flops, plus the context
+  // registers (230 + N bits each). Fitted to scripts/timing (abc9) at 4 x 10G with C = 8 and
+  // C = 2 and 8 x 100G with C = 8 (docs/rtl.md, "Timing"): 3405 / 2214 / 4895 LUTs, 3019 / 1495 /
+  // 3782 FFs, 1 BRAM36 each.
+  const long ncnt = regs_counter_count(c);
+  r.luts += 300 + 23 * ncnt + 152 * C;
+  r.ffs += 420 + ncnt * (regs_pending_bits(c) + 1) + (230 + N) * C;
   // Ports: parser, bypass FIFO, admission, the descriptor tables and queues, transmit.
   r.luts += N * (1500 + 12L * plan.descs);
   // (2348 FFs measured at 4 x 10G with the registered mPP output and the held-frame registers.)
@@ -483,7 +488,8 @@ Resources estimate_resources(const Config& c) {
   const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
   const long bram_by_width = (W + 71) / 72;
   r.bram36 = N * (std::max(bram_by_bytes, bram_by_width) + 5 + (bram_by_width + 1) / 2);
-  r.dsps = N;  // one per port (an address product in the admission path)
+  r.bram36 += (ncnt + 511) / 512;  // the register file's counter RAM
+  r.dsps = N;                      // one per port (an address product in the admission path)
   return r;
 }
 

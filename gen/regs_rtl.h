@@ -9,13 +9,16 @@
 
 namespace panama {
 
-// Index of a counter in the register file's flat counter array (cnt_q in the RTL, 64 bits each):
+// Index of a counter in the register file's counter RAM (cnt_mem in the RTL, 64 bits each; its
+// pending counts pend_q and valid bits vld_q in the same order):
 // port p's counter k at p*16+k, then vectors_completed of each context, vectors_dropped of each
 // context, agg_tx_frames last. Testbenches that poke counters use it.
 int regs_counter_index_completed(const Config& c, int ctx);
 int regs_counter_index_dropped(const Config& c, int ctx);
 int regs_counter_index_agg_tx(const Config& c);
 int regs_counter_count(const Config& c);
+// Width of each counter's pending count (pend_q): enough for 2 * regs_counter_count + 1 pulses.
+int regs_pending_bits(const Config& c);
 
 // Verilog-2005 text of module <prefix>_regs (the body only; build_output() adds the banner).
 // Throws std::logic_error if the register map holds a register this emitter does not know.

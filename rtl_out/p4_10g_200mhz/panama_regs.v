@@ -149,29 +149,29 @@ module panama_regs (
     if (s_axil_wvalid & ~w_full_q) w_data_q <= s_axil_wdata;
   end
 
-  // Read channel: the address is held, the read is done in the cycle after (so the wide
-  // read multiplexer starts from a register), and the data is held until rready. A new
-  // address may be taken while the previous data waits.
+  // Read channel (docs/rtl.md "Register file", "Counters in block RAM"): the address is
+  // held; D: it is decoded into registers (rd_fire, one read in flight at a time); S0: the
+  // read samples the state (rd_smp; a counter LO read also takes the counter pipeline's slot
+  // of that cycle); S1..S3: the counter's sum comes out of the pipeline; then rdata_q and
+  // rvalid_q are registered and held until rready. A new address may be taken meanwhile.
   reg ar_full_q;
   reg [AW-1:0] ar_addr_q;
   reg rvalid_q;
   reg [31:0] rdata_q;
-  wire rd_fire = ar_full_q & ~rvalid_q;
+  // A read between D and its rvalid; the decoded read waiting for its S0.
+  reg rd_busy_q;
+  reg rd_dec_q;
+  reg [AW-1:0] rd_addr_q;
+  reg rd_lo_q;
+  reg rd_hi_q;
+  reg [CIW-1:0] rd_idx_q;
+  wire rd_fire = ar_full_q & ~rd_busy_q & ~rvalid_q;
+  wire rd_smp;
+  reg [2:0] rd_stage_q;  // the read in S1, S2, S3
   assign s_axil_arready = ~ar_full_q;
   assign s_axil_rvalid = rvalid_q;
   assign s_axil_rdata = rdata_q;
   assign s_axil_rresp = 2'b00;
-  always @(posedge clk) begin
-    if (rst) begin
-      ar_full_q <= 1'b0;
-      rvalid_q <= 1'b0;
-    end else begin
-      if (rd_fire) ar_full_q <= 1'b0;
-      else if (s_axil_arvalid) ar_full_q <= 1'b1;
-      if (rd_fire) rvalid_q <= 1'b1;
-      else if (s_axil_rready) rvalid_q <= 1'b0;
-    end
-  end
   always @(posedge clk) begin
     if (s_axil_arvalid & ~ar_full_q) ar_addr_q <= s_axil_araddr;
   end
@@ -330,38 +330,125 @@ module panama_regs (
     else if (wr_agg_port && ~|en_q) agg_port_q <= w_data_q[15:0];
   end
 
-  // Counters: 64-bit, saturating at all ones; CLEAR_COUNTERS wins over a same-cycle pulse.
+  // Counters (docs/rtl.md, "Counters in block RAM"): 64-bit, saturating at all ones, held
+  // in a RAM of NCNT words. Each counter's +1 pulses go into a small pending count (PW bits)
+  // in flip-flops; one pipelined read-modify-write per cycle adds one counter's pending count
+  // to its RAM word: round-robin over all counters, or the counter a LO read asks for (the
+  // read's S0). S0: take the pending count (the counter restarts from this cycle's pulse)
+  // and read the RAM; S1: RAM data; S2: saturating add; S3: the sum is written back and is
+  // the read's value. No counter is in S1..S3 twice (the hazard check below), so every
+  // read of the RAM sees the counter's last write. A valid bit per counter makes
+  // CLEAR_COUNTERS a one-cycle operation (an invalid word reads as 0), and the clear cancels
+  // the write-back of every flush in flight. CLEAR_COUNTERS wins over a same-cycle pulse.
+  localparam PW = 8;
+  localparam [CIW-1:0] NCNT_LAST = 7'd80;
   wire [NCNT-1:0] cnt_inc = {agg_tx_inc, ctx_dropped_inc, ctx_completed_inc, port_count_inc};
-  // Generated per counter (one small always block each, which synthesis tools handle far
-  // faster than one loop over the whole array), in loops of at most 16 x N and 2C + 1.
-  reg [NCNT*64-1:0] cnt_q;
-  genvar h;
-  generate
-    for (g = 0; g < N; g = g + 1) begin : g_pcnt
-      for (h = 0; h < 16; h = h + 1) begin : g_k
-        always @(posedge clk) begin
-          if (rst || wr_clear) cnt_q[(g*16+h)*64 +: 64] <= 64'd0;
-          else if (cnt_inc[g*16+h] && ~&cnt_q[(g*16+h)*64 +: 64])
-            cnt_q[(g*16+h)*64 +: 64] <= cnt_q[(g*16+h)*64 +: 64] + 64'd1;
-        end
-      end
+  reg [NCNT*PW-1:0] pend_q;
+  reg [NCNT-1:0] vld_q;
+  // The round-robin pointer and the three counters after it.
+  reg [CIW-1:0] rr_q, rr1_q, rr2_q, rr3_q;
+  // Flushes in S1, S2, S3: counter, write-back enable (cleared by CLEAR_COUNTERS).
+  reg [CIW-1:0] s1_a, s2_a, s3_a;
+  reg s1_we, s2_we, s3_we;
+  reg [PW-1:0] s1_p, s2_p;
+  reg s1_vld;
+  reg [63:0] s2_d;
+  reg [63:0] s3_sum;
+  reg [63:0] ram_q;
+  wire [63:0] sum;
+  wire sum_c;
+  // A LO read takes the slot when its counter is not in S1..S3 and is not one of the next
+  // three round-robin counters (which would then be flushed while it is in S1..S3).
+  wire rd_hazard = (rd_idx_q == s1_a) | (rd_idx_q == s2_a) | (rd_idx_q == s3_a) |
+                   (rd_idx_q == rr1_q) | (rd_idx_q == rr2_q) | (rd_idx_q == rr3_q);
+  assign rd_smp = rd_dec_q & ~(rd_lo_q & rd_hazard);
+  wire inj = rd_smp & rd_lo_q;
+  wire [CIW-1:0] a0 = inj ? rd_idx_q : rr_q;
+  // The round robin stays while a read takes the slot (unless it takes the round robin's own
+  // counter).
+  wire rr_adv = ~inj | (rd_idx_q == rr_q);
+  // The pending count and valid bit of the round-robin counter and of the read's counter
+  // (AND-OR multiplexers from registered selects), then the slot's choice.
+  reg [PW-1:0] p_rr, p_rd;
+  reg v_rr, v_rd;
+  always @* begin
+    p_rr = {PW{1'b0}};
+    p_rd = {PW{1'b0}};
+    v_rr = 1'b0;
+    v_rd = 1'b0;
+    for (i = 0; i < NCNT; i = i + 1) begin
+      p_rr = p_rr | (pend_q[i*PW +: PW] & {PW{rr_q == i[CIW-1:0]}});
+      p_rd = p_rd | (pend_q[i*PW +: PW] & {PW{rd_idx_q == i[CIW-1:0]}});
+      v_rr = v_rr | (vld_q[i] & (rr_q == i[CIW-1:0]));
+      v_rd = v_rd | (vld_q[i] & (rd_idx_q == i[CIW-1:0]));
     end
-    for (g = 16*N; g < NCNT; g = g + 1) begin : g_ccnt
+  end
+  // Per counter: the pending count (restarted by the slot) and the valid bit (set by the
+  // write-back, cleared by CLEAR_COUNTERS).
+  generate
+    for (g = 0; g < NCNT; g = g + 1) begin : g_cnt
+      wire take = inj ? (rd_idx_q == g) : (rr_q == g);
       always @(posedge clk) begin
-        if (rst || wr_clear) cnt_q[(g)*64 +: 64] <= 64'd0;
-        else if (cnt_inc[g] && ~&cnt_q[(g)*64 +: 64])
-          cnt_q[(g)*64 +: 64] <= cnt_q[(g)*64 +: 64] + 64'd1;
+        if (rst || wr_clear) pend_q[g*PW +: PW] <= {PW{1'b0}};
+        else if (take) pend_q[g*PW +: PW] <= {{(PW-1){1'b0}}, cnt_inc[g]};
+        else pend_q[g*PW +: PW] <= pend_q[g*PW +: PW] + {{(PW-1){1'b0}}, cnt_inc[g]};
+        if (rst || wr_clear) vld_q[g] <= 1'b0;
+        else if (s3_we && s3_a == g) vld_q[g] <= 1'b1;
       end
     end
   endgenerate
+  always @(posedge clk) begin
+    if (rst) begin
+      rr_q <= 7'd0;
+      rr1_q <= 7'd1;
+      rr2_q <= 7'd2;
+      rr3_q <= 7'd3;
+      s1_we <= 1'b0;
+      s2_we <= 1'b0;
+      s3_we <= 1'b0;
+    end else begin
+      if (rr_adv) begin
+        rr_q <= rr1_q;
+        rr1_q <= rr2_q;
+        rr2_q <= rr3_q;
+        rr3_q <= rr3_q == NCNT_LAST ? 7'd0 : rr3_q + 7'd1;
+      end
+      s1_we <= ~wr_clear;
+      s2_we <= s1_we & ~wr_clear;
+      s3_we <= s2_we & ~wr_clear;
+    end
+  end
+  // The pipeline's data needs no reset: the write enables qualify it.
+  always @(posedge clk) begin
+    s1_a <= a0;
+    s1_p <= inj ? p_rd : p_rr;
+    s1_vld <= inj ? v_rd : v_rr;
+    s2_a <= s1_a;
+    s2_p <= s1_p;
+    s2_d <= s1_vld ? ram_q : 64'd0;
+    s3_a <= s2_a;
+    s3_sum <= sum_c ? {64{1'b1}} : sum;
+  end
+  // The counter RAM: one read (S0) and one write (S3) port, read-first.
+  (* ram_style = "block" *) reg [63:0] cnt_mem [0:NCNT-1];
+  always @(posedge clk) begin
+    if (s3_we) cnt_mem[s3_a] <= s3_sum;
+    ram_q <= cnt_mem[a0];
+  end
+  // S2: the saturating add (a carry out means the sum passed 2^64 - 1).
+  assign {sum_c, sum} = {1'b0, s2_d} + {{(65-PW){1'b0}}, s2_p};
 
-  // Read decode.
-  wire rd_in_ctx = ar_addr_q >= CTX_BASE && {1'b0, ar_addr_q} < CTX_END;
-  wire [5:0] rd_ctx = ar_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
-  wire [7:0] rd_off = ar_addr_q[7:0];
-  wire rd_in_port = ar_addr_q >= PORT_BASE && {1'b0, ar_addr_q} < PORT_END;
-  wire [6:0] rd_port = ar_addr_q[AW-1:7] - PORT_BASE[AW-1:7];
-  wire [6:0] rd_poff = ar_addr_q[6:0];
+  // Read decode: d_* from the held address (D: which counter, LO or HI), rd_* from the
+  // decoded read's address (S0: the word of a configuration register).
+  wire d_in_ctx = ar_addr_q >= CTX_BASE && {1'b0, ar_addr_q} < CTX_END;
+  wire [5:0] d_ctx = ar_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
+  wire [7:0] d_off = ar_addr_q[7:0];
+  wire d_in_port = ar_addr_q >= PORT_BASE && {1'b0, ar_addr_q} < PORT_END;
+  wire [6:0] d_port = ar_addr_q[AW-1:7] - PORT_BASE[AW-1:7];
+  wire [6:0] d_poff = ar_addr_q[6:0];
+  wire rd_in_ctx = rd_addr_q >= CTX_BASE && {1'b0, rd_addr_q} < CTX_END;
+  wire [5:0] rd_ctx = rd_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
+  wire [7:0] rd_off = rd_addr_q[7:0];
   // Each context's read word for rd_off (0 unless the address is in its block).
   wire [C*32-1:0] ctx_rword;
   generate
@@ -392,19 +479,39 @@ module panama_regs (
     end
   endgenerate
 
-  // The addressed word: a constant, a configuration register, or a counter. Counter LO
-  // words read the counter's low half and latch its high half into the one shadow that
-  // every HI word reads.
+  // D: which counter the held address reads (LO or HI word), registered with the address.
+  reg d_cnt_lo;
+  reg d_cnt_hi;
+  reg [CIW-1:0] d_cnt_idx;
+  always @* begin
+    d_cnt_lo = 1'b0;
+    d_cnt_hi = 1'b0;
+    d_cnt_idx = CNT_AGG_TX;
+    if (ar_addr_q == A_AGG_TX_FRAMES_LO) d_cnt_lo = 1'b1;
+    if (ar_addr_q == A_AGG_TX_FRAMES_HI) d_cnt_hi = 1'b1;
+    if (d_in_ctx) begin
+      case (d_off)
+        O_CTX_VECTORS_COMPLETED_LO: begin d_cnt_lo = 1'b1; d_cnt_idx = CNT_COMPLETED + {1'd0, d_ctx}; end
+        O_CTX_VECTORS_COMPLETED_HI: d_cnt_hi = 1'b1;
+        O_CTX_VECTORS_DROPPED_LO: begin d_cnt_lo = 1'b1; d_cnt_idx = CNT_DROPPED + {1'd0, d_ctx}; end
+        O_CTX_VECTORS_DROPPED_HI: d_cnt_hi = 1'b1;
+        default: ;
+      endcase
+    end
+    // Port p's counter k: LO at 8k, HI at 8k+4.
+    if (d_in_port && d_poff[1:0] == 2'd0) begin
+      d_cnt_lo = !d_poff[2];
+      d_cnt_hi = d_poff[2];
+      d_cnt_idx = {d_port[2:0], d_poff[6:3]};
+    end
+  end
+  // d_port < N fits the counter index; its high bits are zero whenever d_in_port.
+  wire unused_d_port = ^d_port[6:3];
+  // S0: the word of a configuration register or constant (0 for a counter word).
   reg [31:0] rd_word;
-  reg rd_cnt_lo;
-  reg rd_cnt_hi;
-  reg [CIW-1:0] rd_cnt_idx;
   always @* begin
     rd_word = 32'd0;
-    rd_cnt_lo = 1'b0;
-    rd_cnt_hi = 1'b0;
-    rd_cnt_idx = CNT_AGG_TX;
-    case (ar_addr_q)
+    case (rd_addr_q)
       A_ID: rd_word = 32'h50414e41;
       A_VERSION: rd_word = 32'h10001;
       A_PORTS: rd_word = 32'h4;
@@ -414,44 +521,46 @@ module panama_regs (
       A_FORMAT: rd_word = 32'h0;
       A_BUFFER_BYTES: rd_word = 32'h10000;
       A_AGG_PORT: rd_word = {16'd0, agg_port_q};
-      A_AGG_TX_FRAMES_LO: rd_cnt_lo = 1'b1;
-      A_AGG_TX_FRAMES_HI: rd_cnt_hi = 1'b1;
       default: ;
     endcase
-    if (rd_in_ctx) begin
+    if (rd_in_ctx)
       for (i = 0; i < C; i = i + 1) rd_word = rd_word | ctx_rword[i*32 +: 32];
-      case (rd_off)
-        O_CTX_VECTORS_COMPLETED_LO: begin rd_cnt_lo = 1'b1; rd_cnt_idx = CNT_COMPLETED + {1'd0, rd_ctx}; end
-        O_CTX_VECTORS_COMPLETED_HI: rd_cnt_hi = 1'b1;
-        O_CTX_VECTORS_DROPPED_LO: begin rd_cnt_lo = 1'b1; rd_cnt_idx = CNT_DROPPED + {1'd0, rd_ctx}; end
-        O_CTX_VECTORS_DROPPED_HI: rd_cnt_hi = 1'b1;
-        default: ;
-      endcase
-    end
-    // Port p's counter k: LO at 8k, HI at 8k+4.
-    if (rd_in_port && rd_poff[1:0] == 2'd0) begin
-      rd_cnt_lo = !rd_poff[2];
-      rd_cnt_hi = rd_poff[2];
-      rd_cnt_idx = {rd_port[2:0], rd_poff[6:3]};
-    end
   end
-  // rd_port < N fits the counter index; its high bits are zero whenever rd_in_port.
-  wire unused_rd_port = ^rd_port[6:3];
-  // The addressed counter, as an AND-OR multiplexer (a variable part-select of the wide
-  // array makes Yosys build a far larger and slower circuit).
-  reg [63:0] rd_cnt;
-  always @* begin
-    rd_cnt = 64'd0;
-    for (i = 0; i < NCNT; i = i + 1) rd_cnt = rd_cnt | (cnt_q[i*64 +: 64] & {64{rd_cnt_idx == i[CIW-1:0]}});
-  end
+  // Counter LO words return the counter's value from the pipeline (S3) and copy its high
+  // half into the one shadow that every HI word reads.
   reg [31:0] hi_latch_q;
+  reg [31:0] rd_held_q;  // S0's word (configuration or shadow)
   always @(posedge clk) begin
-    if (rst) hi_latch_q <= 32'd0;
-    else if (rd_fire && rd_cnt_lo) hi_latch_q <= rd_cnt[63:32];
+    if (rst) begin
+      ar_full_q <= 1'b0;
+      rvalid_q <= 1'b0;
+      rd_busy_q <= 1'b0;
+      rd_dec_q <= 1'b0;
+      rd_stage_q <= 3'd0;
+      hi_latch_q <= 32'd0;
+    end else begin
+      if (rd_fire) ar_full_q <= 1'b0;
+      else if (s_axil_arvalid) ar_full_q <= 1'b1;
+      if (rd_fire) rd_busy_q <= 1'b1;
+      else if (rd_stage_q[2]) rd_busy_q <= 1'b0;
+      if (rd_fire) rd_dec_q <= 1'b1;
+      else if (rd_smp) rd_dec_q <= 1'b0;
+      rd_stage_q <= {rd_stage_q[1:0], rd_smp};
+      if (rd_stage_q[2]) rvalid_q <= 1'b1;
+      else if (s_axil_rready) rvalid_q <= 1'b0;
+      if (rd_stage_q[2] && rd_lo_q) hi_latch_q <= s3_sum[63:32];
+    end
   end
-  // Read data needs no reset: rvalid qualifies it.
+  // The read's registers need no reset: rd_dec_q, rd_stage_q and rvalid_q qualify them.
   always @(posedge clk) begin
-    if (rd_fire) rdata_q <= rd_cnt_hi ? hi_latch_q : rd_cnt_lo ? rd_cnt[31:0] : rd_word;
+    if (rd_fire) begin
+      rd_addr_q <= ar_addr_q;
+      rd_lo_q <= d_cnt_lo;
+      rd_hi_q <= d_cnt_hi;
+      rd_idx_q <= d_cnt_idx;
+    end
+    if (rd_smp) rd_held_q <= rd_hi_q ? hi_latch_q : rd_word;
+    if (rd_stage_q[2]) rdata_q <= rd_lo_q ? s3_sum[31:0] : rd_held_q;
   end
 
 endmodule
