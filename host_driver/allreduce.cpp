@@ -79,7 +79,24 @@ void JobParams::validate() const {
 // ---------------------------------------------------------------------------------------------
 // AllReduce
 
-AllReduce::AllReduce(Transport& t, const JobParams& p) : t_(t), p_(p) {
+StatusWait::StatusWait(double floor_ms, double cap_ms) : floor_(floor_ms), cap_(std::max(floor_ms, cap_ms)) {}
+
+void StatusWait::sample(double r) {
+  if (samples_++ == 0) {
+    srtt_ = r;
+    rttvar_ = r / 2;
+    return;
+  }
+  rttvar_ += (std::fabs(srtt_ - r) - rttvar_) / 4;
+  srtt_ += (r - srtt_) / 8;
+}
+
+double StatusWait::wait_ms() const {
+  if (samples_ == 0) return floor_;
+  return std::min(cap_, std::max(floor_, srtt_ + 4 * rttvar_));
+}
+
+AllReduce::AllReduce(Transport& t, const JobParams& p) : t_(t), p_(p), wait_(p.status_wait_ms, p.timeout_ms / 2.0) {
   p_.validate();
   next_vid_.assign(static_cast<size_t>(p_.trees), p_.first_vid);
   if (!p_.first_vids.empty()) next_vid_ = p_.first_vids;
@@ -101,6 +118,9 @@ namespace {
 
 enum class Kind { main, status, repair };
 
+// Status waits a worker waits for a status part: more than a peer takes to leave a jammed round
+// (kMaxProbes + 1, rule 6); with adaptive waits, room for peers whose waits differ by up to 2x.
+constexpr int kStatusWaits = 4, kStatusWaitsAdaptive = 6;
 // A window full after this many probes, in a repair phase, means the round is jammed (rule 6).
 constexpr size_t kMaxProbes = 2;
 // Probes keep going, one per silent status wait, up to this many beyond the window: a worker
@@ -114,8 +134,9 @@ struct Slot {
   int round = 0;     // status / repair
   size_t index = 0;  // main: vector index within the tree; status: part q; repair: vector index
   bool lost = false;
-  bool skipped = false;  // not sent (repair slot nobody needs, status part of a finished part)
-  wire::Bytes payload;   // status parts: the built payload
+  bool skipped = false;         // not sent (repair slot nobody needs, status part of a finished part)
+  wire::Bytes payload;          // status parts: the built payload
+  Clock::time_point sent_at{};  // main and repair slots: when this worker sent it (round-trip samples)
 };
 
 // What round r's status says of one vector (TreeState::plan).
@@ -150,6 +171,7 @@ struct TreeState {
   size_t held = 0;                  // vectors of this tree this worker holds
   Clock::time_point last_progress;  // last in-order result, or the last status wait
   Clock::time_point last_result;    // last in-order result
+  size_t give_ups = 0;              // status waits that gave up on something (PANAMA_HOST_DEBUG)
   size_t inflight() const { return frames_before[sent] - frames_before[std::min(acked, sent)]; }
 };
 
@@ -214,7 +236,7 @@ struct CallShape {
 class ReduceCall : CallShape {
  public:
   ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<uint32_t>& prev_span,
-             std::vector<Dctcp>& cc, Stats& stats, const uint8_t* data, size_t n);
+             std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, const uint8_t* data, size_t n);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
   const uint8_t* result() const { return out_.data(); }
@@ -253,6 +275,7 @@ class ReduceCall : CallShape {
   std::vector<uint32_t>& next_vid_;
   std::vector<uint32_t>& prev_span_;  // per tree: VIDs the previous call reserved (ends at next_vid_)
   std::vector<Dctcp>& cc_;
+  StatusWait& wait_;
   Stats& stats_;
   const uint8_t* data_;
   const ElemCodec codec_;
@@ -264,19 +287,25 @@ class ReduceCall : CallShape {
   size_t held_ = 0;  // results held (count of true in have_)
   std::vector<TreeState> tr_;
   wire::FrameSpec spec_;
-  std::chrono::milliseconds timeout_, status_wait_, silence_;
+  // The status wait (adaptive: StatusWait) and what derives from it: the call timeout is at
+  // least 16 status waits with repair on, the silence after which a worker holding everything
+  // leaves is 12 (at least 2, at most 3/4 of the timeout).
+  std::chrono::milliseconds status_wait() const;
+  std::chrono::milliseconds timeout() const;
+  std::chrono::milliseconds silence() const;
   Clock::time_point last_progress_;
 };
 
 ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid,
-                       std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, Stats& stats, const uint8_t* data,
-                       size_t n)
+                       std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats,
+                       const uint8_t* data, size_t n)
     : CallShape(p, n),
       t_(t),
       p_(p),
       next_vid_(next_vid),
       prev_span_(prev_span),
       cc_(cc),
+      wait_(wait),
       stats_(stats),
       data_(data),
       codec_(p),
@@ -286,17 +315,29 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
       tr_(T) {
   for (size_t t = 0; t < T; ++t) plan_tree(t);
   init_spec();
-  // With repair on, a worker can legitimately hear nothing for a few (long) status waits while
-  // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
-  timeout_ = std::chrono::milliseconds(repair ? std::max(p_.timeout_ms, 16 * p_.status_wait_ms) : p_.timeout_ms);
-  status_wait_ = std::chrono::milliseconds(p_.status_wait_ms);
-  // How long a worker that holds every result waits in silence before it leaves (it may have
-  // missed the final status): several status waits, since a peer still repairing can need a
-  // few in a row, but well inside the peers' timeout, which starts at about the same time.
-  // A peer that still misses a vector can spend several status waits getting out of a jammed
-  // round (rule 6 of docs/host.md), so this is well above that but below the peer's timeout.
-  silence_ = std::max(2 * status_wait_, std::min(timeout_ * 3 / 4, 12 * status_wait_));
   last_progress_ = Clock::now();
+}
+
+std::chrono::milliseconds ReduceCall::status_wait() const {
+  if (!p_.adaptive_wait) return std::chrono::milliseconds(p_.status_wait_ms);
+  return std::chrono::milliseconds(static_cast<long>(std::ceil(wait_.wait_ms())));
+}
+
+// With repair on, a worker can legitimately hear nothing for a few (long) status waits while
+// it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
+std::chrono::milliseconds ReduceCall::timeout() const {
+  const std::chrono::milliseconds t(p_.timeout_ms);
+  return repair ? std::max(t, 16 * status_wait()) : t;
+}
+
+// How long a worker that holds every result waits in silence before it leaves (it may have
+// missed the final status): several status waits, since a peer still repairing can need a
+// few in a row, but well inside the peers' timeout, which starts at about the same time.
+// A peer that still misses a vector can spend several status waits getting out of a jammed
+// round (rule 6 of docs/host.md), so this is well above that but below the peer's timeout.
+std::chrono::milliseconds ReduceCall::silence() const {
+  const auto w = status_wait();
+  return std::max(2 * w, std::min(timeout() * 3 / 4, 12 * w));
 }
 
 // Lays out tree t's reserved VID range: its main vectors, then R rounds of status parts and
@@ -399,6 +440,7 @@ void ReduceCall::send_slot(size_t t) {
     fill_repair(t, sl);
   }
   t_.send(wire::build_frame(spec_));
+  if (sl.kind != Kind::status) s.slots[i].sent_at = Clock::now();
   s.frames_before[s.sent + 1] = s.frames_before[s.sent] + 1;
   ++s.sent;
   ++stats_.vectors_sent;
@@ -474,8 +516,9 @@ ReduceCall::Action ReduceCall::next_action(size_t t) {
 std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
   const TreeState& s = tr_[t];
   for (size_t i = s.settled; i < s.sent; ++i)
-    if (s.slots[i].kind == Kind::status && !s.slots[i].skipped) return 4 * status_wait_;
-  return status_wait_;
+    if (s.slots[i].kind == Kind::status && !s.slots[i].skipped)
+      return (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits) * status_wait();
+  return status_wait();
 }
 
 // Keeps the sum of vector k (the first time it arrives).
@@ -588,13 +631,13 @@ void ReduceCall::send_windows() {
 
 // The call's timeout while a main stream is open, else the status wait.
 Clock::time_point ReduceCall::next_deadline() const {
-  Clock::time_point deadline = last_progress_ + timeout_;
-  if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + silence_);
+  Clock::time_point deadline = last_progress_ + timeout();
+  if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + silence());
   for (size_t t = 0; t < T; ++t) {
     const TreeState& s = tr_[t];
     if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
       deadline = std::min(deadline, s.last_progress + tree_wait(t));
-    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence_);
+    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence());
   }
   return deadline;
 }
@@ -605,9 +648,9 @@ bool ReduceCall::on_silence() {
   // Holding every result and hearing nothing more: done. The data is exact, and a peer
   // still repairing would be producing results with this worker's frames (it needs every
   // member for every slot). Typically this worker missed the final status.
-  if (repair && held_ == K && now - last_progress_ >= silence_) return true;
+  if (repair && held_ == K && now - last_progress_ >= silence()) return true;
   if (give_up_stalled(now)) return false;
-  if (now < last_progress_ + timeout_) return false;
+  if (now < last_progress_ + timeout()) return false;
   const size_t miss = missing();
   // Holding every result, a worker that hears nothing more is done: its data is exact, and
   // a peer still missing something would have completed the round's status with it.
@@ -623,7 +666,7 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     TreeState& s = tr_[t];
     // The same for one tree: its peers that saw the final status have left it, so what
     // this worker still sends there would never complete.
-    if (!s.done && repair && s.held == s.n && now - s.last_result >= silence_) {
+    if (!s.done && repair && s.held == s.n && now - s.last_result >= silence()) {
       s.done = true;
       moved = true;
       continue;
@@ -633,6 +676,7 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     // Nothing for a while: what was sent counts as lost (late results are still taken);
     // go on with the schedule, the repair rounds pick it up.
     settle_lost(t, s.sent, 0);
+    ++s.give_ups;
     if (s.inflight() > 0) s.probes = std::min<size_t>(s.probes + 1, kProbeCap);
     // A window still full after the probes, in a repair phase: this worker's frames went
     // into VIDs the others have left behind (they gave up on this round and moved on), and
@@ -702,7 +746,12 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
     cc_[t].on_result(ce);
   }
   // A late result (given up on by the status wait, or overtaken by reordering) is as good as
-  // an in-order one: its slot's meaning is fixed.
+  // an in-order one: its slot's meaning is fixed. It is progress for the call timeout (results
+  // still come), and, like every first result of a main or repair slot, a round-trip sample:
+  // a switch slower than the status wait makes every result late, and the wait must grow.
+  if (late) last_progress_ = Clock::now();
+  if (sl.sent_at != Clock::time_point{})
+    wait_.sample(std::chrono::duration<double, std::milli>(Clock::now() - sl.sent_at).count());
   sl.lost = false;
   ++stats_.results;
   if (sl.kind == Kind::main) {
@@ -728,7 +777,7 @@ void ReduceCall::fail_timeout(size_t miss) {
     if (!tr_[u].done && (tr_[t].done || tr_[u].settled < tr_[t].settled)) t = u;
   if (std::getenv("PANAMA_HOST_DEBUG")) debug_trees();
   throw AllReduceError("timeout: no result for job " + std::to_string(p_.jid) + " tree " + std::to_string(t) + " VID " +
-                       std::to_string(next_vid_[t] + tr_[t].settled) + " within " + std::to_string(timeout_.count()) +
+                       std::to_string(next_vid_[t] + tr_[t].settled) + " within " + std::to_string(timeout().count()) +
                        " ms (" + std::to_string(miss) + " of " + std::to_string(K) +
                        " vectors missing): a peer is not contributing or the path is down");
 }
@@ -748,16 +797,26 @@ void ReduceCall::finish() {
                        " repair rounds (a peer stopped answering or the loss is too heavy)");
 }
 
+long long ms_since(Clock::time_point t) {
+  return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t).count());
+}
+
 // PANAMA_HOST_DEBUG: every tree's progress, when the call times out.
 void ReduceCall::debug_trees() const {
+  std::fprintf(
+      stderr, "rank %d gives up at t=%lld ms\n", p_.rank,
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count() % 1000000));
   for (size_t u = 0; u < T; ++u) {
     const TreeState& z = tr_[u];
     const Slot* nx = z.sent < z.slots.size() ? &z.slots[z.sent] : nullptr;
     std::fprintf(stderr,
                  "rank %d tree %zu: n %zu sent %zu settled %zu acked %zu inflight %zu probes %zu held %zu done "
-                 "%d next kind %d round %d index %zu cwnd %d\n",
+                 "%d next kind %d round %d index %zu cwnd %d give_ups %zu since_progress %lld ms since_result %lld ms "
+                 "since_call_progress %lld ms\n",
                  p_.rank, u, z.n, z.sent, z.settled, z.acked, z.inflight(), z.probes, z.held, z.done,
-                 nx ? static_cast<int>(nx->kind) : -1, nx ? nx->round : -1, nx ? nx->index : 0, cc_[u].allowed());
+                 nx ? static_cast<int>(nx->kind) : -1, nx ? nx->round : -1, nx ? nx->index : 0, cc_[u].allowed(),
+                 z.give_ups, ms_since(z.last_progress), ms_since(z.last_result), ms_since(last_progress_));
   }
 }
 
@@ -785,8 +844,19 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
-  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, stats_, data, n);
-  call.run();
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, data, n);
+  const auto note_wait = [this] {
+    stats_.status_wait_ms = p_.adaptive_wait ? wait_.wait_ms() : p_.status_wait_ms;
+    stats_.srtt_ms = wait_.srtt_ms();
+    stats_.rtt_samples = wait_.samples();
+  };
+  try {
+    call.run();
+  } catch (...) {
+    note_wait();
+    throw;
+  }
+  note_wait();
   const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
   std::memcpy(data, call.result(), bytes);
   stats_.bytes_reduced += bytes;

@@ -59,6 +59,23 @@ class Dctcp {
   uint64_t windows_ = 0;
 };
 
+// The status wait adapted to the measured round trip of this worker's slots (docs/host.md,
+// "Adaptive status wait"): RFC 6298's estimator (srtt += (r - srtt) / 8, rttvar += (|srtt - r| -
+// rttvar) / 4, the first sample sets srtt = r, rttvar = r / 2), wait = srtt + 4 rttvar clamped to
+// [floor, cap]. Before the first sample the wait is the floor.
+class StatusWait {
+ public:
+  StatusWait(double floor_ms, double cap_ms);
+  void sample(double rtt_ms);
+  double wait_ms() const;
+  double srtt_ms() const { return srtt_; }
+  uint64_t samples() const { return samples_; }
+
+ private:
+  double floor_, cap_, srtt_ = 0, rttvar_ = 0;
+  uint64_t samples_ = 0;
+};
+
 struct JobParams {
   uint16_t jid = 0;
   int rank = 0;  // 0..world-1, carried in RANK
@@ -77,6 +94,11 @@ struct JobParams {
   int repair_rounds = 16;
   int repair_slots = 8;  // unused since every vector has a slot in every round (kept for the API)
   int status_wait_ms = 200;
+  // On: the status wait follows the measured round trip (StatusWait), never below
+  // status_wait_ms and never above max(status_wait_ms, timeout_ms / 2); for a slow switch (the
+  // RTL stand-in), where a fixed wait gives up on nearly every result before it arrives. Off
+  // (the default): status_wait_ms as it is.
+  bool adaptive_wait = false;
   // VIDs per status part and round, each carrying the same holder bits: a worker falls out of
   // step with its peers when it alone misses a status result they received (docs/host.md), and
   // with c copies that takes c lost copies on its link (p^c instead of p).
@@ -102,7 +124,9 @@ struct Stats {
   // settled without an in-order result (lost or skipped). Workers must agree on the marks of
   // every VID that none of them settled without its result.
   std::vector<std::pair<uint32_t, uint32_t>> ce_vids, unseen_vids;
-  double seconds = 0;  // time spent inside reduce calls
+  double seconds = 0;                      // time spent inside reduce calls
+  double status_wait_ms = 0, srtt_ms = 0;  // the status wait in use and the smoothed round trip, at the last call's end
+  uint64_t rtt_samples = 0;
 };
 
 class AllReduce {
@@ -125,6 +149,7 @@ class AllReduce {
   std::vector<uint32_t> next_vid_;
   std::vector<uint32_t> prev_span_;  // per tree: VIDs reserved by the previous call
   std::vector<Dctcp> cc_;
+  StatusWait wait_;  // carries over across calls, like the windows
   Stats stats_;
 };
 

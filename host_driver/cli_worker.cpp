@@ -189,6 +189,7 @@ struct WorkerOpts {
   std::string first_vid = "0";
   WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
   bool no_cc = false;
+  bool adaptive_wait = false;
 };
 
 // What the design accepts (controller --job-out): MAX_ELEMS (0: not given) and FORMAT.
@@ -272,6 +273,7 @@ JobParams job_params(const WorkerOpts& o) {
   p.repair_rounds = o.repair_rounds;
   p.repair_slots = o.repair_slots;
   p.status_wait_ms = o.status_wait_ms;
+  p.adaptive_wait = o.adaptive_wait;
   p.status_copies = o.status_copies;
   p.count = JobParams::count_for(mtu, max_elems, es);
   p.first_vids = first_vids(o);
@@ -342,6 +344,9 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
   j["lost"] = s.lost;
   j["repaired"] = s.repaired;
   j["repair_rounds"] = s.repair_rounds;
+  j["status_wait_ms"] = s.status_wait_ms;
+  j["srtt_ms"] = s.srtt_ms;
+  j["rtt_samples"] = s.rtt_samples;
   j["seconds"] = s.seconds;
   j["goodput_mbps"] = s.seconds > 0 ? s.bytes_reduced * 8 / s.seconds / 1e6 : 0.0;
   // Per core: the process's CPU time (user + system) so far, and the gradient bits per CPU second.
@@ -410,8 +415,12 @@ void add_window_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--repair-slots", w.repair_slots, "ignored (every vector has a repair slot in every round)")
       ->default_val(8)
       ->check(CLI::Range(1, 4096));
-  wk->add_option("--status-wait-ms", w.status_wait_ms, "wait for a repair round's status before going on")
+  wk->add_option("--status-wait-ms", w.status_wait_ms,
+                 "wait for results (4x for a repair round's status) before going on without them; with "
+                 "--adaptive-status-wait the least wait")
       ->default_val(200);
+  wk->add_flag("--adaptive-status-wait", w.adaptive_wait,
+               "the status wait follows the measured round trip (a slow switch such as the RTL stand-in)");
   wk->add_option("--status-copies", w.status_copies, "VIDs per repair status part (redundant copies)")
       ->default_val(3)
       ->check(CLI::Range(1, 4));

@@ -3,10 +3,12 @@
 // Optional loss on the switch -> host direction of chosen ports (fault tests).
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "switch.h"
@@ -22,11 +24,15 @@ class LoopbackFabric : public Fabric {
         up_loss_(static_cast<size_t>(ports), 0.0) {}
   int ports() const override { return static_cast<int>(links_.size()); }
   bool try_recv(int port, wire::Bytes& f) override {
-    std::lock_guard<std::mutex> l(mu_);
-    auto& q = links_[static_cast<size_t>(port)].up;
-    if (q.empty()) return false;
-    f = std::move(q.front());
-    q.pop_front();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      auto& q = links_[static_cast<size_t>(port)].up;
+      if (q.empty()) return false;
+      f = std::move(q.front());
+      q.pop_front();
+    }
+    // A slow stand-in (stress runs): the RTL engine takes about this long per frame.
+    if (switch_delay_.count() > 0) std::this_thread::sleep_for(switch_delay_);
     return true;
   }
   void send(int port, const wire::Bytes& f) override { pass(port, f, &Link::down, loss_, host_cv_); }
@@ -59,6 +65,8 @@ class LoopbackFabric : public Fabric {
     std::lock_guard<std::mutex> l(mu_);
     up_loss_[static_cast<size_t>(port)] = p;
   }
+  // The switch side spends this long on every frame it takes (emulates a slow engine).
+  void set_switch_delay(std::chrono::microseconds d) { switch_delay_ = d; }
   uint64_t dropped() {
     std::lock_guard<std::mutex> l(mu_);
     return dropped_;
@@ -89,6 +97,7 @@ class LoopbackFabric : public Fabric {
   std::vector<double> loss_, up_loss_;
   std::mt19937_64 rng_{1};
   uint64_t dropped_ = 0;
+  std::chrono::microseconds switch_delay_{0};
 };
 
 class LoopbackTransport : public Transport {

@@ -92,6 +92,31 @@ TEST(HostDctcp, DisabledKeepsTheWindow) {
   EXPECT_EQ(d.alpha(), 0);
 }
 
+// RFC 6298's estimator, worked by hand: first sample 100 ms: srtt 100, rttvar 50, wait 300.
+// Second sample 100: rttvar 50 + (0 - 50) / 4 = 37.5, srtt 100, wait 250. Third sample 20:
+// rttvar 37.5 + (80 - 37.5) / 4 = 48.125, srtt 100 - 80 / 8 = 90, wait 282.5.
+TEST(HostStatusWait, FollowsTheRoundTripBetweenFloorAndCap) {
+  StatusWait w(40, 1000);
+  EXPECT_EQ(w.wait_ms(), 40);  // no sample yet: the floor
+  w.sample(100);
+  EXPECT_DOUBLE_EQ(w.wait_ms(), 300);
+  w.sample(100);
+  EXPECT_DOUBLE_EQ(w.wait_ms(), 250);
+  w.sample(20);
+  EXPECT_DOUBLE_EQ(w.srtt_ms(), 90);
+  EXPECT_DOUBLE_EQ(w.wait_ms(), 282.5);
+  EXPECT_EQ(w.samples(), 3u);
+  StatusWait fast(200, 1000);  // a fast switch: the floor holds
+  for (int i = 0; i < 50; ++i) fast.sample(2);
+  EXPECT_DOUBLE_EQ(fast.wait_ms(), 200);
+  StatusWait slow(200, 1000);  // a very slow one: the cap holds
+  slow.sample(5000);
+  EXPECT_DOUBLE_EQ(slow.wait_ms(), 1000);
+  StatusWait odd(300, 100);  // a cap below the floor is the floor
+  odd.sample(5000);
+  EXPECT_DOUBLE_EQ(odd.wait_ms(), 300);
+}
+
 TEST(HostParams, CountAndValidation) {
   EXPECT_EQ(JobParams::count_for(1500, 362, 4), 362);
   EXPECT_EQ(JobParams::count_for(1500, 1000, 4), 362);
@@ -466,7 +491,15 @@ struct Bed {
     sw = std::thread([this, cfg, ctx, cp, soft] {
       try {
         // Created and used on this thread only.
-        auto eng = soft ? make_soft_engine(cfg, ctx) : make_model_engine(cfg, ctx);
+        std::unique_ptr<Engine> eng;
+        const char* rtl = std::getenv("PANAMA_HOST_RTL");  // stress runs: the Verilated RTL of this dir
+        if (rtl) {
+          const std::string path = "/tmp/panama_bed_ctx_" + std::to_string(::getpid()) + ".json";
+          std::ofstream(path) << wire::to_json(ctx).dump();
+          eng = make_rtl_engine(rtl, path, cfg.in.ports);
+        } else {
+          eng = soft ? make_soft_engine(cfg, ctx) : make_model_engine(cfg, ctx);
+        }
         SwitchChip chip(cfg.in.ports, ctx, cp);
         StandInParams sp;
         sp.chip = cp;
@@ -820,6 +853,8 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool
   const Config cfg = design(4);
   const std::vector<int> port_of{2, 0, 1};
   Bed bed(cfg, ctx_for(port_of, trees, 6), ChipParams{}, soft);
+  if (const char* e = std::getenv("PANAMA_HOST_SWITCH_US"))  // stress runs: a slow stand-in
+    bed.fab.set_switch_delay(std::chrono::microseconds(std::stoul(e)));
   bed.fab.set_loss(0, down_loss, seed);  // results to the worker on port 0
   bed.fab.set_up_loss(1, up_loss);       // contributions of the worker on port 1
   if (every_link)
@@ -834,6 +869,8 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool
   p.count = 362;
   p.timeout_ms = 3000;
   p.status_wait_ms = 40;
+  if (const char* e = std::getenv("PANAMA_HOST_STATUS_WAIT")) p.status_wait_ms = std::stoi(e);  // stress runs
+  if (std::getenv("PANAMA_HOST_ADAPTIVE_WAIT")) p.adaptive_wait = true;                         // stress runs
   p.repair_rounds = 16;
   if (const char* e = std::getenv("PANAMA_HOST_COPIES")) p.status_copies = std::stoi(e);  // stress runs
   size_t vectors = 40;
