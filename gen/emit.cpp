@@ -112,7 +112,7 @@ const Block kBlocks[] = {
      [](const Config&) {
        return std::string("one port: receive, bypass FIFO, contribution slots and queues, admission, transmit");
      },
-     emit_port},
+     nullptr, port_params},
     {"sched", full_top,
      [](const Config&) {
        return std::string("aggregation scheduler (VIDs, port bitmaps, drops, timeouts) and result builder");

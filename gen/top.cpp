@@ -1,5 +1,6 @@
 // The datapath around the adder tree (docs/rtl.md):
-//  <prefix>_port   one per port: receive stage, parser, bypass FIFO with commit/rewind,
+//  <prefix>_port   one per port (the fixed block rtl/panama_port.v; port_params() sets its
+//                  parameters): receive stage, parser, bypass FIFO with commit/rewind,
 //                  contribution memory of linked beats, descriptor queues per context, admission (rule 2),
 //                  transmit to mPP;
 //  <prefix>_sched  the aggregation scheduler (rules 5-8: stale, build, count mismatch,
@@ -14,6 +15,8 @@
 #include <map>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "regmap.h"
 #include "fpadd.h"
@@ -63,14 +66,11 @@ std::map<std::string, long> common_values(const Config& c) {
   v["SB"] = b.frame_beats;
   v["SBW"] = bits_for(b.frame_beats);
   v["CAPB"] = b.contrib_beats;
-  v["CR"] = static_cast<long>(c.in.contexts) * b.frame_beats;
   v["UW"] = std::max(bits_for(b.contrib_beats), bits_for(b.frame_beats) + 1);
   v["T"] = b.mem_beats;
   v["BW"] = index_bits(b.mem_beats);
   v["RW"] = bits_for(b.mem_beats);
   v["D"] = b.descs;
-  v["D1"] = b.descs - 1;
-  v["T1"] = b.mem_beats - 1;
   v["DW"] = index_bits(b.descs);
   v["DCW"] = bits_for(b.descs);
   v["FD"] = b.agg_fifo;
@@ -84,581 +84,6 @@ std::map<std::string, long> common_values(const Config& c) {
   v["MAXE"] = c.max_elems;
   return v;
 }
-
-const char* kPortBody = R"V(
-  // Contexts.
-  localparam C = ${C};
-  // Bus width in bits and bytes.
-  localparam W = ${W};
-  localparam BB = ${BB};
-  // Bypass FIFO: depth in beats, pointer and count widths.
-  localparam BYP = ${BYP};
-  localparam BPW = ${BPW};
-  localparam BCW = ${BCW};
-  // Contribution memory: beats (the contribution half plus one largest frame of slack, so that
-  // a frame being received always finds free beats), pointer width, beat counter width.
-  localparam T = ${T};
-  localparam BW = ${BW};
-  localparam RW = ${RW};
-  // Beats of the largest frame S (each context's reservation R) and their counter width.
-  localparam SB = ${SB};
-  localparam SBW = ${SBW};
-  // Beats of the contribution half, and the C reservations together.
-  localparam [31:0] CAPB = ${CAPB};
-  localparam [31:0] RESERVED = ${CR};
-  // Width of a context's beats-in-use counter.
-  localparam UW = ${UW};
-  // Frame descriptors: number (the most contributions the half can hold), index and count widths.
-  localparam D = ${D};
-  localparam DW = ${DW};
-  localparam DCW = ${DCW};
-  // A descriptor's head fields {CE, FLAGS, COUNT, VID, beats, last, first} (VID at IB) and the
-  // header fields the result builder copies.
-  localparam IB = 2*BW + SBW;
-  localparam HIW = IB + 57;
-  localparam HDW = 104;
-  // Constants sized to their registers.
-  localparam [RW-1:0] REM_ONE = 1;
-  localparam [BW-1:0] T_LAST = ${T1};
-  localparam [DW-1:0] D_LAST = ${D1};
-  localparam [DCW-1:0] OCC_ONE = 1;
-  // Parser descriptor classes.
-  localparam [1:0] CLASS_RUNT = 2'd0;
-  localparam [1:0] CLASS_BYPASS = 2'd1;
-
-  // A receive MAC cannot be back-pressured: what does not fit is dropped whole.
-  assign s_axis_tready = 1'b1;
-
-  // ---------------------------------------------------------------- receive
-  // The beat is registered once, so that a frame's last beat is written in the cycle the
-  // parser's descriptor arrives, and the commit or rewind of one frame is settled before the
-  // next frame's first beat is written.
-  reg [W-1:0] rx_data_q;
-  reg [BB-1:0] rx_keep_q;
-  reg rx_valid_q, rx_last_q, rx_user_q;
-  always @(posedge clk) begin
-    if (rst) rx_valid_q <= 1'b0;
-    else rx_valid_q <= s_axis_tvalid;
-    rx_data_q <= s_axis_tdata;
-    rx_keep_q <= s_axis_tkeep;
-    rx_last_q <= s_axis_tlast;
-    rx_user_q <= s_axis_tuser;
-  end
-
-  wire desc_valid;
-  wire [15:0] desc_len;
-  wire desc_too_long;
-  wire [1:0] desc_class;
-  wire desc_rx_error, desc_malformed;
-  wire [7:0] desc_flags, desc_tid, desc_tos;
-  wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part;
-  wire [31:0] desc_vid, desc_ip_dst;
-  wire [1:0] desc_ecn;
-  wire [47:0] desc_eth_dst;
-  ${PREFIX}_parser #(.DATA_W(W), .ELEM_BYTES(${ES}), .MAX_ELEMS(${MAXE})) u_parser (
-    .clk(clk), .rst(rst), .agg_port(agg_port),
-    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
-    .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),
-    .desc_valid(desc_valid), .desc_len(desc_len), .desc_too_long(desc_too_long), .desc_class(desc_class),
-    .desc_rx_error(desc_rx_error), .desc_malformed(desc_malformed), .desc_flags(desc_flags),
-    .desc_jid(desc_jid), .desc_tid(desc_tid), .desc_count(desc_count), .desc_vid(desc_vid),
-    .desc_rank(desc_rank), .desc_ecn(desc_ecn), .desc_eth_dst(desc_eth_dst), .desc_tos(desc_tos),
-    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part));
-  // Length, RANK and the too-long flag decide nothing here: the stored beats carry tlast/tkeep.
-  wire unused_desc = ^{desc_len, desc_too_long, desc_rank};
-
-  wire rx_beat = rx_valid_q;
-  wire rx_end = rx_valid_q & rx_last_q;
-
-  // ---------------------------------------------------------------- bypass FIFO
-  // Every frame is written speculatively; its last beat commits it (bypass, or a final sum
-  // passing through) or rewinds the write pointer. Each word keeps tuser, tlast and tkeep.
-  reg [W+BB+1:0] byp_mem [0:BYP-1];
-  reg [BPW-1:0] byp_wr_q, byp_start_q, byp_rd_q;
-  reg [BCW-1:0] byp_count_q;   // committed beats not yet read
-  reg [BCW-1:0] byp_spec_q;    // beats of the frame being received
-  reg byp_ovf_q;               // the frame being received no longer fits
-  wire [BCW-1:0] byp_space = BYP[BCW-1:0] - byp_count_q - byp_spec_q;
-  wire byp_write = rx_beat & ~byp_ovf_q & (byp_space != {BCW{1'b0}});
-  wire [BPW-1:0] byp_wr_next = (byp_wr_q == BYP[BPW-1:0] - 1'b1) ? {BPW{1'b0}} : byp_wr_q + 1'b1;
-  always @(posedge clk) begin
-    if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_keep_q, rx_data_q};
-  end
-
-  // ---------------------------------------------------------------- contribution memory
-  // Beats of W bits, each stored with the address of the next beat of its frame (the link):
-  // one write port (receive) and one synchronous read port (the scheduler), block RAM.
-  reg [BW+W-1:0] beat_mem [0:T-1];
-  // The same links, read asynchronously by the allocator walking a free segment.
-  reg [BW-1:0] link_mem [0:T-1];
-  // The free beats are a chain of segments (freed frames, whose own links chain their beats),
-  // preceded after reset by the fresh segment 0..T-1 whose links are implicit (beat + 1).
-  // seg_mem[last beat of a free segment] = {first beat, beat count} of the segment after it.
-  reg [BW+SBW-1:0] seg_mem [0:T-1];
-  // Committed allocation point: the next free beat, the beats left in its segment, and whether
-  // that segment is the fresh one.
-  reg [BW-1:0] fl_ptr_q;
-  reg [RW-1:0] fl_rem_q;
-  reg fl_fresh_q;
-  // Last beat of the last free segment (where a freed frame is appended).
-  reg [BW-1:0] fl_tail_q;
-  // The frame being received takes beats speculatively from the allocation point; admission
-  // commits the walk, any other outcome forgets it (its beats stay free, in the same order).
-  reg in_frame_q;
-  reg [BW-1:0] a_ptr_q;
-  reg [RW-1:0] a_rem_q;
-  reg a_fresh_q;
-  reg [SBW-1:0] cur_beat_q;  // beats written so far, saturating at SB
-  reg [BW-1:0] first_q;      // the frame's first beat
-  wire [BW-1:0] cur_ptr = in_frame_q ? a_ptr_q : fl_ptr_q;
-  wire [RW-1:0] cur_rem = in_frame_q ? a_rem_q : fl_rem_q;
-  wire cur_fresh = in_frame_q ? a_fresh_q : fl_fresh_q;
-  wire [BW+SBW-1:0] seg_next = seg_mem[cur_ptr];
-  wire seg_end = cur_rem == REM_ONE;
-  // The beat after cur_ptr in the free chain: where this frame's next beat goes.
-  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_ptr + 1'b1 : link_mem[cur_ptr];
-  wire [RW-1:0] nxt_rem = seg_end ? {{(RW-SBW){1'b0}}, seg_next[SBW-1:0]} : cur_rem - 1'b1;
-  wire nxt_fresh = cur_fresh & ~seg_end;
-  // A contribution is at most SB beats: longer frames (never admitted here) stop being written.
-  wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]);
-  always @(posedge clk) begin
-    if (beat_write) beat_mem[cur_ptr] <= {nxt_ptr, rx_data_q};
-  end
-  // link_mem is written one cycle late (a distinct write address keeps it a simple dual-port
-  // RAM): the only beat whose write can still be pending when it is read again is one a dropped
-  // frame wrote last, and then it is again fresh or a segment end, where the read is not used.
-  reg link_wr_q;
-  reg [BW-1:0] link_wa_q, link_wd_q;
-  always @(posedge clk) begin
-    link_wr_q <= beat_write & ~rst;
-    link_wa_q <= cur_ptr;
-    link_wd_q <= nxt_ptr;
-    if (link_wr_q) link_mem[link_wa_q] <= link_wd_q;
-  end
-  // The scheduler's read port: one beat and its link per cycle, one cycle of latency.
-  always @(posedge clk) {rd_link, rd_data} <= beat_mem[rd_addr];
-  wire [BW-1:0] frame_first = in_frame_q ? first_q : cur_ptr;
-  wire [SBW-1:0] frame_beats = cur_beat_q + 1'b1;  // on the last beat of a contribution (<= SB)
-
-  // ---------------------------------------------------------------- admission (rule 2)
-  // The context match is kept off the rule 9 arithmetic (docs/rtl.md, "Admission timing"): the
-  // fit is evaluated for every context in parallel from registers only, and every per-context
-  // decision is an AND of the one-hot match `sel` with that context's own terms.
-  // The register file never has two enabled contexts with the same (JID, TID) (accelerator.md:
-  // enabling is refused for a duplicate, and fields are writable only while disabled), so at
-  // most one context matches and the match vector is already one-hot: no priority encoder.
-  wire [C-1:0] hit;
-  integer c;
-  genvar ga;
-  generate
-    for (ga = 0; ga < C; ga = ga + 1) begin : g_match
-      assign hit[ga] = ctx_enable[ga] & (ctx_jid[ga*16 +: 16] == desc_jid) & (ctx_tid[ga*8 +: 8] == desc_tid);
-    end
-  endgenerate
-  wire [C-1:0] sel = hit;
-  wire any_hit = |hit;
-  // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
-  // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
-  // P = CAPB - C*R beats shared by all contexts. A frame of F beats fits context k if the growth
-  // of its use beyond R fits in what the pool has free (the SystemC model's
-  // PortBuffer::contrib_fits): over(used_k + F) - over(used_k) <= P - shared, with
-  // over(u) = max(0, u - R) and shared = sum over contexts of over(used), kept as a running sum
-  // (shared_q) rather than added up every cycle. A negative pool (C*R > CAPB) refuses every
-  // contribution. With S_k = P + over(used_k) - shared this is max(0, used_k + F - R) <= S_k,
-  // i.e. S_k >= 0 and F <= S_k + R - used_k; and F = cur_beat_q + 1 on the last beat (a
-  // contribution is at most SB beats, so cur_beat_q has not saturated), so F <= room_k is
-  // cur_beat_q < room_k. Widths: |S_k|, |room_k| < 2^(UW+2), held signed in UW+3 bits.
-  localparam [31:0] POOL = (RESERVED <= CAPB) ? CAPB - RESERVED : 32'd0;
-  localparam [31:0] POOL_SB = POOL + SB;
-  localparam POOL_OK = RESERVED <= CAPB;
-  wire [C*UW-1:0] used_flat, over_flat;
-  reg [UW-1:0] shared_q;
-  wire [C-1:0] fits;
-  generate
-    for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
-      wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q};
-      wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q}
-                           - {3'b0, used_flat[ga*UW +: UW]};
-      assign fits[ga] = POOL_OK & ~slack[UW+2] & ~room[UW+2]
-                        & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
-    end
-  endgenerate
-  wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
-  wire is_result = desc_flags[1];
-  wire is_bypass = desc_class == CLASS_BYPASS;
-  wire is_agg = ~is_bypass & (desc_class != CLASS_RUNT);
-  wire agg_ok = is_agg & ~desc_rx_error & ~desc_malformed & any_hit;
-  wire uplink_hit = |(sel & ctx_uplink);
-  wire member_hit = |(sel & ctx_member);
-  wire contrib_fits = |(sel & fits);
-  wire pass_result = agg_ok & is_result & uplink_hit;
-  wire contrib = agg_ok & ~is_result & member_hit;
-  wire commit_byp = rx_end & (is_bypass | pass_result) & byp_fits;
-  // The push into context g's queue: rx_end & contrib & contrib_fits with sel one-hot, per context.
-  wire agg_pre = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~is_result;
-  wire [C-1:0] push_ok = {C{agg_pre}} & ctx_member & fits;  // from registers only
-  wire [C-1:0] push_ctx = sel & push_ok;
-  wire commit_contrib = |push_ctx;
-
-  // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout).
-  assign count_inc[0] = rx_end;                                          // rx_frames
-  assign count_inc[1] = m_axis_tvalid & m_axis_tready & m_axis_tlast;    // tx_frames
-  assign count_inc[2] = rx_end & is_bypass & byp_fits;                   // bypass_frames
-  assign count_inc[3] = commit_contrib;                                     // agg_admitted
-  assign count_inc[4] = rx_end & pass_result & byp_fits;                 // result_passed
-  assign count_inc[5] = rx_end & (desc_class == CLASS_RUNT);             // runt
-  assign count_inc[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
-  assign count_inc[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
-  assign count_inc[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
-  assign count_inc[9] = rx_end & agg_ok & (is_result ? ~uplink_hit : ~member_hit);  // not_member
-  assign count_inc[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~contrib_fits));  // overflow
-  assign count_inc[11] = rx_end & is_bypass & ~byp_fits;                 // bypass_overflow
-  wire unused_desc_valid = desc_valid;  // equals rx_end by construction
-
-  // Bypass FIFO pointers.
-  wire tx_issue;
-  always @(posedge clk) begin
-    if (rst) begin
-      byp_wr_q <= {BPW{1'b0}};
-      byp_start_q <= {BPW{1'b0}};
-      byp_spec_q <= {BCW{1'b0}};
-      byp_ovf_q <= 1'b0;
-      byp_count_q <= {BCW{1'b0}};
-    end else begin
-      if (rx_end) begin
-        if (commit_byp) begin
-          byp_wr_q <= byp_wr_next;
-          byp_start_q <= byp_wr_next;
-        end else begin
-          byp_wr_q <= byp_start_q;  // rewind
-        end
-        byp_spec_q <= {BCW{1'b0}};
-        byp_ovf_q <= 1'b0;
-      end else if (rx_beat) begin
-        if (byp_write) begin
-          byp_wr_q <= byp_wr_next;
-          byp_spec_q <= byp_spec_q + 1'b1;
-        end else begin
-          byp_ovf_q <= 1'b1;
-        end
-      end
-      byp_count_q <= byp_count_q + (commit_byp ? byp_spec_q + 1'b1 : {BCW{1'b0}}) - {{(BCW-1){1'b0}}, tx_issue};
-    end
-  end
-
-  // ---------------------------------------------------------------- frame descriptors
-  // One descriptor per queued contribution, written at admission: the head fields below, and
-  // the header fields the result builder copies. Free descriptors: first the never-used ones
-  // (d_fresh_q up to D), then a FIFO of released ones.
-  reg [DW-1:0] d_next [0:D-1];     // the next descriptor of the same queue
-  reg [HIW-1:0] d_info [0:D-1];    // {CE, FLAGS, COUNT, VID, beats, last beat, first beat}
-  reg [HDW-1:0] d_hdr [0:D-1];     // {checksum partial sum, ipv4.dst, TOS, eth.dst}
-  reg [DW-1:0] d_free [0:D-1];
-  reg [DCW-1:0] d_fresh_q;
-  reg [DW-1:0] d_free_rd_q, d_free_wr_q;
-  wire d_from_fresh = d_fresh_q != D[DCW-1:0];
-  wire [DW-1:0] d_new = d_from_fresh ? d_fresh_q[DW-1:0] : d_free[d_free_rd_q];
-  wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags, desc_count, desc_vid, frame_beats, cur_ptr, frame_first};
-  always @(posedge clk) begin
-    if (commit_contrib) begin
-      d_info[d_new] <= new_info;
-      d_hdr[d_new] <= {desc_csum_part, desc_ip_dst, desc_tos, desc_eth_dst};
-    end
-  end
-
-  // The head being removed (at most one per cycle: the scheduler pops one context at a time;
-  // q_pop comes from a register in the scheduler).
-  wire [C*DW-1:0] head_flat, tail_flat;
-  wire [C*HIW-1:0] info_flat;
-  wire [C-1:0] becomes_head, pops;
-  reg pop_any;
-  reg [${CW1}:0] pop_ctx;
-  reg [DW-1:0] pop_desc;
-  reg [HIW-1:0] pop_info;
-  always @* begin
-    pop_any = 1'b0;
-    pop_ctx = {${CW}{1'b0}};
-    pop_desc = {DW{1'b0}};
-    pop_info = {HIW{1'b0}};
-    for (c = 0; c < C; c = c + 1)
-      if (pops[c]) begin
-        pop_any = 1'b1;
-        pop_ctx = c[${CW1}:0];
-        pop_desc = head_flat[c*DW +: DW];
-        pop_info = info_flat[c*HIW +: HIW];
-      end
-  end
-  // The same choice as a one-hot vector (the highest-index pop).
-  reg [C-1:0] pop_sel;
-  reg pop_above;
-  always @* begin
-    pop_above = 1'b0;
-    for (c = C - 1; c >= 0; c = c - 1) begin
-      pop_sel[c] = pops[c] & ~pop_above;
-      pop_above = pop_above | pops[c];
-    end
-  end
-  wire [DW-1:0] after_desc = d_next[pop_desc];
-  wire [HIW-1:0] after_info = d_info[after_desc];
-  wire unused_pop_info = ^pop_info[HIW-1:IB];  // the head fields go to the scheduler, not here
-  // A frame popped by a build is still being read: its beats (and its share of the context's
-  // use) are freed only at q_release, after its last read. At most one frame is held: the
-  // release of one build and the pop of the next can fall in the same cycle, never two pops.
-  reg held_q;
-  reg [${CW1}:0] held_ctx_q;
-  reg [BW-1:0] held_first_q, held_last_q;
-  reg [SBW-1:0] held_beats_q;
-  always @(posedge clk) begin
-    if (rst) held_q <= 1'b0;
-    else if (pop_any & q_hold) held_q <= 1'b1;
-    else if (q_release) held_q <= 1'b0;
-    if (pop_any & q_hold) begin
-      held_ctx_q <= pop_ctx;
-      held_first_q <= pop_info[BW-1:0];
-      held_last_q <= pop_info[2*BW-1:BW];
-      held_beats_q <= pop_info[2*BW +: SBW];
-    end
-  end
-  // Frames whose beats go back to the free chain this cycle: a dropped head, or the held frame.
-  // The scheduler never drops while a build's frame is held and not released this cycle.
-  wire rel_now = q_release & held_q;
-  wire free_any = rel_now | (pop_any & ~q_hold);
-  wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_info[BW-1:0];
-  wire [BW-1:0] pop_last = rel_now ? held_last_q : pop_info[2*BW-1:BW];
-  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[2*BW +: SBW];
-
-  always @(posedge clk) begin
-    if (rst) begin
-      d_fresh_q <= {DCW{1'b0}};
-      d_free_rd_q <= {DW{1'b0}};
-      d_free_wr_q <= {DW{1'b0}};
-    end else begin
-      if (commit_contrib) begin
-        if (d_from_fresh) d_fresh_q <= d_fresh_q + 1'b1;
-        else d_free_rd_q <= (d_free_rd_q == D_LAST) ? {DW{1'b0}} : d_free_rd_q + 1'b1;
-      end
-      if (pop_any) d_free_wr_q <= (d_free_wr_q == D_LAST) ? {DW{1'b0}} : d_free_wr_q + 1'b1;
-    end
-  end
-  always @(posedge clk) begin
-    if (pop_any) d_free[d_free_wr_q] <= pop_desc;
-  end
-
-  // Frame state and the free chain: admission commits the walk; a removed frame's beats are
-  // appended to the free chain whole (its links already chain them).
-  always @(posedge clk) begin
-    if (rst) begin
-      in_frame_q <= 1'b0;
-      cur_beat_q <= {SBW{1'b0}};
-      fl_ptr_q <= {BW{1'b0}};
-      fl_rem_q <= T[RW-1:0];
-      fl_fresh_q <= 1'b1;
-      fl_tail_q <= T_LAST;
-    end else begin
-      if (rx_end) begin
-        in_frame_q <= 1'b0;
-        cur_beat_q <= {SBW{1'b0}};
-      end else if (rx_beat) begin
-        in_frame_q <= 1'b1;
-        if (cur_beat_q != SB[SBW-1:0]) cur_beat_q <= cur_beat_q + 1'b1;
-      end
-      if (commit_contrib) begin
-        fl_ptr_q <= nxt_ptr;
-        fl_rem_q <= nxt_rem;
-        fl_fresh_q <= nxt_fresh;
-      end
-      if (free_any) fl_tail_q <= pop_last;
-    end
-    if (beat_write) begin
-      a_ptr_q <= nxt_ptr;
-      a_rem_q <= nxt_rem;
-      a_fresh_q <= nxt_fresh;
-    end
-    if (rx_beat & ~in_frame_q) first_q <= cur_ptr;
-  end
-  always @(posedge clk) begin
-    if (free_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
-  end
-
-  // ---------------------------------------------------------------- queues
-  // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
-  // registers (the scheduler reads every context's head at once) and the context's beats in use.
-  // over(used) change per context without a push, and what a push adds to it (da - dn).
-  wire [C*(UW+1)-1:0] dn_flat, gr_flat;
-  genvar g;
-  generate
-    for (g = 0; g < C; g = g + 1) begin : g_queue
-      reg [DW-1:0] head_q, tail_q;
-      reg [DCW-1:0] occ_q;
-      reg [HIW-1:0] info_q;
-      reg [31:0] since_q;
-      reg [UW-1:0] used_q, over_q;
-      wire push = push_ctx[g];
-      wire pop = q_pop[g] & (occ_q != {DCW{1'b0}});
-      assign pops[g] = pop;
-      assign becomes_head[g] = push & ((occ_q == {DCW{1'b0}}) | (pop & (occ_q == OCC_ONE)));
-      // Beats freed from this context this cycle, and its use with and without this cycle's
-      // push (both ready before admission decides, which only picks one).
-      // (free_any & free_ctx == g ? pop_beats : 0, from this queue's own registers: the held
-      // frame on its release, else this queue's head when it is the dropped one.)
-      wire [SBW-1:0] freed = rel_now ? ((held_ctx_q == g) ? held_beats_q : {SBW{1'b0}})
-                                     : ((pop_sel[g] & ~q_hold) ? info_q[2*BW +: SBW] : {SBW{1'b0}});
-      wire [UW-1:0] sub = {{(UW-SBW){1'b0}}, freed};
-      wire [UW-1:0] used_n = used_q - sub;
-      wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
-      wire [UW-1:0] over_n = (used_n > SB) ? used_n - SB : {UW{1'b0}};
-      wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
-      always @(posedge clk) begin
-        if (rst) begin
-          occ_q <= {DCW{1'b0}};
-          used_q <= {UW{1'b0}};
-          over_q <= {UW{1'b0}};
-        end else begin
-          occ_q <= occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
-          used_q <= push ? used_a : used_n;
-          over_q <= push ? over_a : over_n;
-        end
-        if (becomes_head[g]) begin
-          head_q <= d_new;
-          info_q <= new_info;
-          since_q <= now;
-        end else if (pop) begin
-          head_q <= after_desc;
-          info_q <= after_info;
-          since_q <= now;
-        end
-        if (push) tail_q <= d_new;
-      end
-      assign head_flat[g*DW +: DW] = head_q;
-      assign tail_flat[g*DW +: DW] = tail_q;
-      assign info_flat[g*HIW +: HIW] = info_q;
-      assign used_flat[g*UW +: UW] = used_q;
-      assign over_flat[g*UW +: UW] = over_q;
-      assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
-      assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
-      assign q_valid[g] = occ_q != {DCW{1'b0}};
-      assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
-      assign q_vid[g*32 +: 32] = info_q[IB +: 32];
-      assign q_count[g*16 +: 16] = info_q[IB+32 +: 16];
-      assign q_fin[g] = info_q[IB+48];
-      assign q_ce[g] = info_q[IB+56];
-      assign q_since[g*32 +: 32] = since_q;
-    end
-  endgenerate
-  // The running sum of over(used): only the pushed context and the freed one change. dn of a
-  // context is zero unless it is the freed one, so without a push the sum moves by their OR
-  // (shared_0); a push into context g adds over(used_a) - over(used_n) to that (g's own dn is
-  // in shared_0). Every candidate is ready before admission decides, which only selects one.
-  // The one-hot selections below are OR reductions of bit-transposed vectors (`x_t[b*C + g]` =
-  // bit b of context g's value), which synthesis maps to balanced trees; an OR accumulated in a
-  // loop becomes a chain of C LUTs.
-  wire [(UW+1)*C-1:0] dn_t;        // dn of every context
-  wire [UW*C-1:0] shp_t;           // the new sum if context g is the match
-  wire [DW*C-1:0] tail_t;          // tails, masked by sel
-  wire [UW:0] dn_any;
-  wire [UW:0] shared_0 = {1'b0, shared_q} + dn_any;
-  wire [C*(UW+1)-1:0] shared_a;    // the new sum when context g is pushed
-  wire [UW-1:0] shared_p;
-  wire [DW-1:0] link_addr;         // the tail of the matching context's queue
-  genvar gb;
-  generate
-    for (g = 0; g < C; g = g + 1) begin : g_shared
-      assign shared_a[g*(UW+1) +: UW+1] = shared_0 + gr_flat[g*(UW+1) +: UW+1];
-      for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn
-        assign dn_t[gb*C + g] = dn_flat[g*(UW+1) + gb];
-      end
-      // The match selects the matching context's outcome: its sum if it is pushed, else shared_0.
-      for (gb = 0; gb < UW; gb = gb + 1) begin : g_shp
-        assign shp_t[gb*C + g] = sel[g] & (push_ok[g] ? shared_a[g*(UW+1) + gb] : shared_0[gb]);
-      end
-      for (gb = 0; gb < DW; gb = gb + 1) begin : g_tail
-        assign tail_t[gb*C + g] = sel[g] & tail_flat[g*DW + gb];
-      end
-    end
-    for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn_any
-      assign dn_any[gb] = |dn_t[gb*C +: C];
-    end
-    for (gb = 0; gb < UW; gb = gb + 1) begin : g_shp_or
-      assign shared_p[gb] = |shp_t[gb*C +: C];
-    end
-    for (gb = 0; gb < DW; gb = gb + 1) begin : g_link_or
-      assign link_addr[gb] = |tail_t[gb*C +: C];
-    end
-  endgenerate
-  always @(posedge clk) begin
-    if (rst) shared_q <= {UW{1'b0}};
-    else shared_q <= any_hit ? shared_p : shared_0[UW-1:0];
-  end
-  reg unused_shared;
-  always @* begin
-    unused_shared = shared_0[UW];
-    for (c = 0; c < C; c = c + 1) unused_shared = unused_shared ^ shared_a[c*(UW+1) + UW];
-  end
-  // The link from the tail of the pushed context's queue (unless the frame becomes its head).
-  wire link_write = |(push_ctx & ~becomes_head);
-  always @(posedge clk) begin
-    if (link_write) d_next[link_addr] <= d_new;
-  end
-
-  // Header fields of the head of context meta_sel, for the result builder: a synchronous read
-  // (block RAM), so they come out the cycle after meta_sel. The builder uses them from the
-  // cycle after its decision; the heads it reads then are those of the decision cycle (a
-  // descriptor written at admission is never a queue's head in the same cycle's read).
-  reg [HDW-1:0] sel_hdr;
-  always @(posedge clk) sel_hdr <= d_hdr[head_flat[meta_sel*DW +: DW]];
-  assign meta_eth_dst = sel_hdr[47:0];
-  assign meta_tos = sel_hdr[55:48];
-  assign meta_ip_dst = sel_hdr[87:56];
-  assign meta_csum_part = sel_hdr[103:88];
-  assign meta_flags = info_flat[meta_sel*HIW + IB + 48 +: 8];
-
-  // ---------------------------------------------------------------- transmit (mPP)
-  // Reads committed beats into a four-entry FIFO; a read is issued only when the FIFO can take
-  // it, so a started frame never underruns (the whole frame is already in memory).
-  reg [W+BB+1:0] tx_word_q;
-  reg tx_inflight_q;
-  reg [W+BB+1:0] tx_fifo [0:3];
-  reg [1:0] tx_wp_q, tx_rp_q;
-  reg [2:0] tx_cnt_q;
-  assign tx_issue = (byp_count_q != {BCW{1'b0}}) & (({1'b0, tx_cnt_q} + {3'b0, tx_inflight_q}) < 4'd3);
-  // A FIFO entry moves to the output register when that is empty or being taken.
-  wire tx_pop = (tx_cnt_q != 3'd0) & (~tx_out_valid_q | m_axis_tready);
-  wire tx_take = tx_pop;
-  always @(posedge clk) begin
-    if (tx_issue) tx_word_q <= byp_mem[byp_rd_q];
-    if (tx_inflight_q) tx_fifo[tx_wp_q] <= tx_word_q;
-  end
-  always @(posedge clk) begin
-    if (rst) begin
-      byp_rd_q <= {BPW{1'b0}};
-      tx_inflight_q <= 1'b0;
-      tx_wp_q <= 2'd0;
-      tx_rp_q <= 2'd0;
-      tx_cnt_q <= 3'd0;
-    end else begin
-      if (tx_issue) byp_rd_q <= (byp_rd_q == BYP[BPW-1:0] - 1'b1) ? {BPW{1'b0}} : byp_rd_q + 1'b1;
-      tx_inflight_q <= tx_issue;
-      if (tx_inflight_q) tx_wp_q <= tx_wp_q + 1'b1;
-      if (tx_pop) tx_rp_q <= tx_rp_q + 1'b1;
-      tx_cnt_q <= tx_cnt_q + {2'b0, tx_inflight_q} - {2'b0, tx_pop};
-    end
-  end
-  // Output register: mPP is driven by flip-flops only.
-  reg [W+BB+1:0] tx_out_q;
-  reg tx_out_valid_q;
-  always @(posedge clk) begin
-    if (tx_take) tx_out_q <= tx_fifo[tx_rp_q];
-    if (rst) tx_out_valid_q <= 1'b0;
-    else tx_out_valid_q <= tx_take | (tx_out_valid_q & ~m_axis_tready);
-  end
-  assign m_axis_tvalid = tx_out_valid_q;
-  assign m_axis_tdata = tx_out_q[W-1:0];
-  assign m_axis_tkeep = tx_out_q[W+BB-1:W];
-  assign m_axis_tlast = tx_out_q[W+BB];
-  assign m_axis_tuser = tx_out_q[W+BB+1];
-
-endmodule
-)V";
 
 const char* kSchedBody = R"V(
   // Ports, contexts, bus.
@@ -1105,73 +530,14 @@ BufferPlan buffer_plan(const Config& c) {
   return b;
 }
 
-std::string emit_port(const Config& c) {
-  auto v = common_values(c);
-  v["CW1"] = v["CW"] - 1;
-  std::ostringstream o;
-  const std::string mod = c.module_name("port");
-  o << "module " << mod << " (\n"
-    << "  input  wire clk,\n"
-    << "  input  wire rst,\n"
-    << "  // Free-running cycle count (queue head ages for timeouts).\n"
-    << "  input  wire [31:0] now,\n"
-    << "  input  wire [15:0] agg_port,\n"
-    << "  // Context table (the register file), and this port's role in each context.\n"
-    << "  input  wire [${C}-1:0] ctx_enable,\n"
-    << "  input  wire [${C}*16-1:0] ctx_jid,\n"
-    << "  input  wire [${C}*8-1:0] ctx_tid,\n"
-    << "  input  wire [${C}-1:0] ctx_member,\n"
-    << "  // Context c is in upstream mode and this port is its upstream port.\n"
-    << "  input  wire [${C}-1:0] ctx_uplink,\n"
-    << "  // Receive (sPP), held ready.\n"
-    << "  input  wire [${W}-1:0] s_axis_tdata,\n"
-    << "  input  wire [${BB}-1:0] s_axis_tkeep,\n"
-    << "  input  wire s_axis_tvalid,\n"
-    << "  input  wire s_axis_tlast,\n"
-    << "  input  wire s_axis_tuser,\n"
-    << "  output wire s_axis_tready,\n"
-    << "  // Transmit (mPP): bypass frames and final sums passing through.\n"
-    << "  output wire [${W}-1:0] m_axis_tdata,\n"
-    << "  output wire [${BB}-1:0] m_axis_tkeep,\n"
-    << "  output wire m_axis_tvalid,\n"
-    << "  output wire m_axis_tlast,\n"
-    << "  output wire m_axis_tuser,\n"
-    << "  input  wire m_axis_tready,\n"
-    << "  // Queue heads per context, to the scheduler.\n"
-    << "  output wire [${C}-1:0] q_valid,\n"
-    << "  output wire [${C}*32-1:0] q_vid,\n"
-    << "  output wire [${C}*16-1:0] q_count,\n"
-    << "  output wire [${C}-1:0] q_fin,\n"
-    << "  output wire [${C}-1:0] q_ce,\n"
-    << "  // First beat of each head frame.\n"
-    << "  output wire [${C}*${BW}-1:0] q_ptr,\n"
-    << "  // Cycle at which each head became head.\n"
-    << "  output wire [${C}*32-1:0] q_since,\n"
-    << "  // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold).\n"
-    << "  input  wire [${C}-1:0] q_pop,\n"
-    << "  // The frame popped this cycle is a build's: keep its beats until q_release.\n"
-    << "  input  wire q_hold,\n"
-    << "  // The build's last read is done: free the beats of the frame held.\n"
-    << "  input  wire q_release,\n"
-    << "  // Header fields of the head of context meta_sel (registered: the cycle after), for the result builder.\n"
-    << "  input  wire [${CW}-1:0] meta_sel,\n"
-    << "  output wire [47:0] meta_eth_dst,\n"
-    << "  output wire [7:0] meta_tos,\n"
-    << "  output wire [31:0] meta_ip_dst,\n"
-    << "  output wire [15:0] meta_csum_part,\n"
-    << "  output wire [7:0] meta_flags,\n"
-    << "  // Contribution memory read port, one cycle of latency: the beat at rd_addr and the address\n"
-    << "  // of its frame's next beat.\n"
-    << "  input  wire [${BW}-1:0] rd_addr,\n"
-    << "  output reg  [${W}-1:0] rd_data,\n"
-    << "  output reg  [${BW}-1:0] rd_link,\n"
-    << "  // Counter pulses, PortCounter order 0..11.\n"
-    << "  output wire [11:0] count_inc\n"
-    << ");\n";
-  std::string body = kPortBody;
-  // The prefix is text, not a number: substitute it first.
-  replace_all(body, "${PREFIX}", c.in.prefix);
-  return subst(o.str(), v) + subst(body, v);
+std::vector<std::pair<std::string, long>> port_params(const Config& c) {
+  const auto v = common_values(c);
+  return {{"CONTEXTS", v.at("C")},      {"CTX_W", v.at("CW")},           {"DATA_W", v.at("W")},
+          {"ELEM_BYTES", v.at("ES")},   {"MAX_ELEMS", v.at("MAXE")},     {"BYP_BEATS", v.at("BYP")},
+          {"BYP_PTR_W", v.at("BPW")},   {"BYP_CNT_W", v.at("BCW")},      {"FRAME_BEATS", v.at("SB")},
+          {"FRAME_CNT_W", v.at("SBW")}, {"CONTRIB_BEATS", v.at("CAPB")}, {"MEM_BEATS", v.at("T")},
+          {"MEM_PTR_W", v.at("BW")},    {"MEM_CNT_W", v.at("RW")},       {"USED_W", v.at("UW")},
+          {"DESCS", v.at("D")},         {"DESC_PTR_W", v.at("DW")},      {"DESC_CNT_W", v.at("DCW")}};
 }
 
 namespace {
@@ -1352,7 +718,9 @@ const char* const kCoreBodyTail = R"V(,
         assign member[k] = ctx_members[k*N + p];
         assign uplink[k] = ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
       end
-      ${PREFIX}_port u_port (
+      ${PREFIX}_port #(
+${PORT_PARAMS}
+      ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
         .s_axis_tdata(s_tdata[p*W +: W]), .s_axis_tkeep(s_tkeep[p*BB +: BB]), .s_axis_tvalid(s_tvalid[p]),
@@ -1477,6 +845,22 @@ const char* const kCoreInstanceTail = R"V();
 endmodule
 )V";
 
+// A `#(...)` override list, `.NAME(value)` comma-separated, in lines of at most 110 columns
+// starting with `indent`.
+std::string param_overrides(const std::vector<std::pair<std::string, long>>& params, const std::string& indent) {
+  std::string out, line = indent;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string item =
+        "." + params[i].first + "(" + std::to_string(params[i].second) + ")" + (i + 1 < params.size() ? "," : "");
+    if (line.size() > indent.size() && line.size() + 1 + item.size() > 110) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (line.size() > indent.size() ? " " : "") + item;
+  }
+  return out + line;
+}
+
 std::map<std::string, long> top_values(const Config& c) {
   auto v = common_values(c);
   v["AW"] = clog2(RegMap::from(c).size);
@@ -1515,7 +899,9 @@ std::string emit_core(const Config& c) {
     << "  reg [31:0] now_q;\n"
     << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n";
   o << kCoreBodyHead << kAxilPassThrough << kCoreBodyTail;
-  return with_prefix_subst(c, o.str());
+  std::string text = o.str();
+  replace_all(text, "${PORT_PARAMS}", param_overrides(port_params(c), "        "));
+  return with_prefix_subst(c, text);
 }
 
 std::string emit_top(const Config& c) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config.h"
 
@@ -19,7 +21,9 @@ struct BufferPlan {
 };
 BufferPlan buffer_plan(const Config& c);
 
-std::string emit_port(const Config& c);   // <prefix>_port
+// The parameters of the fixed block <prefix>_port (rtl/panama_port.v): its kBlocks defaults and
+// the #(...) of its instances in <prefix>_core.
+std::vector<std::pair<std::string, long>> port_params(const Config& c);
 std::string emit_sched(const Config& c);  // <prefix>_sched
 std::string emit_core(const Config& c);   // <prefix>_core: the accelerator, per-port streams packed
 std::string emit_top(const Config& c);    // <prefix>_top

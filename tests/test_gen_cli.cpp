@@ -156,8 +156,19 @@ TEST(GenCli, FixedBlocksArePrefixedAndSelfContained) {
   EXPECT_NE(p.find("localparam integer RM_O_CTX_JID = 8;"), std::string::npos);
   const std::string h = slurp(d / "acc0_defs.vh");
   EXPECT_NE(h.find("localparam integer OFF_VID = 50;"), std::string::npos);
-  EXPECT_NE(slurp(d / "acc0_port.v").find("acc0_parser #(.DATA_W(W), .ELEM_BYTES(2), .MAX_ELEMS(100)) u_parser"),
+  // The port is a fixed block too: its defaults are the configuration's, it hands the parser its
+  // own parameters, and the core sets every one of them at the instance.
+  const std::string port = slurp(d / "acc0_port.v");
+  EXPECT_NE(port.find("module acc0_port #("), std::string::npos);
+  EXPECT_EQ(port.find("panama_"), std::string::npos);
+  EXPECT_EQ(port.find("`include \""), std::string::npos);
+  EXPECT_NE(port.find("parameter ELEM_BYTES = 2,"), std::string::npos);
+  EXPECT_NE(port.find("parameter MAX_ELEMS = 100,"), std::string::npos);
+  EXPECT_NE(port.find("acc0_parser #(.DATA_W(W), .ELEM_BYTES(ELEM_BYTES), .MAX_ELEMS(MAX_ELEMS)) u_parser"),
             std::string::npos);
+  const std::string core = slurp(d / "acc0_core.v");
+  EXPECT_NE(core.find("acc0_port #(\n        .CONTEXTS("), std::string::npos);
+  EXPECT_NE(core.find(".ELEM_BYTES(2), .MAX_ELEMS(100),"), std::string::npos);
   fs::remove_all(d);
 }
 

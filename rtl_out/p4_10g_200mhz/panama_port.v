@@ -6,51 +6,89 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module panama_port (
+// One port of the accelerator (docs/rtl.md): receive stage, parser, bypass FIFO with
+// commit/rewind, contribution memory of linked beats, descriptor queues per context, admission
+// (accelerator.md rule 2), and transmit to mPP. The buffer sizes and every width are computed by
+// panama-gen (buffer_plan in gen/top.cpp) and passed down; the instance in <prefix>_core sets
+// all of them.
+module panama_port #(
+  // Contexts (JID, TID), at least 1.
+  parameter CONTEXTS = 8,
+  // Bits of a context index (meta_sel): max(1, clog2(CONTEXTS)).
+  parameter CTX_W = 3,
+  // Bus width in bits: a power of two, 64..4096.
+  parameter DATA_W = 64,
+  // Bytes per element, for the parser: 4 (fp32) or 2 (bf16, fp16).
+  parameter ELEM_BYTES = 4,
+  // Largest valid COUNT (elements per frame), for the parser.
+  parameter MAX_ELEMS = 362,
+  // Bypass FIFO depth in beats.
+  parameter BYP_BEATS = 4096,
+  // Bits of a bypass FIFO pointer (0..BYP_BEATS-1) and of its beat counts (0..BYP_BEATS).
+  parameter BYP_PTR_W = 12,
+  parameter BYP_CNT_W = 13,
+  // Beats of the largest frame (each context's reservation), and the bits of 0..FRAME_BEATS.
+  parameter FRAME_BEATS = 189,
+  parameter FRAME_CNT_W = 8,
+  // Beats of the contribution half of the buffer.
+  parameter CONTRIB_BEATS = 4096,
+  // Beats of the contribution memory (the contribution half plus one largest frame of slack).
+  parameter MEM_BEATS = 4285,
+  // Bits of a contribution memory address (0..MEM_BEATS-1) and of a beat count (0..MEM_BEATS).
+  parameter MEM_PTR_W = 13,
+  parameter MEM_CNT_W = 13,
+  // Bits of a context's beats-in-use counter: max(bits of 0..CONTRIB_BEATS, FRAME_CNT_W + 1).
+  parameter USED_W = 13,
+  // Frame descriptors (the most contributions the contribution half can hold).
+  parameter DESCS = 512,
+  // Bits of a descriptor index (0..DESCS-1) and of a descriptor count (0..DESCS).
+  parameter DESC_PTR_W = 9,
+  parameter DESC_CNT_W = 10
+) (
   input  wire clk,
   input  wire rst,
   // Free-running cycle count (queue head ages for timeouts).
   input  wire [31:0] now,
   input  wire [15:0] agg_port,
   // Context table (the register file), and this port's role in each context.
-  input  wire [8-1:0] ctx_enable,
-  input  wire [8*16-1:0] ctx_jid,
-  input  wire [8*8-1:0] ctx_tid,
-  input  wire [8-1:0] ctx_member,
+  input  wire [CONTEXTS-1:0] ctx_enable,
+  input  wire [CONTEXTS*16-1:0] ctx_jid,
+  input  wire [CONTEXTS*8-1:0] ctx_tid,
+  input  wire [CONTEXTS-1:0] ctx_member,
   // Context c is in upstream mode and this port is its upstream port.
-  input  wire [8-1:0] ctx_uplink,
+  input  wire [CONTEXTS-1:0] ctx_uplink,
   // Receive (sPP), held ready.
-  input  wire [64-1:0] s_axis_tdata,
-  input  wire [8-1:0] s_axis_tkeep,
+  input  wire [DATA_W-1:0] s_axis_tdata,
+  input  wire [DATA_W/8-1:0] s_axis_tkeep,
   input  wire s_axis_tvalid,
   input  wire s_axis_tlast,
   input  wire s_axis_tuser,
   output wire s_axis_tready,
   // Transmit (mPP): bypass frames and final sums passing through.
-  output wire [64-1:0] m_axis_tdata,
-  output wire [8-1:0] m_axis_tkeep,
+  output wire [DATA_W-1:0] m_axis_tdata,
+  output wire [DATA_W/8-1:0] m_axis_tkeep,
   output wire m_axis_tvalid,
   output wire m_axis_tlast,
   output wire m_axis_tuser,
   input  wire m_axis_tready,
   // Queue heads per context, to the scheduler.
-  output wire [8-1:0] q_valid,
-  output wire [8*32-1:0] q_vid,
-  output wire [8*16-1:0] q_count,
-  output wire [8-1:0] q_fin,
-  output wire [8-1:0] q_ce,
+  output wire [CONTEXTS-1:0] q_valid,
+  output wire [CONTEXTS*32-1:0] q_vid,
+  output wire [CONTEXTS*16-1:0] q_count,
+  output wire [CONTEXTS-1:0] q_fin,
+  output wire [CONTEXTS-1:0] q_ce,
   // First beat of each head frame.
-  output wire [8*13-1:0] q_ptr,
+  output wire [CONTEXTS*MEM_PTR_W-1:0] q_ptr,
   // Cycle at which each head became head.
-  output wire [8*32-1:0] q_since,
+  output wire [CONTEXTS*32-1:0] q_since,
   // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold).
-  input  wire [8-1:0] q_pop,
+  input  wire [CONTEXTS-1:0] q_pop,
   // The frame popped this cycle is a build's: keep its beats until q_release.
   input  wire q_hold,
   // The build's last read is done: free the beats of the frame held.
   input  wire q_release,
   // Header fields of the head of context meta_sel (registered: the cycle after), for the result builder.
-  input  wire [3-1:0] meta_sel,
+  input  wire [CTX_W-1:0] meta_sel,
   output wire [47:0] meta_eth_dst,
   output wire [7:0] meta_tos,
   output wire [31:0] meta_ip_dst,
@@ -58,39 +96,138 @@ module panama_port (
   output wire [7:0] meta_flags,
   // Contribution memory read port, one cycle of latency: the beat at rd_addr and the address
   // of its frame's next beat.
-  input  wire [13-1:0] rd_addr,
-  output reg  [64-1:0] rd_data,
-  output reg  [13-1:0] rd_link,
+  input  wire [MEM_PTR_W-1:0] rd_addr,
+  output reg  [DATA_W-1:0] rd_data,
+  output reg  [MEM_PTR_W-1:0] rd_link,
   // Counter pulses, PortCounter order 0..11.
   output wire [11:0] count_inc
 );
 
-  // Contexts.
-  localparam C = 8;
+// Constants the RTL shares with the register map (regmap.json), the wire format
+// (wire-format.md) and the parser's descriptor classes; written by panama-gen from the
+// same C++ definitions, never retyped. Include it inside a module body.
+// Not every module reads every constant.
+/* verilator lint_off UNUSEDPARAM */
+// Wire format: byte offsets in the frame (wire-format.md, "Frame layout").
+localparam integer OFF_ETH_DST = 0;
+localparam integer OFF_ETH_SRC = 6;
+localparam integer OFF_ETH_TYPE = 12;
+localparam integer OFF_IP = 14;
+localparam integer OFF_IP_TOS = 15;
+localparam integer OFF_IP_TOTAL_LEN = 16;
+localparam integer OFF_IP_FRAG = 20;
+localparam integer OFF_IP_PROTO = 23;
+localparam integer OFF_IP_CSUM = 24;
+localparam integer OFF_IP_SRC = 26;
+localparam integer OFF_IP_DST = 30;
+localparam integer OFF_UDP_SPORT = 34;
+localparam integer OFF_UDP_DPORT = 36;
+localparam integer OFF_UDP_LEN = 38;
+localparam integer OFF_UDP_CSUM = 40;
+localparam integer OFF_VER = 42;
+localparam integer OFF_FLAGS = 43;
+localparam integer OFF_JID = 44;
+localparam integer OFF_TID = 46;
+localparam integer OFF_COUNT = 48;
+localparam integer OFF_VID = 50;
+localparam integer OFF_RANK = 54;
+localparam integer OFF_COOKIE = 56;
+localparam integer OFF_PAYLOAD = 64;
+// Header: bytes before the payload, and the fewest bytes classification reads.
+localparam integer HDR_BYTES = 64;
+localparam integer HDR_BITS = 512;
+localparam integer MIN_CLASSIFY_BYTES = 42;
+// Classification and header constants.
+localparam [15:0] ETHERTYPE_IPV4 = 16'h800;
+localparam [7:0] IPV4_VER_IHL = 8'h45;
+localparam [7:0] IP_PROTO_UDP = 8'd17;
+localparam [5:0] AGG_DSCP = 6'd56;
+localparam [7:0] AGG_VERSION = 8'd1;
+localparam [7:0] FLAG_FIN = 8'h1;
+localparam [7:0] FLAG_RESULT = 8'h2;
+localparam [15:0] RANK_BUILT = 16'hffff;
+localparam [15:0] DEFAULT_AGG_PORT = 16'd9056;
+// Parser descriptor classes (desc_class).
+localparam [1:0] CLASS_RUNT = 2'd0;
+localparam [1:0] CLASS_BYPASS = 2'd1;
+localparam [1:0] CLASS_AGG = 2'd2;
+// Register map (regmap.json): address bits, block bases and strides, byte offsets.
+localparam integer RM_AW = 14;
+localparam integer RM_SIZE = 16384;
+localparam integer RM_CTX_BASE = 4096;
+localparam integer RM_CTX_STRIDE = 256;
+localparam integer RM_PORT_BASE = 8192;
+localparam integer RM_PORT_STRIDE = 128;
+localparam integer RM_MEMBER_WORDS = 1;
+localparam integer RM_PORT_COUNTERS = 16;
+localparam integer RM_A_ID = 0;  // RO
+localparam integer RM_A_VERSION = 4;  // RO
+localparam integer RM_A_PORTS = 8;  // RO
+localparam integer RM_A_CONTEXTS = 12;  // RO
+localparam integer RM_A_BUS_BITS = 16;  // RO
+localparam integer RM_A_MAX_ELEMS = 20;  // RO
+localparam integer RM_A_FORMAT = 24;  // RO
+localparam integer RM_A_BUFFER_BYTES = 28;  // RO
+localparam integer RM_A_AGG_PORT = 32;  // RW
+localparam integer RM_A_CLEAR_COUNTERS = 36;  // WO
+localparam integer RM_A_AGG_TX_FRAMES_LO = 40;  // RO
+localparam integer RM_A_AGG_TX_FRAMES_HI = 44;  // RO
+localparam integer RM_O_CTX_CTRL = 0;  // RW
+localparam integer RM_O_CTX_STATUS = 4;  // RO
+localparam integer RM_O_CTX_JID = 8;  // RW
+localparam integer RM_O_CTX_TID = 12;  // RW
+localparam integer RM_O_CTX_MODE = 16;  // RW
+localparam integer RM_O_CTX_UPSTREAM_PORT = 20;  // RW
+localparam integer RM_O_CTX_GROUP_MAC_HI = 24;  // RW
+localparam integer RM_O_CTX_GROUP_MAC_LO = 28;  // RW
+localparam integer RM_O_CTX_GROUP_IP = 32;  // RW
+localparam integer RM_O_CTX_OWN_MAC_HI = 36;  // RW
+localparam integer RM_O_CTX_OWN_MAC_LO = 40;  // RW
+localparam integer RM_O_CTX_OWN_IP = 44;  // RW
+localparam integer RM_O_CTX_TIMEOUT = 48;  // RW
+localparam integer RM_O_CTX_EXPECTED_VID = 52;  // RO
+localparam integer RM_O_CTX_VECTORS_COMPLETED_LO = 56;  // RO
+localparam integer RM_O_CTX_VECTORS_COMPLETED_HI = 60;  // RO
+localparam integer RM_O_CTX_VECTORS_DROPPED_LO = 64;  // RO
+localparam integer RM_O_CTX_VECTORS_DROPPED_HI = 68;  // RO
+localparam integer RM_O_CTX_MEMBERS0 = 128;  // RW
+localparam integer RM_ST_ENABLED = 1;
+localparam integer RM_ERR_NO_MEMBERS = 256;
+localparam integer RM_ERR_UPSTREAM_MEMBER = 512;
+localparam integer RM_ERR_DUPLICATE = 1024;
+localparam integer RM_ERR_UPSTREAM_RANGE = 2048;
+localparam integer RM_ERR_WRITE_ENABLED = 4096;
+/* verilator lint_on UNUSEDPARAM */
+
+
+  // Short names used below.
+  // Contexts, and the bits of a context index.
+  localparam C = CONTEXTS;
+  localparam CW = CTX_W;
   // Bus width in bits and bytes.
-  localparam W = 64;
-  localparam BB = 8;
+  localparam W = DATA_W;
+  localparam BB = DATA_W / 8;
   // Bypass FIFO: depth in beats, pointer and count widths.
-  localparam BYP = 4096;
-  localparam BPW = 12;
-  localparam BCW = 13;
+  localparam BYP = BYP_BEATS;
+  localparam BPW = BYP_PTR_W;
+  localparam BCW = BYP_CNT_W;
   // Contribution memory: beats (the contribution half plus one largest frame of slack, so that
   // a frame being received always finds free beats), pointer width, beat counter width.
-  localparam T = 4285;
-  localparam BW = 13;
-  localparam RW = 13;
+  localparam T = MEM_BEATS;
+  localparam BW = MEM_PTR_W;
+  localparam RW = MEM_CNT_W;
   // Beats of the largest frame S (each context's reservation R) and their counter width.
-  localparam SB = 189;
-  localparam SBW = 8;
+  localparam SB = FRAME_BEATS;
+  localparam SBW = FRAME_CNT_W;
   // Beats of the contribution half, and the C reservations together.
-  localparam [31:0] CAPB = 4096;
-  localparam [31:0] RESERVED = 1512;
+  localparam [31:0] CAPB = CONTRIB_BEATS;
+  localparam [31:0] RESERVED = CONTEXTS * FRAME_BEATS;
   // Width of a context's beats-in-use counter.
-  localparam UW = 13;
+  localparam UW = USED_W;
   // Frame descriptors: number (the most contributions the half can hold), index and count widths.
-  localparam D = 512;
-  localparam DW = 9;
-  localparam DCW = 10;
+  localparam D = DESCS;
+  localparam DW = DESC_PTR_W;
+  localparam DCW = DESC_CNT_W;
   // A descriptor's head fields {CE, FLAGS, COUNT, VID, beats, last, first} (VID at IB) and the
   // header fields the result builder copies.
   localparam IB = 2*BW + SBW;
@@ -98,12 +235,11 @@ module panama_port (
   localparam HDW = 104;
   // Constants sized to their registers.
   localparam [RW-1:0] REM_ONE = 1;
-  localparam [BW-1:0] T_LAST = 4284;
-  localparam [DW-1:0] D_LAST = 511;
+  localparam integer T_LAST_I = MEM_BEATS - 1;
+  localparam integer D_LAST_I = DESCS - 1;
+  localparam [BW-1:0] T_LAST = T_LAST_I[BW-1:0];
+  localparam [DW-1:0] D_LAST = D_LAST_I[DW-1:0];
   localparam [DCW-1:0] OCC_ONE = 1;
-  // Parser descriptor classes.
-  localparam [1:0] CLASS_RUNT = 2'd0;
-  localparam [1:0] CLASS_BYPASS = 2'd1;
 
   // A receive MAC cannot be back-pressured: what does not fit is dropped whole.
   assign s_axis_tready = 1'b1;
@@ -134,7 +270,7 @@ module panama_port (
   wire [31:0] desc_vid, desc_ip_dst;
   wire [1:0] desc_ecn;
   wire [47:0] desc_eth_dst;
-  panama_parser #(.DATA_W(W), .ELEM_BYTES(4), .MAX_ELEMS(362)) u_parser (
+  panama_parser #(.DATA_W(W), .ELEM_BYTES(ELEM_BYTES), .MAX_ELEMS(MAX_ELEMS)) u_parser (
     .clk(clk), .rst(rst), .agg_port(agg_port),
     .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),
@@ -351,18 +487,18 @@ module panama_port (
   wire [C*HIW-1:0] info_flat;
   wire [C-1:0] becomes_head, pops;
   reg pop_any;
-  reg [2:0] pop_ctx;
+  reg [CW-1:0] pop_ctx;
   reg [DW-1:0] pop_desc;
   reg [HIW-1:0] pop_info;
   always @* begin
     pop_any = 1'b0;
-    pop_ctx = {3{1'b0}};
+    pop_ctx = {CW{1'b0}};
     pop_desc = {DW{1'b0}};
     pop_info = {HIW{1'b0}};
     for (c = 0; c < C; c = c + 1)
       if (pops[c]) begin
         pop_any = 1'b1;
-        pop_ctx = c[2:0];
+        pop_ctx = c[CW-1:0];
         pop_desc = head_flat[c*DW +: DW];
         pop_info = info_flat[c*HIW +: HIW];
       end
@@ -384,7 +520,7 @@ module panama_port (
   // use) are freed only at q_release, after its last read. At most one frame is held: the
   // release of one build and the pop of the next can fall in the same cycle, never two pops.
   reg held_q;
-  reg [2:0] held_ctx_q;
+  reg [CW-1:0] held_ctx_q;
   reg [BW-1:0] held_first_q, held_last_q;
   reg [SBW-1:0] held_beats_q;
   always @(posedge clk) begin

@@ -111,7 +111,12 @@ module panama_core (
         assign member[k] = ctx_members[k*N + p];
         assign uplink[k] = ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
       end
-      panama_port u_port (
+      panama_port #(
+        .CONTEXTS(8), .CTX_W(3), .DATA_W(512), .ELEM_BYTES(4), .MAX_ELEMS(362), .BYP_BEATS(512),
+        .BYP_PTR_W(9), .BYP_CNT_W(10), .FRAME_BEATS(24), .FRAME_CNT_W(5), .CONTRIB_BEATS(512),
+        .MEM_BEATS(536), .MEM_PTR_W(10), .MEM_CNT_W(10), .USED_W(10), .DESCS(512), .DESC_PTR_W(9),
+        .DESC_CNT_W(10)
+      ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
         .s_axis_tdata(s_tdata[p*W +: W]), .s_axis_tkeep(s_tkeep[p*BB +: BB]), .s_axis_tvalid(s_tvalid[p]),
