@@ -3,6 +3,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config.h"
 
@@ -19,9 +21,11 @@ struct BufferPlan {
 };
 BufferPlan buffer_plan(const Config& c);
 
-std::string emit_port(const Config& c);   // <prefix>_port
-std::string emit_sched(const Config& c);  // <prefix>_sched
-std::string emit_core(const Config& c);   // <prefix>_core: the accelerator, per-port streams packed
-std::string emit_top(const Config& c);    // <prefix>_top
+// The parameters of the fixed block rtl/panama_sched.v for this configuration.
+std::vector<std::pair<std::string, long>> sched_params(const Config& c);
+
+std::string emit_port(const Config& c);  // <prefix>_port
+std::string emit_core(const Config& c);  // <prefix>_core: the accelerator, per-port streams packed
+std::string emit_top(const Config& c);   // <prefix>_top
 
 }  // namespace panama
