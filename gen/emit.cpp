@@ -117,7 +117,7 @@ const Block kBlocks[] = {
      [](const Config&) {
        return std::string("aggregation scheduler (VIDs, port bitmaps, drops, timeouts) and result builder");
      },
-     emit_sched},
+     nullptr, sched_params},
     {"core", full_top,
      [](const Config& c) {
        return "the accelerator's core, " + std::to_string(c.in.ports) + " ports as packed streams (for shells)";

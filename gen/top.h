@@ -24,8 +24,10 @@ BufferPlan buffer_plan(const Config& c);
 // The parameters of the fixed block <prefix>_port (rtl/panama_port.v): its kBlocks defaults and
 // the #(...) of its instances in <prefix>_core.
 std::vector<std::pair<std::string, long>> port_params(const Config& c);
-std::string emit_sched(const Config& c);  // <prefix>_sched
-std::string emit_core(const Config& c);   // <prefix>_core: the accelerator, per-port streams packed
-std::string emit_top(const Config& c);    // <prefix>_top
+// The parameters of the fixed block rtl/panama_sched.v for this configuration.
+std::vector<std::pair<std::string, long>> sched_params(const Config& c);
+
+std::string emit_core(const Config& c);  // <prefix>_core: the accelerator, per-port streams packed
+std::string emit_top(const Config& c);   // <prefix>_top
 
 }  // namespace panama

@@ -169,6 +169,18 @@ TEST(GenCli, FixedBlocksArePrefixedAndSelfContained) {
   const std::string core = slurp(d / "acc0_core.v");
   EXPECT_NE(core.find("acc0_port #(\n        .CONTEXTS("), std::string::npos);
   EXPECT_NE(core.find(".ELEM_BYTES(2), .MAX_ELEMS(100),"), std::string::npos);
+  // The scheduler (rtl/panama_sched.v): 264-byte frames are 17 beats, 5 bits; an m_agg FIFO of
+  // 17 + 4 + 6 beats rounded up to 32.
+  const std::string s = slurp(d / "acc0_sched.v");
+  EXPECT_NE(s.find("module acc0_sched #("), std::string::npos);
+  EXPECT_EQ(s.find("panama_"), std::string::npos);
+  EXPECT_EQ(s.find("`include \""), std::string::npos);
+  EXPECT_NE(s.find("parameter PORTS = 3,"), std::string::npos);
+  EXPECT_NE(s.find("parameter BEAT_W = 5,"), std::string::npos);
+  EXPECT_NE(s.find("parameter FIFO_DEPTH = 32,"), std::string::npos);
+  EXPECT_NE(s.find("acc0_addtree u_addtree ("), std::string::npos);
+  EXPECT_NE(slurp(d / "acc0_core.v").find("acc0_sched #(.PORTS(N), .CONTEXTS(C), .DATA_W(W), .ELEM_BYTES(2)"),
+            std::string::npos);
   fs::remove_all(d);
 }
 

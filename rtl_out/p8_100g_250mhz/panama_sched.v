@@ -6,69 +6,199 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module panama_sched (
+// The aggregation scheduler (docs/rtl.md, accelerator.md rules 5-8: stale, build, count
+// mismatch, incomplete, skip, timeout), the result builder and the m_agg FIFO. It watches the
+// queue heads of every port's contexts, decides one context at a time, pops the heads, reads
+// a build's contributions from every member port into the adder tree (<prefix>_addtree, which
+// the generator writes for the configuration), rewrites the copied header beside the tree and
+// queues the built frame for m_agg.
+module panama_sched #(
+  // Switch ports, 2..256.
+  parameter PORTS = 8,
+  // (JID, TID) contexts, 1..256.
+  parameter CONTEXTS = 8,
+  // Bus width in bits: a power of two, 64..4096.
+  parameter DATA_W = 512,
+  // Bytes per element: 4 (fp32) or 2 (bf16, fp16).
+  parameter ELEM_BYTES = 4,
+  // Bits of a contribution memory address (a beat of a port's buffer).
+  parameter ADDR_W = 10,
+  // Bits of a beat index within a frame (holds 0..beats of the largest frame).
+  parameter BEAT_W = 5,
+  // m_agg FIFO depth in beats: a power of two, at least 4, room for the largest frame plus the
+  // beats in flight behind the reservation.
+  parameter FIFO_DEPTH = 64,
+  // Adder tree latency in cycles.
+  parameter TREE_LATENCY = 12
+) (
   input  wire clk,
   input  wire rst,
   input  wire [31:0] now,
   // Context table.
-  input  wire [8-1:0] ctx_enable,
+  input  wire [CONTEXTS-1:0] ctx_enable,
   // One-cycle pulse: context c was just enabled (its expected VID starts at 0).
-  input  wire [8-1:0] ctx_enable_set,
-  input  wire [8*8-1:0] ctx_members,
-  input  wire [8-1:0] ctx_upstream,
-  input  wire [8*48-1:0] ctx_group_mac,
-  input  wire [8*32-1:0] ctx_group_ip,
-  input  wire [8*48-1:0] ctx_own_mac,
-  input  wire [8*32-1:0] ctx_own_ip,
-  input  wire [8*32-1:0] ctx_timeout,
-  output wire [8*32-1:0] ctx_expected_vid,
+  input  wire [CONTEXTS-1:0] ctx_enable_set,
+  input  wire [CONTEXTS*PORTS-1:0] ctx_members,
+  input  wire [CONTEXTS-1:0] ctx_upstream,
+  input  wire [CONTEXTS*48-1:0] ctx_group_mac,
+  input  wire [CONTEXTS*32-1:0] ctx_group_ip,
+  input  wire [CONTEXTS*48-1:0] ctx_own_mac,
+  input  wire [CONTEXTS*32-1:0] ctx_own_ip,
+  input  wire [CONTEXTS*32-1:0] ctx_timeout,
+  output wire [CONTEXTS*32-1:0] ctx_expected_vid,
   // Queue heads of every port: port p, context c at index p*C + c.
-  input  wire [8*8-1:0] q_valid,
-  input  wire [8*8*32-1:0] q_vid,
-  input  wire [8*8*16-1:0] q_count,
-  input  wire [8*8-1:0] q_fin,
-  input  wire [8*8-1:0] q_ce,
-  input  wire [8*8*10-1:0] q_ptr,
-  input  wire [8*8*32-1:0] q_since,
+  input  wire [PORTS*CONTEXTS-1:0] q_valid,
+  input  wire [PORTS*CONTEXTS*32-1:0] q_vid,
+  input  wire [PORTS*CONTEXTS*16-1:0] q_count,
+  input  wire [PORTS*CONTEXTS-1:0] q_fin,
+  input  wire [PORTS*CONTEXTS-1:0] q_ce,
+  input  wire [PORTS*CONTEXTS*ADDR_W-1:0] q_ptr,
+  input  wire [PORTS*CONTEXTS*32-1:0] q_since,
   // Registered: remove these heads; q_hold: they are a build's (free the beats at q_release).
-  output reg  [8*8-1:0] q_pop,
+  output reg  [PORTS*CONTEXTS-1:0] q_pop,
   output reg  q_hold,
   output reg  q_release,
   // Header fields of each port's head of context meta_sel (registered; answered the cycle after).
-  output wire [3-1:0] meta_sel,
-  input  wire [8*48-1:0] meta_eth_dst,
-  input  wire [8*8-1:0] meta_tos,
-  input  wire [8*32-1:0] meta_ip_dst,
-  input  wire [8*16-1:0] meta_csum_part,
-  input  wire [8*8-1:0] meta_flags,
+  output wire [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] meta_sel,
+  input  wire [PORTS*48-1:0] meta_eth_dst,
+  input  wire [PORTS*8-1:0] meta_tos,
+  input  wire [PORTS*32-1:0] meta_ip_dst,
+  input  wire [PORTS*16-1:0] meta_csum_part,
+  input  wire [PORTS*8-1:0] meta_flags,
   // Contribution memory reads, one per port; beat and link one cycle later.
-  output wire [8*10-1:0] rd_addr,
-  input  wire [8*512-1:0] rd_data,
-  input  wire [8*10-1:0] rd_link,
+  output wire [PORTS*ADDR_W-1:0] rd_addr,
+  input  wire [PORTS*DATA_W-1:0] rd_data,
+  input  wire [PORTS*ADDR_W-1:0] rd_link,
   // Drop counter pulses per port: stale, incomplete, count_mismatch, timeout.
-  output reg  [8*4-1:0] drop_inc,
-  output reg  [8-1:0] ctx_completed_inc,
-  output reg  [8-1:0] ctx_dropped_inc,
+  output reg  [PORTS*4-1:0] drop_inc,
+  output reg  [CONTEXTS-1:0] ctx_completed_inc,
+  output reg  [CONTEXTS-1:0] ctx_dropped_inc,
   output wire agg_tx_inc,
   // Built frames to the switch chip.
-  output wire [512-1:0] m_agg_axis_tdata,
-  output wire [64-1:0] m_agg_axis_tkeep,
+  output wire [DATA_W-1:0] m_agg_axis_tdata,
+  output wire [DATA_W/8-1:0] m_agg_axis_tkeep,
   output wire m_agg_axis_tvalid,
   output wire m_agg_axis_tlast,
   input  wire m_agg_axis_tready
 );
 
+// Constants the RTL shares with the register map (regmap.json), the wire format
+// (wire-format.md) and the parser's descriptor classes; written by panama-gen from the
+// same C++ definitions, never retyped. Include it inside a module body.
+// Not every module reads every constant.
+/* verilator lint_off UNUSEDPARAM */
+// Wire format: byte offsets in the frame (wire-format.md, "Frame layout").
+localparam integer OFF_ETH_DST = 0;
+localparam integer OFF_ETH_SRC = 6;
+localparam integer OFF_ETH_TYPE = 12;
+localparam integer OFF_IP = 14;
+localparam integer OFF_IP_TOS = 15;
+localparam integer OFF_IP_TOTAL_LEN = 16;
+localparam integer OFF_IP_FRAG = 20;
+localparam integer OFF_IP_PROTO = 23;
+localparam integer OFF_IP_CSUM = 24;
+localparam integer OFF_IP_SRC = 26;
+localparam integer OFF_IP_DST = 30;
+localparam integer OFF_UDP_SPORT = 34;
+localparam integer OFF_UDP_DPORT = 36;
+localparam integer OFF_UDP_LEN = 38;
+localparam integer OFF_UDP_CSUM = 40;
+localparam integer OFF_VER = 42;
+localparam integer OFF_FLAGS = 43;
+localparam integer OFF_JID = 44;
+localparam integer OFF_TID = 46;
+localparam integer OFF_COUNT = 48;
+localparam integer OFF_VID = 50;
+localparam integer OFF_RANK = 54;
+localparam integer OFF_COOKIE = 56;
+localparam integer OFF_PAYLOAD = 64;
+// Header: bytes before the payload, and the fewest bytes classification reads.
+localparam integer HDR_BYTES = 64;
+localparam integer HDR_BITS = 512;
+localparam integer MIN_CLASSIFY_BYTES = 42;
+// Classification and header constants.
+localparam [15:0] ETHERTYPE_IPV4 = 16'h800;
+localparam [7:0] IPV4_VER_IHL = 8'h45;
+localparam [7:0] IP_PROTO_UDP = 8'd17;
+localparam [5:0] AGG_DSCP = 6'd56;
+localparam [7:0] AGG_VERSION = 8'd1;
+localparam [7:0] FLAG_FIN = 8'h1;
+localparam [7:0] FLAG_RESULT = 8'h2;
+localparam [15:0] RANK_BUILT = 16'hffff;
+localparam [15:0] DEFAULT_AGG_PORT = 16'd9056;
+// Parser descriptor classes (desc_class).
+localparam [1:0] CLASS_RUNT = 2'd0;
+localparam [1:0] CLASS_BYPASS = 2'd1;
+localparam [1:0] CLASS_AGG = 2'd2;
+// Register map (regmap.json): address bits, block bases and strides, byte offsets.
+localparam integer RM_AW = 14;
+localparam integer RM_SIZE = 16384;
+localparam integer RM_CTX_BASE = 4096;
+localparam integer RM_CTX_STRIDE = 256;
+localparam integer RM_PORT_BASE = 8192;
+localparam integer RM_PORT_STRIDE = 128;
+localparam integer RM_MEMBER_WORDS = 1;
+localparam integer RM_PORT_COUNTERS = 16;
+localparam integer RM_A_ID = 0;  // RO
+localparam integer RM_A_VERSION = 4;  // RO
+localparam integer RM_A_PORTS = 8;  // RO
+localparam integer RM_A_CONTEXTS = 12;  // RO
+localparam integer RM_A_BUS_BITS = 16;  // RO
+localparam integer RM_A_MAX_ELEMS = 20;  // RO
+localparam integer RM_A_FORMAT = 24;  // RO
+localparam integer RM_A_BUFFER_BYTES = 28;  // RO
+localparam integer RM_A_AGG_PORT = 32;  // RW
+localparam integer RM_A_CLEAR_COUNTERS = 36;  // WO
+localparam integer RM_A_AGG_TX_FRAMES_LO = 40;  // RO
+localparam integer RM_A_AGG_TX_FRAMES_HI = 44;  // RO
+localparam integer RM_O_CTX_CTRL = 0;  // RW
+localparam integer RM_O_CTX_STATUS = 4;  // RO
+localparam integer RM_O_CTX_JID = 8;  // RW
+localparam integer RM_O_CTX_TID = 12;  // RW
+localparam integer RM_O_CTX_MODE = 16;  // RW
+localparam integer RM_O_CTX_UPSTREAM_PORT = 20;  // RW
+localparam integer RM_O_CTX_GROUP_MAC_HI = 24;  // RW
+localparam integer RM_O_CTX_GROUP_MAC_LO = 28;  // RW
+localparam integer RM_O_CTX_GROUP_IP = 32;  // RW
+localparam integer RM_O_CTX_OWN_MAC_HI = 36;  // RW
+localparam integer RM_O_CTX_OWN_MAC_LO = 40;  // RW
+localparam integer RM_O_CTX_OWN_IP = 44;  // RW
+localparam integer RM_O_CTX_TIMEOUT = 48;  // RW
+localparam integer RM_O_CTX_EXPECTED_VID = 52;  // RO
+localparam integer RM_O_CTX_VECTORS_COMPLETED_LO = 56;  // RO
+localparam integer RM_O_CTX_VECTORS_COMPLETED_HI = 60;  // RO
+localparam integer RM_O_CTX_VECTORS_DROPPED_LO = 64;  // RO
+localparam integer RM_O_CTX_VECTORS_DROPPED_HI = 68;  // RO
+localparam integer RM_O_CTX_MEMBERS0 = 128;  // RW
+localparam integer RM_ST_ENABLED = 1;
+localparam integer RM_ERR_NO_MEMBERS = 256;
+localparam integer RM_ERR_UPSTREAM_MEMBER = 512;
+localparam integer RM_ERR_DUPLICATE = 1024;
+localparam integer RM_ERR_UPSTREAM_RANGE = 2048;
+localparam integer RM_ERR_WRITE_ENABLED = 4096;
+/* verilator lint_on UNUSEDPARAM */
+
+
   // Ports, contexts, bus.
-  localparam N = 8;
-  localparam C = 8;
-  localparam W = 512;
-  localparam BB = 64;
+  localparam N = PORTS;
+  localparam C = CONTEXTS;
+  localparam W = DATA_W;
+  localparam BB = DATA_W / 8;
   // Element size in bytes.
-  localparam ES = 4;
+  localparam ES = ELEM_BYTES;
   // m_agg FIFO depth in beats.
-  localparam FD = 64;
+  localparam FD = FIFO_DEPTH;
   // Adder tree latency in cycles.
-  localparam L = 12;
+  localparam L = TREE_LATENCY;
+  // Widths: a beat index within a frame, a contribution memory address, a byte index within a
+  // beat, a port index, a context index, an m_agg FIFO pointer and its count.
+  localparam NB = BEAT_W;
+  localparam BW = ADDR_W;
+  localparam KW = $clog2(BB);
+  localparam PW = N > 1 ? $clog2(N) : 1;
+  localparam CW = C > 1 ? $clog2(C) : 1;
+  localparam FAW = $clog2(FD);
+  localparam FCW = $clog2(FD + 1);
   // Actions of one context (accelerator.md rules 5-7).
   localparam [2:0] ACT_NONE = 3'd0, ACT_STALE = 3'd1, ACT_BUILD = 3'd2, ACT_MISMATCH = 3'd3,
                    ACT_INCOMPLETE = 3'd4, ACT_SKIP = 3'd5, ACT_TDROP = 3'd6, ACT_TSKIP = 3'd7;
@@ -89,14 +219,14 @@ module panama_sched (
 
   // ---------------------------------------------------------------- A: actions per context
   // Leaves of the minimum tree (N rounded up to a power of two) and its nodes.
-  localparam MP = 8;
+  localparam MP = 1 << $clog2(N);
   localparam MT = 2*MP - 1;
   wire [C*3-1:0] act;
   wire [C*N-1:0] act_stale, act_at_e;
-  wire [C*5-1:0] act_beats;
-  wire [C*(6+1)-1:0] act_rem;
+  wire [C*NB-1:0] act_beats;
+  wire [C*(KW+1)-1:0] act_rem;
   wire [C*32-1:0] act_min;  // smallest distance VID - E among the heads considered
-  wire [C*3-1:0] act_low;  // the lowest member (it supplies the copied header)
+  wire [C*PW-1:0] act_low;  // the lowest member (it supplies the copied header)
   wire [C-1:0] act_fin, act_ce;
   // Expected VIDs and the cycles of their last changes (registers in g_e below).
   wire [C*32-1:0] e_flat, echg_flat;
@@ -112,18 +242,18 @@ module panama_sched (
       // a tree of compares (log2 N deep) rather than a chain.
       reg [32*MT-1:0] mt;
       reg e_old;
-      reg [3-1:0] low;
+      reg [PW-1:0] low;
       reg fin_or, ce_or;
       integer p;
       always @* begin
         ref_cnt = 16'd0;
-        low = {3{1'b0}};
+        low = {PW{1'b0}};
         fin_or = 1'b0;
         ce_or = 1'b0;
         for (p = N - 1; p >= 0; p = p - 1)
           if (mem[p]) begin
             ref_cnt = q_count[(p*C + g)*16 +: 16];
-            low = p[3-1:0];
+            low = p[PW-1:0];
             fin_or = fin_or | q_fin[p*C + g];
             ce_or = ce_or | q_ce[p*C + g];
           end
@@ -155,14 +285,14 @@ module panama_sched (
                       ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : ACT_TSKIP) : ACT_NONE;
       wire [17:0] len = 18'd64 + ref_cnt * ES;
       /* verilator lint_off UNUSEDSIGNAL */
-      wire [17:0] beats = (len + BB - 1) >> 6;
+      wire [17:0] beats = (len + BB - 1) >> KW;
       /* verilator lint_on UNUSEDSIGNAL */
       reg [2:0] act_q;
       reg [N-1:0] stale_q, at_e_q;
       reg [31:0] min_q;
-      reg [5-1:0] beats_q;
-      reg [6:0] rem_q;
-      reg [3-1:0] low_q;
+      reg [NB-1:0] beats_q;
+      reg [KW:0] rem_q;
+      reg [PW-1:0] low_q;
       reg fin_q, ce_q;
       always @(posedge clk) begin
         if (rst) act_q <= ACT_NONE;
@@ -170,8 +300,8 @@ module panama_sched (
         stale_q <= stale;
         at_e_q <= at_e;
         min_q <= min_d;
-        beats_q <= beats[5-1:0];
-        rem_q <= {1'b0, len[6-1:0]};
+        beats_q <= beats[NB-1:0];
+        rem_q <= {1'b0, len[KW-1:0]};
         low_q <= low;
         fin_q <= fin_or;
         ce_q <= ce_or;
@@ -180,9 +310,9 @@ module panama_sched (
       assign act_stale[g*N +: N] = stale_q;
       assign act_at_e[g*N +: N] = at_e_q;
       assign act_min[g*32 +: 32] = min_q;
-      assign act_beats[g*5 +: 5] = beats_q;
-      assign act_rem[g*(6+1) +: 6+1] = rem_q;
-      assign act_low[g*3 +: 3] = low_q;
+      assign act_beats[g*NB +: NB] = beats_q;
+      assign act_rem[g*(KW+1) +: KW+1] = rem_q;
+      assign act_low[g*PW +: PW] = low_q;
       assign act_fin[g] = fin_q;
       assign act_ce[g] = ce_q;
     end
@@ -194,30 +324,30 @@ module panama_sched (
   // beat of the one before; any other action waits until the issue stage is idle (its pops
   // free beats at once, which must not meet a build's release in the same cycle).
   reg busy_q;                    // I is issuing a build's reads
-  reg [5-1:0] b_beat_q;      // the beat I issues
-  reg [7-1:0] reserved_q;   // FIFO entries held by frames being built or queued
+  reg [NB-1:0] b_beat_q;         // the beat I issues
+  reg [FCW-1:0] reserved_q;      // FIFO entries held by frames being built or queued
   reg d1_q, d2_q;                // a decision one and two cycles ago
-  reg [3-1:0] d1_ctx_q, d2_ctx_q;
+  reg [CW-1:0] d1_ctx_q, d2_ctx_q;
   reg [2:0] d1_act_q;
   reg [31:0] d1_min_q;
-  reg [5-1:0] n_beats_q;     // the build being issued: beats, bytes of the last beat
-  reg [6:0] n_rem_q;
+  reg [NB-1:0] n_beats_q;        // the build being issued: beats, bytes of the last beat
+  reg [KW:0] n_rem_q;
   wire last_issue = busy_q & (b_beat_q == n_beats_q - 1'b1);
   wire issue_free = ~busy_q | last_issue;
   reg [C-1:0] ready;
-  reg [3-1:0] sel;
+  reg [CW-1:0] sel;
   reg any_ready;
   integer k;
   always @* begin
-    sel = {3{1'b0}};
+    sel = {CW{1'b0}};
     any_ready = 1'b0;
     for (k = C - 1; k >= 0; k = k - 1) begin
       ready[k] = (act[k*3 +: 3] != ACT_NONE) &
-                 ~(d1_q & (d1_ctx_q == k[3-1:0])) & ~(d2_q & (d2_ctx_q == k[3-1:0])) &
+                 ~(d1_q & (d1_ctx_q == k[CW-1:0])) & ~(d2_q & (d2_ctx_q == k[CW-1:0])) &
                  ((act[k*3 +: 3] != ACT_BUILD) |
-                  ({{(32-7){1'b0}}, reserved_q} + {{(32-5){1'b0}}, act_beats[k*5 +: 5]} <= FD));
+                  ({{(32-FCW){1'b0}}, reserved_q} + {{(32-NB){1'b0}}, act_beats[k*NB +: NB]} <= FD));
       if (ready[k]) begin
-        sel = k[3-1:0];
+        sel = k[CW-1:0];
         any_ready = 1'b1;
       end
     end
@@ -226,9 +356,18 @@ module panama_sched (
   wire sel_build = sel_act == ACT_BUILD;
   wire fire = any_ready & (sel_build ? issue_free : ~busy_q);
   wire start_build = fire & sel_build;
-  wire [31:0] sel32 = {{(32-3){1'b0}}, sel};
+  wire [31:0] sel32 = {{(32-CW){1'b0}}, sel};
   wire [N-1:0] sel_mem = ctx_members[sel*N +: N];
-  wire [5-1:0] sel_beats = act_beats[sel*5 +: 5];
+  wire [NB-1:0] sel_beats = act_beats[sel*NB +: NB];
+  // The chosen build's beats, sized to the FIFO count (FIFO_DEPTH holds more than a frame).
+  wire [FCW-1:0] sel_beats_f;
+  generate
+    if (FCW > NB) begin : g_beats_ext
+      assign sel_beats_f = {{(FCW-NB){1'b0}}, sel_beats};
+    end else begin : g_beats_cut
+      assign sel_beats_f = sel_beats[FCW-1:0];
+    end
+  endgenerate
 
   // Pops and counter pulses of the decision, registered.
   integer m;
@@ -307,8 +446,8 @@ module panama_sched (
   // read is issued, for the header patch and the tree beside the reads (the next build may be
   // decided before this one's last beat has passed the patch).
   reg [N-1:0] n_mask_q, p_mask_q;
-  reg [N*10-1:0] n_ptr_q;
-  reg [3-1:0] n_low_q, p_low_q;
+  reg [N*BW-1:0] n_ptr_q;
+  reg [PW-1:0] n_low_q, p_low_q;
   reg n_mcast_q, n_fin_q, n_ce_q, p_mcast_q, p_fin_q, p_ce_q;
   reg [47:0] n_gmac_q, n_omac_q, p_gmac_q, p_omac_q, b_cmac_q;
   reg [31:0] n_gip_q, n_oip_q, p_gip_q, p_oip_q, b_cip_q;
@@ -316,9 +455,9 @@ module panama_sched (
   always @(posedge clk) begin
     if (start_build) begin
       n_mask_q <= sel_mem;
-      n_low_q <= act_low[sel*3 +: 3];
+      n_low_q <= act_low[sel*PW +: PW];
       n_beats_q <= sel_beats;
-      n_rem_q <= act_rem[sel*(6+1) +: 6+1];
+      n_rem_q <= act_rem[sel*(KW+1) +: KW+1];
       n_mcast_q <= ~ctx_upstream[sel];
       n_fin_q <= act_fin[sel];
       n_ce_q <= act_ce[sel];
@@ -331,7 +470,7 @@ module panama_sched (
   generate
     for (g = 0; g < N; g = g + 1) begin : g_ptr
       always @(posedge clk)
-        if (start_build) n_ptr_q[g*10 +: 10] <= q_ptr[(g*C + sel32)*10 +: 10];
+        if (start_build) n_ptr_q[g*BW +: BW] <= q_ptr[(g*C + sel32)*BW +: BW];
     end
   endgenerate
 
@@ -343,11 +482,11 @@ module panama_sched (
     if (rst) begin
       busy_q <= 1'b0;
       first_q <= 1'b0;
-      b_beat_q <= {5{1'b0}};
+      b_beat_q <= {NB{1'b0}};
     end else begin
       busy_q <= start_build | (busy_q & ~last_issue);
       first_q <= start_build;
-      b_beat_q <= (start_build | ~busy_q | last_issue) ? {5{1'b0}} : b_beat_q + 1'b1;
+      b_beat_q <= (start_build | ~busy_q | last_issue) ? {NB{1'b0}} : b_beat_q + 1'b1;
     end
     if (first_q) begin
       p_mask_q <= n_mask_q;
@@ -382,7 +521,7 @@ module panama_sched (
   wire [7:0] new_tos = {low_tos[7:2], p_ce_q ? 2'b11 : low_tos[1:0]};
   wire [31:0] new_src = p_mcast_q ? low_ip : p_oip_q;
   wire [31:0] new_dst = p_mcast_q ? p_gip_q : low_ip;
-  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, 8'h45, new_tos} + {3'd0, new_src[31:16]} +
+  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, IPV4_VER_IHL, new_tos} + {3'd0, new_src[31:16]} +
                           {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
   wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
   wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
@@ -402,11 +541,11 @@ module panama_sched (
   // Cycle after a read: the words of every port go into the adder tree; the lowest member's
   // word, with the header bytes rewritten, travels beside the tree for the header beats.
   reg rd_valid_q;
-  reg [5-1:0] rd_beat_q;
+  reg [NB-1:0] rd_beat_q;
   reg rd_last_q;
   reg [BB-1:0] rd_keep_q;
   // tkeep of the beat being issued: all ones but on a frame's last beat.
-  wire [BB-1:0] issue_keep = (~last_issue | (n_rem_q == {6+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << n_rem_q);
+  wire [BB-1:0] issue_keep = (~last_issue | (n_rem_q == {KW+1{1'b0}})) ? {BB{1'b1}} : ~({BB{1'b1}} << n_rem_q);
   always @(posedge clk) begin
     if (rst) rd_valid_q <= 1'b0;
     else rd_valid_q <= busy_q;
@@ -416,589 +555,71 @@ module panama_sched (
   end
   wire [W-1:0] raw = rd_data[p_low_q*W +: W];
   wire [W-1:0] patched;
-  wire [7:0] rb0 = raw[7:0];
-  reg [7:0] pb0;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb0 = p_mcast_q ? p_gmac_q[47 -: 8] : rb0;
-      default: pb0 = rb0;
-    endcase
-  end
-  assign patched[7:0] = pb0;
-  wire [7:0] rb1 = raw[15:8];
-  reg [7:0] pb1;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb1 = p_mcast_q ? p_gmac_q[39 -: 8] : rb1;
-      default: pb1 = rb1;
-    endcase
-  end
-  assign patched[15:8] = pb1;
-  wire [7:0] rb2 = raw[23:16];
-  reg [7:0] pb2;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb2 = p_mcast_q ? p_gmac_q[31 -: 8] : rb2;
-      default: pb2 = rb2;
-    endcase
-  end
-  assign patched[23:16] = pb2;
-  wire [7:0] rb3 = raw[31:24];
-  reg [7:0] pb3;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb3 = p_mcast_q ? p_gmac_q[23 -: 8] : rb3;
-      default: pb3 = rb3;
-    endcase
-  end
-  assign patched[31:24] = pb3;
-  wire [7:0] rb4 = raw[39:32];
-  reg [7:0] pb4;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb4 = p_mcast_q ? p_gmac_q[15 -: 8] : rb4;
-      default: pb4 = rb4;
-    endcase
-  end
-  assign patched[39:32] = pb4;
-  wire [7:0] rb5 = raw[47:40];
-  reg [7:0] pb5;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb5 = p_mcast_q ? p_gmac_q[7 -: 8] : rb5;
-      default: pb5 = rb5;
-    endcase
-  end
-  assign patched[47:40] = pb5;
-  wire [7:0] rb6 = raw[55:48];
-  reg [7:0] pb6;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb6 = p_mcast_q ? h_cmac[47 -: 8] : p_omac_q[47 -: 8];
-      default: pb6 = rb6;
-    endcase
-  end
-  assign patched[55:48] = pb6;
-  wire [7:0] rb7 = raw[63:56];
-  reg [7:0] pb7;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb7 = p_mcast_q ? h_cmac[39 -: 8] : p_omac_q[39 -: 8];
-      default: pb7 = rb7;
-    endcase
-  end
-  assign patched[63:56] = pb7;
-  wire [7:0] rb8 = raw[71:64];
-  reg [7:0] pb8;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb8 = p_mcast_q ? h_cmac[31 -: 8] : p_omac_q[31 -: 8];
-      default: pb8 = rb8;
-    endcase
-  end
-  assign patched[71:64] = pb8;
-  wire [7:0] rb9 = raw[79:72];
-  reg [7:0] pb9;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb9 = p_mcast_q ? h_cmac[23 -: 8] : p_omac_q[23 -: 8];
-      default: pb9 = rb9;
-    endcase
-  end
-  assign patched[79:72] = pb9;
-  wire [7:0] rb10 = raw[87:80];
-  reg [7:0] pb10;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb10 = p_mcast_q ? h_cmac[15 -: 8] : p_omac_q[15 -: 8];
-      default: pb10 = rb10;
-    endcase
-  end
-  assign patched[87:80] = pb10;
-  wire [7:0] rb11 = raw[95:88];
-  reg [7:0] pb11;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb11 = p_mcast_q ? h_cmac[7 -: 8] : p_omac_q[7 -: 8];
-      default: pb11 = rb11;
-    endcase
-  end
-  assign patched[95:88] = pb11;
-  wire [7:0] rb12 = raw[103:96];
-  reg [7:0] pb12;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb12 = rb12;
-      default: pb12 = rb12;
-    endcase
-  end
-  assign patched[103:96] = pb12;
-  wire [7:0] rb13 = raw[111:104];
-  reg [7:0] pb13;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb13 = rb13;
-      default: pb13 = rb13;
-    endcase
-  end
-  assign patched[111:104] = pb13;
-  wire [7:0] rb14 = raw[119:112];
-  reg [7:0] pb14;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb14 = rb14;
-      default: pb14 = rb14;
-    endcase
-  end
-  assign patched[119:112] = pb14;
-  wire [7:0] rb15 = raw[127:120];
-  reg [7:0] pb15;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb15 = {rb15[7:2], p_ce_q ? 2'b11 : rb15[1:0]};
-      default: pb15 = rb15;
-    endcase
-  end
-  assign patched[127:120] = pb15;
-  wire [7:0] rb16 = raw[135:128];
-  reg [7:0] pb16;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb16 = rb16;
-      default: pb16 = rb16;
-    endcase
-  end
-  assign patched[135:128] = pb16;
-  wire [7:0] rb17 = raw[143:136];
-  reg [7:0] pb17;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb17 = rb17;
-      default: pb17 = rb17;
-    endcase
-  end
-  assign patched[143:136] = pb17;
-  wire [7:0] rb18 = raw[151:144];
-  reg [7:0] pb18;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb18 = rb18;
-      default: pb18 = rb18;
-    endcase
-  end
-  assign patched[151:144] = pb18;
-  wire [7:0] rb19 = raw[159:152];
-  reg [7:0] pb19;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb19 = rb19;
-      default: pb19 = rb19;
-    endcase
-  end
-  assign patched[159:152] = pb19;
-  wire [7:0] rb20 = raw[167:160];
-  reg [7:0] pb20;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb20 = rb20;
-      default: pb20 = rb20;
-    endcase
-  end
-  assign patched[167:160] = pb20;
-  wire [7:0] rb21 = raw[175:168];
-  reg [7:0] pb21;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb21 = rb21;
-      default: pb21 = rb21;
-    endcase
-  end
-  assign patched[175:168] = pb21;
-  wire [7:0] rb22 = raw[183:176];
-  reg [7:0] pb22;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb22 = rb22;
-      default: pb22 = rb22;
-    endcase
-  end
-  assign patched[183:176] = pb22;
-  wire [7:0] rb23 = raw[191:184];
-  reg [7:0] pb23;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb23 = rb23;
-      default: pb23 = rb23;
-    endcase
-  end
-  assign patched[191:184] = pb23;
-  wire [7:0] rb24 = raw[199:192];
-  reg [7:0] pb24;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb24 = h_csum[15:8];
-      default: pb24 = rb24;
-    endcase
-  end
-  assign patched[199:192] = pb24;
-  wire [7:0] rb25 = raw[207:200];
-  reg [7:0] pb25;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb25 = h_csum[7:0];
-      default: pb25 = rb25;
-    endcase
-  end
-  assign patched[207:200] = pb25;
-  wire [7:0] rb26 = raw[215:208];
-  reg [7:0] pb26;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb26 = p_mcast_q ? h_cip[31 -: 8] : p_oip_q[31 -: 8];
-      default: pb26 = rb26;
-    endcase
-  end
-  assign patched[215:208] = pb26;
-  wire [7:0] rb27 = raw[223:216];
-  reg [7:0] pb27;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb27 = p_mcast_q ? h_cip[23 -: 8] : p_oip_q[23 -: 8];
-      default: pb27 = rb27;
-    endcase
-  end
-  assign patched[223:216] = pb27;
-  wire [7:0] rb28 = raw[231:224];
-  reg [7:0] pb28;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb28 = p_mcast_q ? h_cip[15 -: 8] : p_oip_q[15 -: 8];
-      default: pb28 = rb28;
-    endcase
-  end
-  assign patched[231:224] = pb28;
-  wire [7:0] rb29 = raw[239:232];
-  reg [7:0] pb29;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb29 = p_mcast_q ? h_cip[7 -: 8] : p_oip_q[7 -: 8];
-      default: pb29 = rb29;
-    endcase
-  end
-  assign patched[239:232] = pb29;
-  wire [7:0] rb30 = raw[247:240];
-  reg [7:0] pb30;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb30 = p_mcast_q ? p_gip_q[31 -: 8] : rb30;
-      default: pb30 = rb30;
-    endcase
-  end
-  assign patched[247:240] = pb30;
-  wire [7:0] rb31 = raw[255:248];
-  reg [7:0] pb31;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb31 = p_mcast_q ? p_gip_q[23 -: 8] : rb31;
-      default: pb31 = rb31;
-    endcase
-  end
-  assign patched[255:248] = pb31;
-  wire [7:0] rb32 = raw[263:256];
-  reg [7:0] pb32;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb32 = p_mcast_q ? p_gip_q[15 -: 8] : rb32;
-      default: pb32 = rb32;
-    endcase
-  end
-  assign patched[263:256] = pb32;
-  wire [7:0] rb33 = raw[271:264];
-  reg [7:0] pb33;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb33 = p_mcast_q ? p_gip_q[7 -: 8] : rb33;
-      default: pb33 = rb33;
-    endcase
-  end
-  assign patched[271:264] = pb33;
-  wire [7:0] rb34 = raw[279:272];
-  reg [7:0] pb34;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb34 = rb34;
-      default: pb34 = rb34;
-    endcase
-  end
-  assign patched[279:272] = pb34;
-  wire [7:0] rb35 = raw[287:280];
-  reg [7:0] pb35;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb35 = rb35;
-      default: pb35 = rb35;
-    endcase
-  end
-  assign patched[287:280] = pb35;
-  wire [7:0] rb36 = raw[295:288];
-  reg [7:0] pb36;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb36 = rb36;
-      default: pb36 = rb36;
-    endcase
-  end
-  assign patched[295:288] = pb36;
-  wire [7:0] rb37 = raw[303:296];
-  reg [7:0] pb37;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb37 = rb37;
-      default: pb37 = rb37;
-    endcase
-  end
-  assign patched[303:296] = pb37;
-  wire [7:0] rb38 = raw[311:304];
-  reg [7:0] pb38;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb38 = rb38;
-      default: pb38 = rb38;
-    endcase
-  end
-  assign patched[311:304] = pb38;
-  wire [7:0] rb39 = raw[319:312];
-  reg [7:0] pb39;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb39 = rb39;
-      default: pb39 = rb39;
-    endcase
-  end
-  assign patched[319:312] = pb39;
-  wire [7:0] rb40 = raw[327:320];
-  reg [7:0] pb40;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb40 = 8'h00;
-      default: pb40 = rb40;
-    endcase
-  end
-  assign patched[327:320] = pb40;
-  wire [7:0] rb41 = raw[335:328];
-  reg [7:0] pb41;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb41 = 8'h00;
-      default: pb41 = rb41;
-    endcase
-  end
-  assign patched[335:328] = pb41;
-  wire [7:0] rb42 = raw[343:336];
-  reg [7:0] pb42;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb42 = rb42;
-      default: pb42 = rb42;
-    endcase
-  end
-  assign patched[343:336] = pb42;
-  wire [7:0] rb43 = raw[351:344];
-  reg [7:0] pb43;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb43 = {rb43[7:2], p_mcast_q, p_fin_q};
-      default: pb43 = rb43;
-    endcase
-  end
-  assign patched[351:344] = pb43;
-  wire [7:0] rb44 = raw[359:352];
-  reg [7:0] pb44;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb44 = rb44;
-      default: pb44 = rb44;
-    endcase
-  end
-  assign patched[359:352] = pb44;
-  wire [7:0] rb45 = raw[367:360];
-  reg [7:0] pb45;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb45 = rb45;
-      default: pb45 = rb45;
-    endcase
-  end
-  assign patched[367:360] = pb45;
-  wire [7:0] rb46 = raw[375:368];
-  reg [7:0] pb46;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb46 = rb46;
-      default: pb46 = rb46;
-    endcase
-  end
-  assign patched[375:368] = pb46;
-  wire [7:0] rb47 = raw[383:376];
-  reg [7:0] pb47;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb47 = rb47;
-      default: pb47 = rb47;
-    endcase
-  end
-  assign patched[383:376] = pb47;
-  wire [7:0] rb48 = raw[391:384];
-  reg [7:0] pb48;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb48 = rb48;
-      default: pb48 = rb48;
-    endcase
-  end
-  assign patched[391:384] = pb48;
-  wire [7:0] rb49 = raw[399:392];
-  reg [7:0] pb49;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb49 = rb49;
-      default: pb49 = rb49;
-    endcase
-  end
-  assign patched[399:392] = pb49;
-  wire [7:0] rb50 = raw[407:400];
-  reg [7:0] pb50;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb50 = rb50;
-      default: pb50 = rb50;
-    endcase
-  end
-  assign patched[407:400] = pb50;
-  wire [7:0] rb51 = raw[415:408];
-  reg [7:0] pb51;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb51 = rb51;
-      default: pb51 = rb51;
-    endcase
-  end
-  assign patched[415:408] = pb51;
-  wire [7:0] rb52 = raw[423:416];
-  reg [7:0] pb52;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb52 = rb52;
-      default: pb52 = rb52;
-    endcase
-  end
-  assign patched[423:416] = pb52;
-  wire [7:0] rb53 = raw[431:424];
-  reg [7:0] pb53;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb53 = rb53;
-      default: pb53 = rb53;
-    endcase
-  end
-  assign patched[431:424] = pb53;
-  wire [7:0] rb54 = raw[439:432];
-  reg [7:0] pb54;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb54 = 8'hff;
-      default: pb54 = rb54;
-    endcase
-  end
-  assign patched[439:432] = pb54;
-  wire [7:0] rb55 = raw[447:440];
-  reg [7:0] pb55;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb55 = 8'hff;
-      default: pb55 = rb55;
-    endcase
-  end
-  assign patched[447:440] = pb55;
-  wire [7:0] rb56 = raw[455:448];
-  reg [7:0] pb56;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb56 = rb56;
-      default: pb56 = rb56;
-    endcase
-  end
-  assign patched[455:448] = pb56;
-  wire [7:0] rb57 = raw[463:456];
-  reg [7:0] pb57;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb57 = rb57;
-      default: pb57 = rb57;
-    endcase
-  end
-  assign patched[463:456] = pb57;
-  wire [7:0] rb58 = raw[471:464];
-  reg [7:0] pb58;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb58 = rb58;
-      default: pb58 = rb58;
-    endcase
-  end
-  assign patched[471:464] = pb58;
-  wire [7:0] rb59 = raw[479:472];
-  reg [7:0] pb59;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb59 = rb59;
-      default: pb59 = rb59;
-    endcase
-  end
-  assign patched[479:472] = pb59;
-  wire [7:0] rb60 = raw[487:480];
-  reg [7:0] pb60;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb60 = rb60;
-      default: pb60 = rb60;
-    endcase
-  end
-  assign patched[487:480] = pb60;
-  wire [7:0] rb61 = raw[495:488];
-  reg [7:0] pb61;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb61 = rb61;
-      default: pb61 = rb61;
-    endcase
-  end
-  assign patched[495:488] = pb61;
-  wire [7:0] rb62 = raw[503:496];
-  reg [7:0] pb62;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb62 = rb62;
-      default: pb62 = rb62;
-    endcase
-  end
-  assign patched[503:496] = pb62;
-  wire [7:0] rb63 = raw[511:504];
-  reg [7:0] pb63;
-  always @* begin
-    case (rd_beat_q)
-      5'd0: pb63 = rb63;
-      default: pb63 = rb63;
-    endcase
-  end
-  assign patched[511:504] = pb63;
+  // The header patch (wire-format.md, "Frames the accelerator builds"): byte j of the bus
+  // carries header byte b*BB + j in beat b. Every header byte is copied from the lowest member's
+  // frame but these: eth.dst (the group's MAC when multicast), eth.src (the copied eth.dst when
+  // multicast, else the own MAC), ECN (CE when any contribution had it), the IPv4 checksum,
+  // ipv4.src and ipv4.dst (as eth), the UDP checksum (0), FLAGS (RESULT = multicast, FIN) and
+  // RANK (RANK_BUILT).
+  genvar j, b;
+  generate
+    for (j = 0; j < BB; j = j + 1) begin : g_patch
+      wire [7:0] rb = raw[8*j +: 8];
+      if (j < HDR_BYTES) begin : g_hdr
+        // Beats 0..HBJ-1 carry header bytes in this byte lane.
+        localparam integer HBJ = (HDR_BYTES - j + BB - 1) / BB;
+        wire [8*HBJ-1:0] hb;  // the rewritten byte of each of those beats
+        for (b = 0; b < HBJ; b = b + 1) begin : g_beat
+          // The header byte's offset in the frame.
+          localparam integer O = b*BB + j;
+          if (O >= OFF_ETH_DST && O < OFF_ETH_DST + 6) begin : g_eth_dst
+            assign hb[8*b +: 8] = p_mcast_q ? p_gmac_q[47 - 8*(O - OFF_ETH_DST) -: 8] : rb;
+          end else if (O >= OFF_ETH_SRC && O < OFF_ETH_SRC + 6) begin : g_eth_src
+            assign hb[8*b +: 8] = p_mcast_q ? h_cmac[47 - 8*(O - OFF_ETH_SRC) -: 8] :
+                                              p_omac_q[47 - 8*(O - OFF_ETH_SRC) -: 8];
+          end else if (O == OFF_IP_TOS) begin : g_ecn
+            assign hb[8*b +: 8] = {rb[7:2], p_ce_q ? 2'b11 : rb[1:0]};
+          end else if (O == OFF_IP_CSUM) begin : g_csum_hi
+            assign hb[8*b +: 8] = h_csum[15:8];
+          end else if (O == OFF_IP_CSUM + 1) begin : g_csum_lo
+            assign hb[8*b +: 8] = h_csum[7:0];
+          end else if (O >= OFF_IP_SRC && O < OFF_IP_SRC + 4) begin : g_ip_src
+            assign hb[8*b +: 8] = p_mcast_q ? h_cip[31 - 8*(O - OFF_IP_SRC) -: 8] :
+                                              p_oip_q[31 - 8*(O - OFF_IP_SRC) -: 8];
+          end else if (O >= OFF_IP_DST && O < OFF_IP_DST + 4) begin : g_ip_dst
+            assign hb[8*b +: 8] = p_mcast_q ? p_gip_q[31 - 8*(O - OFF_IP_DST) -: 8] : rb;
+          end else if (O == OFF_UDP_CSUM || O == OFF_UDP_CSUM + 1) begin : g_udp_csum
+            assign hb[8*b +: 8] = 8'h00;
+          end else if (O == OFF_FLAGS) begin : g_flags
+            assign hb[8*b +: 8] = {rb[7:2], p_mcast_q, p_fin_q};
+          end else if (O == OFF_RANK) begin : g_rank_hi
+            assign hb[8*b +: 8] = RANK_BUILT[15:8];
+          end else if (O == OFF_RANK + 1) begin : g_rank_lo
+            assign hb[8*b +: 8] = RANK_BUILT[7:0];
+          end else begin : g_copy
+            assign hb[8*b +: 8] = rb;
+          end
+        end
+        reg [7:0] pb;
+        integer i;
+        always @* begin
+          pb = rb;
+          for (i = 0; i < HBJ; i = i + 1)
+            if (rd_beat_q == i[NB-1:0]) pb = hb[8*i +: 8];
+        end
+        assign patched[8*j +: 8] = pb;
+      end else begin : g_payload
+        assign patched[8*j +: 8] = rb;
+      end
+    end
+  endgenerate
 
   wire tree_valid;
   wire [W-1:0] tree_sum;
   panama_addtree u_addtree (.clk(clk), .rst(rst), .in_valid(rd_valid_q), .in_mask(p_mask_q),
-                               .in_data(rd_data), .out_valid(tree_valid), .out_data(tree_sum));
+                            .in_data(rd_data), .out_valid(tree_valid), .out_data(tree_sum));
   // Side pipeline of L stages beside the tree: the patched word, beat index, last flag, tkeep.
-  localparam SIDE = W + 5 + 1 + BB;
+  localparam SIDE = W + NB + 1 + BB;
   wire [SIDE*(L+1)-1:0] side;
   assign side[SIDE-1:0] = {rd_keep_q, rd_last_q, rd_beat_q, patched};
   generate
@@ -1009,102 +630,52 @@ module panama_sched (
     end
   endgenerate
   wire [SIDE-1:0] side_out = side[L*SIDE +: SIDE];
+  // Only the header's lanes read it: on a bus wider than the 64-byte header the rest is unused.
+  /* verilator lint_off UNUSEDSIGNAL */
   wire [W-1:0] side_word = side_out[W-1:0];
-  wire [5-1:0] out_beat = side_out[W +: 5];
-  wire out_last = side_out[W + 5];
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire [NB-1:0] out_beat = side_out[W +: NB];
+  wire out_last = side_out[W + NB];
+  // Header beats of a lane take the patched word, the others the tree's sum.
   wire [W-1:0] out_word;
-  assign out_word[7:0] = (out_beat < 5'd1) ? side_word[7:0] : tree_sum[7:0];
-  assign out_word[15:8] = (out_beat < 5'd1) ? side_word[15:8] : tree_sum[15:8];
-  assign out_word[23:16] = (out_beat < 5'd1) ? side_word[23:16] : tree_sum[23:16];
-  assign out_word[31:24] = (out_beat < 5'd1) ? side_word[31:24] : tree_sum[31:24];
-  assign out_word[39:32] = (out_beat < 5'd1) ? side_word[39:32] : tree_sum[39:32];
-  assign out_word[47:40] = (out_beat < 5'd1) ? side_word[47:40] : tree_sum[47:40];
-  assign out_word[55:48] = (out_beat < 5'd1) ? side_word[55:48] : tree_sum[55:48];
-  assign out_word[63:56] = (out_beat < 5'd1) ? side_word[63:56] : tree_sum[63:56];
-  assign out_word[71:64] = (out_beat < 5'd1) ? side_word[71:64] : tree_sum[71:64];
-  assign out_word[79:72] = (out_beat < 5'd1) ? side_word[79:72] : tree_sum[79:72];
-  assign out_word[87:80] = (out_beat < 5'd1) ? side_word[87:80] : tree_sum[87:80];
-  assign out_word[95:88] = (out_beat < 5'd1) ? side_word[95:88] : tree_sum[95:88];
-  assign out_word[103:96] = (out_beat < 5'd1) ? side_word[103:96] : tree_sum[103:96];
-  assign out_word[111:104] = (out_beat < 5'd1) ? side_word[111:104] : tree_sum[111:104];
-  assign out_word[119:112] = (out_beat < 5'd1) ? side_word[119:112] : tree_sum[119:112];
-  assign out_word[127:120] = (out_beat < 5'd1) ? side_word[127:120] : tree_sum[127:120];
-  assign out_word[135:128] = (out_beat < 5'd1) ? side_word[135:128] : tree_sum[135:128];
-  assign out_word[143:136] = (out_beat < 5'd1) ? side_word[143:136] : tree_sum[143:136];
-  assign out_word[151:144] = (out_beat < 5'd1) ? side_word[151:144] : tree_sum[151:144];
-  assign out_word[159:152] = (out_beat < 5'd1) ? side_word[159:152] : tree_sum[159:152];
-  assign out_word[167:160] = (out_beat < 5'd1) ? side_word[167:160] : tree_sum[167:160];
-  assign out_word[175:168] = (out_beat < 5'd1) ? side_word[175:168] : tree_sum[175:168];
-  assign out_word[183:176] = (out_beat < 5'd1) ? side_word[183:176] : tree_sum[183:176];
-  assign out_word[191:184] = (out_beat < 5'd1) ? side_word[191:184] : tree_sum[191:184];
-  assign out_word[199:192] = (out_beat < 5'd1) ? side_word[199:192] : tree_sum[199:192];
-  assign out_word[207:200] = (out_beat < 5'd1) ? side_word[207:200] : tree_sum[207:200];
-  assign out_word[215:208] = (out_beat < 5'd1) ? side_word[215:208] : tree_sum[215:208];
-  assign out_word[223:216] = (out_beat < 5'd1) ? side_word[223:216] : tree_sum[223:216];
-  assign out_word[231:224] = (out_beat < 5'd1) ? side_word[231:224] : tree_sum[231:224];
-  assign out_word[239:232] = (out_beat < 5'd1) ? side_word[239:232] : tree_sum[239:232];
-  assign out_word[247:240] = (out_beat < 5'd1) ? side_word[247:240] : tree_sum[247:240];
-  assign out_word[255:248] = (out_beat < 5'd1) ? side_word[255:248] : tree_sum[255:248];
-  assign out_word[263:256] = (out_beat < 5'd1) ? side_word[263:256] : tree_sum[263:256];
-  assign out_word[271:264] = (out_beat < 5'd1) ? side_word[271:264] : tree_sum[271:264];
-  assign out_word[279:272] = (out_beat < 5'd1) ? side_word[279:272] : tree_sum[279:272];
-  assign out_word[287:280] = (out_beat < 5'd1) ? side_word[287:280] : tree_sum[287:280];
-  assign out_word[295:288] = (out_beat < 5'd1) ? side_word[295:288] : tree_sum[295:288];
-  assign out_word[303:296] = (out_beat < 5'd1) ? side_word[303:296] : tree_sum[303:296];
-  assign out_word[311:304] = (out_beat < 5'd1) ? side_word[311:304] : tree_sum[311:304];
-  assign out_word[319:312] = (out_beat < 5'd1) ? side_word[319:312] : tree_sum[319:312];
-  assign out_word[327:320] = (out_beat < 5'd1) ? side_word[327:320] : tree_sum[327:320];
-  assign out_word[335:328] = (out_beat < 5'd1) ? side_word[335:328] : tree_sum[335:328];
-  assign out_word[343:336] = (out_beat < 5'd1) ? side_word[343:336] : tree_sum[343:336];
-  assign out_word[351:344] = (out_beat < 5'd1) ? side_word[351:344] : tree_sum[351:344];
-  assign out_word[359:352] = (out_beat < 5'd1) ? side_word[359:352] : tree_sum[359:352];
-  assign out_word[367:360] = (out_beat < 5'd1) ? side_word[367:360] : tree_sum[367:360];
-  assign out_word[375:368] = (out_beat < 5'd1) ? side_word[375:368] : tree_sum[375:368];
-  assign out_word[383:376] = (out_beat < 5'd1) ? side_word[383:376] : tree_sum[383:376];
-  assign out_word[391:384] = (out_beat < 5'd1) ? side_word[391:384] : tree_sum[391:384];
-  assign out_word[399:392] = (out_beat < 5'd1) ? side_word[399:392] : tree_sum[399:392];
-  assign out_word[407:400] = (out_beat < 5'd1) ? side_word[407:400] : tree_sum[407:400];
-  assign out_word[415:408] = (out_beat < 5'd1) ? side_word[415:408] : tree_sum[415:408];
-  assign out_word[423:416] = (out_beat < 5'd1) ? side_word[423:416] : tree_sum[423:416];
-  assign out_word[431:424] = (out_beat < 5'd1) ? side_word[431:424] : tree_sum[431:424];
-  assign out_word[439:432] = (out_beat < 5'd1) ? side_word[439:432] : tree_sum[439:432];
-  assign out_word[447:440] = (out_beat < 5'd1) ? side_word[447:440] : tree_sum[447:440];
-  assign out_word[455:448] = (out_beat < 5'd1) ? side_word[455:448] : tree_sum[455:448];
-  assign out_word[463:456] = (out_beat < 5'd1) ? side_word[463:456] : tree_sum[463:456];
-  assign out_word[471:464] = (out_beat < 5'd1) ? side_word[471:464] : tree_sum[471:464];
-  assign out_word[479:472] = (out_beat < 5'd1) ? side_word[479:472] : tree_sum[479:472];
-  assign out_word[487:480] = (out_beat < 5'd1) ? side_word[487:480] : tree_sum[487:480];
-  assign out_word[495:488] = (out_beat < 5'd1) ? side_word[495:488] : tree_sum[495:488];
-  assign out_word[503:496] = (out_beat < 5'd1) ? side_word[503:496] : tree_sum[503:496];
-  assign out_word[511:504] = (out_beat < 5'd1) ? side_word[511:504] : tree_sum[511:504];
-
-  wire [BB-1:0] out_keep = side_out[W + 5 + 1 +: BB];
+  generate
+    for (j = 0; j < BB; j = j + 1) begin : g_select
+      if (j < HDR_BYTES) begin : g_hdr
+        localparam integer HBJ = (HDR_BYTES - j + BB - 1) / BB;
+        localparam [NB-1:0] HBJ_B = HBJ[NB-1:0];
+        assign out_word[8*j +: 8] = (out_beat < HBJ_B) ? side_word[8*j +: 8] : tree_sum[8*j +: 8];
+      end else begin : g_payload
+        assign out_word[8*j +: 8] = tree_sum[8*j +: 8];
+      end
+    end
+  endgenerate
+  wire [BB-1:0] out_keep = side_out[W + NB + 1 +: BB];
 
   // ---------------------------------------------------------------- m_agg FIFO
   reg [W+BB:0] fifo [0:FD-1];
-  reg [6-1:0] f_wp_q, f_rp_q;
-  reg [7-1:0] f_cnt_q;
+  reg [FAW-1:0] f_wp_q, f_rp_q;
+  reg [FCW-1:0] f_cnt_q;
   // Output register: m_agg is driven by flip-flops only. f_take moves the FIFO's head into it;
   // f_pop is the handshake (the reservation counts a beat until it has left).
   reg [W+BB:0] o_word_q;
   reg o_valid_q;
-  wire f_take = (f_cnt_q != {7{1'b0}}) & (~o_valid_q | m_agg_axis_tready);
+  wire f_take = (f_cnt_q != {FCW{1'b0}}) & (~o_valid_q | m_agg_axis_tready);
   wire f_pop = o_valid_q & m_agg_axis_tready;
   always @(posedge clk) begin
     if (tree_valid) fifo[f_wp_q] <= {out_last, out_keep, out_word};
   end
   always @(posedge clk) begin
     if (rst) begin
-      f_wp_q <= {6{1'b0}};
-      f_rp_q <= {6{1'b0}};
-      f_cnt_q <= {7{1'b0}};
-      reserved_q <= {7{1'b0}};
+      f_wp_q <= {FAW{1'b0}};
+      f_rp_q <= {FAW{1'b0}};
+      f_cnt_q <= {FCW{1'b0}};
+      reserved_q <= {FCW{1'b0}};
     end else begin
       if (tree_valid) f_wp_q <= f_wp_q + 1'b1;
       if (f_take) f_rp_q <= f_rp_q + 1'b1;
-      f_cnt_q <= f_cnt_q + {{(7-1){1'b0}}, tree_valid} - {{(7-1){1'b0}}, f_take};
-      reserved_q <= reserved_q + (start_build ? {{2{1'b0}}, sel_beats} : {7{1'b0}}) -
-                    {{(7-1){1'b0}}, f_pop};
+      f_cnt_q <= f_cnt_q + {{(FCW-1){1'b0}}, tree_valid} - {{(FCW-1){1'b0}}, f_take};
+      reserved_q <= reserved_q + (start_build ? sel_beats_f : {FCW{1'b0}}) -
+                    {{(FCW-1){1'b0}}, f_pop};
     end
   end
   always @(posedge clk) begin
