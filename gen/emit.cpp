@@ -107,7 +107,8 @@ const Block kBlocks[] = {
            {"DATA_W", c.bus_bits}, {"ELEM_BYTES", c.fmt.elem_bytes}, {"MAX_ELEMS", c.max_elems}};
      }},
     {"regs", full_top,
-     [](const Config&) { return std::string("AXI4-Lite register file and 64-bit saturating counters"); }, emit_regs},
+     [](const Config&) { return std::string("AXI4-Lite register file and 64-bit saturating counters"); }, nullptr,
+     regs_params},
     {"port", full_top,
      [](const Config&) {
        return std::string("one port: receive, bypass FIFO, contribution slots and queues, admission, transmit");

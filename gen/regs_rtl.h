@@ -1,9 +1,11 @@
-// The accelerator's AXI4-Lite register file and counters (module <prefix>_regs), emitted from
-// RegMap so that the RTL, regmap.json and the model's RegFile implement one map (docs/rtl.md,
-// "Register file").
+// The accelerator's AXI4-Lite register file and counters (module <prefix>_regs): the fixed block
+// rtl/panama_regs.v (docs/generator.md, "Fixed blocks"), which implements RegMap so that the RTL,
+// regmap.json and the model's RegFile implement one map (docs/rtl.md, "Register file").
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "config.h"
 
@@ -20,8 +22,11 @@ int regs_counter_count(const Config& c);
 // Width of each counter's pending count (pend_q): enough for 2 * regs_counter_count + 1 pulses.
 int regs_pending_bits(const Config& c);
 
-// Verilog-2005 text of module <prefix>_regs (the body only; build_output() adds the banner).
-// Throws std::logic_error if the register map holds a register this emitter does not know.
-std::string emit_regs(const Config& c);
+// The parameters of rtl/panama_regs.v for c, in its header's order (PORTS, CONTEXTS, ADDR_W,
+// PEND_W, then the read values of BUS_BITS, MAX_ELEMS, FORMAT, BUFFER_BYTES from regmap.json):
+// the defaults of the emitted block and the #(...) of its instance in the core.
+// Throws std::logic_error if the register map is no longer the one the block implements (a
+// register added, removed or moved, other block strides, CTX_STATUS bits moved).
+std::vector<std::pair<std::string, long>> regs_params(const Config& c);
 
 }  // namespace panama

@@ -92,8 +92,13 @@ std::string emit_defs(const Config& c) {
     << "localparam integer RM_ERR_UPSTREAM_MEMBER = " << RegMap::kErrUpstreamMember << ";\n"
     << "localparam integer RM_ERR_DUPLICATE = " << RegMap::kErrDuplicate << ";\n"
     << "localparam integer RM_ERR_UPSTREAM_RANGE = " << RegMap::kErrUpstreamRange << ";\n"
-    << "localparam integer RM_ERR_WRITE_ENABLED = " << RegMap::kErrWriteEnabled << ";\n"
-    << "/* verilator lint_on UNUSEDPARAM */\n";
+    << "localparam integer RM_ERR_WRITE_ENABLED = " << RegMap::kErrWriteEnabled << ";\n";
+  v << "// Register map: the constant ID and VERSION words, AGG_PORT's reset value.\n"
+    << "localparam [31:0] RM_ID_VALUE = " << hx(32, RegMap::kIdValue) << ";\n"
+    << "localparam [31:0] RM_VERSION_VALUE = " << hx(32, RegMap::kVersionValue) << ";\n";
+  for (const auto& r : m.global_registers())
+    if (r.offset == RegMap::kAggPort) v << "localparam [15:0] RM_AGG_PORT_RESET = " << hx(16, r.reset) << ";\n";
+  v << "/* verilator lint_on UNUSEDPARAM */\n";
   return v.str();
 }
 

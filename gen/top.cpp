@@ -22,6 +22,7 @@
 #include "regmap.h"
 #include "fpadd.h"
 #include "emit.h"
+#include "regs_rtl.h"
 
 namespace panama {
 namespace {
@@ -135,7 +136,7 @@ const char* const kAxilPassThrough =
     .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
     .s_axil_rready(s_axil_rready))V";
 
-// The core up to its register file's AXI4-Lite connections (kAxilPassThrough), fixed but for the ${} values.
+// The core up to its register file's instance (regs_instance_head), fixed but for the ${} values.
 const char* const kCoreBodyHead = R"V(
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
@@ -148,9 +149,21 @@ const char* const kCoreBodyHead = R"V(
   wire [N*16-1:0] port_count_inc;
   wire [C-1:0] ctx_completed_inc, ctx_dropped_inc;
   wire agg_tx_inc;
-  ${PREFIX}_regs u_regs (
-    .clk(clk), .rst(rst),
 )V";
+
+// The register file's instance up to its AXI4-Lite connections, with its parameters (regs_params).
+std::string regs_instance_head(const Config& c) {
+  std::string s = "  ${PREFIX}_regs #(", line;
+  for (const auto& [name, value] : regs_params(c)) {
+    const std::string p = "." + name + "(" + std::to_string(value) + ")";
+    if (!line.empty() && line.size() + p.size() + 2 > 96) {
+      s += "\n    " + line + ",";
+      line.clear();
+    }
+    line += (line.empty() ? "" : ", ") + p;
+  }
+  return s + "\n    " + line + "\n  ) u_regs (\n    .clk(clk), .rst(rst),\n";
+}
 
 // The rest of the core, after the register file's AXI4-Lite connections.
 const char* const kCoreBodyTail = R"V(,
@@ -366,7 +379,7 @@ std::string emit_core(const Config& c) {
   o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
     << "  reg [31:0] now_q;\n"
     << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n";
-  o << kCoreBodyHead << kAxilPassThrough << kCoreBodyTail;
+  o << kCoreBodyHead << regs_instance_head(c) << kAxilPassThrough << kCoreBodyTail;
   std::string text = o.str();
   replace_all(text, "${PORT_PARAMS}", param_overrides(port_params(c), "        "));
   return with_prefix_subst(c, text);

@@ -71,7 +71,10 @@ module panama_core (
   wire [N*16-1:0] port_count_inc;
   wire [C-1:0] ctx_completed_inc, ctx_dropped_inc;
   wire agg_tx_inc;
-  panama_regs u_regs (
+  panama_regs #(
+    .PORTS(4), .CONTEXTS(8), .ADDR_W(14), .PEND_W(8), .BUS_BITS(64), .MAX_ELEMS(362), .FORMAT(0),
+    .BUFFER_BYTES(65536)
+  ) u_regs (
     .clk(clk), .rst(rst),
     .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
     .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),

@@ -6,12 +6,35 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module panama_regs (
+// The register file (docs/rtl.md, "Register file"): an AXI4-Lite slave implementing the register
+// map (regmap.json, gen/regmap.h) exactly as the SystemC model's RegFile does, the per-context
+// configuration outputs the datapath reads, and every 64-bit saturating counter of accelerator.md
+// rule 10, held in block RAM behind a read-modify-write pipeline. Every address and offset comes
+// from panama_defs.vh, written from the C++ RegMap; panama-gen checks that the map holds exactly
+// the registers this module implements (regs_params, gen/regs_rtl.cpp).
+module panama_regs #(
+  // Ports N, 2..256: sixteen counters each, one member bit per context.
+  parameter PORTS = 4,
+  // Contexts C: one configuration block and two counters (completed, dropped) each.
+  parameter CONTEXTS = 8,
+  // Address bits: the register map spans 2^ADDR_W bytes (RM_AW).
+  parameter ADDR_W = 14,
+  // Bits of each counter's pending count: enough for 2 * (counters) + 1 pulses.
+  parameter PEND_W = 8,
+  // The value read from BUS_BITS (the data bus width W).
+  parameter BUS_BITS = 64,
+  // The value read from MAX_ELEMS (the largest COUNT accepted).
+  parameter MAX_ELEMS = 362,
+  // The value read from FORMAT ([1:0] format, [8] FTZ, [9] exact sum; regmap.json).
+  parameter FORMAT = 0,
+  // The value read from BUFFER_BYTES (buffer bytes per port).
+  parameter BUFFER_BYTES = 65536
+) (
   input  wire clk,
   input  wire rst,
   // AXI4-Lite slave (32-bit data, byte addresses; docs/rtl.md "Register file"). Every
   // response is OKAY; wstrb and the prot signals are ignored (writes are whole words).
-  input  wire [13:0] s_axil_awaddr,
+  input  wire [ADDR_W-1:0] s_axil_awaddr,
   input  wire [2:0] s_axil_awprot,
   input  wire s_axil_awvalid,
   output wire s_axil_awready,
@@ -22,7 +45,7 @@ module panama_regs (
   output wire [1:0] s_axil_bresp,
   output wire s_axil_bvalid,
   input  wire s_axil_bready,
-  input  wire [13:0] s_axil_araddr,
+  input  wire [ADDR_W-1:0] s_axil_araddr,
   input  wire [2:0] s_axil_arprot,
   input  wire s_axil_arvalid,
   output wire s_axil_arready,
@@ -33,85 +56,203 @@ module panama_regs (
   // The aggregation UDP destination port (AGG_PORT).
   output wire [15:0] agg_port,
   // Context c's configuration at [c*16 +: 16] (likewise for every width below).
-  output wire [7:0] ctx_enable,
+  output wire [CONTEXTS-1:0] ctx_enable,
   // One-cycle pulse with the rising edge of ctx_enable[c]: the datapath sets E := 0.
-  output wire [7:0] ctx_enable_set,
-  output wire [127:0] ctx_jid,
-  output wire [63:0] ctx_tid,
+  output wire [CONTEXTS-1:0] ctx_enable_set,
+  output wire [CONTEXTS*16-1:0] ctx_jid,
+  output wire [CONTEXTS*8-1:0] ctx_tid,
   // Member bitmap of context c at [c*N +: N], bit i = port i.
-  output wire [31:0] ctx_members,
+  output wire [CONTEXTS*PORTS-1:0] ctx_members,
   // Mode: 1 upstream, 0 multicast (root).
-  output wire [7:0] ctx_upstream,
-  output wire [63:0] ctx_upstream_port,
+  output wire [CONTEXTS-1:0] ctx_upstream,
+  output wire [CONTEXTS*8-1:0] ctx_upstream_port,
   // MACs: byte 0 (first on the wire) in bits [47:40]; IPv4 a.b.c.d = {a, b, c, d}.
-  output wire [383:0] ctx_group_mac,
-  output wire [255:0] ctx_group_ip,
-  output wire [383:0] ctx_own_mac,
-  output wire [255:0] ctx_own_ip,
+  output wire [CONTEXTS*48-1:0] ctx_group_mac,
+  output wire [CONTEXTS*32-1:0] ctx_group_ip,
+  output wire [CONTEXTS*48-1:0] ctx_own_mac,
+  output wire [CONTEXTS*32-1:0] ctx_own_ip,
   // Timeout in cycles, 0 = never.
-  output wire [255:0] ctx_timeout,
+  output wire [CONTEXTS*32-1:0] ctx_timeout,
   // The datapath's expected VID of each context, read through CTX_EXPECTED_VID.
-  input  wire [255:0] ctx_expected_vid,
+  input  wire [CONTEXTS*32-1:0] ctx_expected_vid,
   // One-cycle +1 pulses: port p's counter k (regmap.h PortCounter order) at bit p*16+k.
-  input  wire [63:0] port_count_inc,
-  input  wire [7:0] ctx_completed_inc,
-  input  wire [7:0] ctx_dropped_inc,
+  input  wire [PORTS*16-1:0] port_count_inc,
+  input  wire [CONTEXTS-1:0] ctx_completed_inc,
+  input  wire [CONTEXTS-1:0] ctx_dropped_inc,
   input  wire agg_tx_inc
 );
 
-  // Ports and contexts (1 member bitmap word(s) per context).
-  localparam N = 4;
-  localparam C = 8;
-  // Address bits: the map spans 0x4000 bytes.
-  localparam AW = 14;
+// Constants the RTL shares with the register map (regmap.json), the wire format
+// (wire-format.md) and the parser's descriptor classes; written by panama-gen from the
+// same C++ definitions, never retyped. Include it inside a module body.
+// Not every module reads every constant.
+/* verilator lint_off UNUSEDPARAM */
+// Wire format: byte offsets in the frame (wire-format.md, "Frame layout").
+localparam integer OFF_ETH_DST = 0;
+localparam integer OFF_ETH_SRC = 6;
+localparam integer OFF_ETH_TYPE = 12;
+localparam integer OFF_IP = 14;
+localparam integer OFF_IP_TOS = 15;
+localparam integer OFF_IP_TOTAL_LEN = 16;
+localparam integer OFF_IP_FRAG = 20;
+localparam integer OFF_IP_PROTO = 23;
+localparam integer OFF_IP_CSUM = 24;
+localparam integer OFF_IP_SRC = 26;
+localparam integer OFF_IP_DST = 30;
+localparam integer OFF_UDP_SPORT = 34;
+localparam integer OFF_UDP_DPORT = 36;
+localparam integer OFF_UDP_LEN = 38;
+localparam integer OFF_UDP_CSUM = 40;
+localparam integer OFF_VER = 42;
+localparam integer OFF_FLAGS = 43;
+localparam integer OFF_JID = 44;
+localparam integer OFF_TID = 46;
+localparam integer OFF_COUNT = 48;
+localparam integer OFF_VID = 50;
+localparam integer OFF_RANK = 54;
+localparam integer OFF_COOKIE = 56;
+localparam integer OFF_PAYLOAD = 64;
+// Header: bytes before the payload, and the fewest bytes classification reads.
+localparam integer HDR_BYTES = 64;
+localparam integer HDR_BITS = 512;
+localparam integer MIN_CLASSIFY_BYTES = 42;
+// Classification and header constants.
+localparam [15:0] ETHERTYPE_IPV4 = 16'h800;
+localparam [7:0] IPV4_VER_IHL = 8'h45;
+localparam [7:0] IP_PROTO_UDP = 8'd17;
+localparam [5:0] AGG_DSCP = 6'd56;
+localparam [7:0] AGG_VERSION = 8'd1;
+localparam [7:0] FLAG_FIN = 8'h1;
+localparam [7:0] FLAG_RESULT = 8'h2;
+localparam [15:0] RANK_BUILT = 16'hffff;
+localparam [15:0] DEFAULT_AGG_PORT = 16'd9056;
+// Parser descriptor classes (desc_class).
+localparam [1:0] CLASS_RUNT = 2'd0;
+localparam [1:0] CLASS_BYPASS = 2'd1;
+localparam [1:0] CLASS_AGG = 2'd2;
+// Register map (regmap.json): address bits, block bases and strides, byte offsets.
+localparam integer RM_AW = 14;
+localparam integer RM_SIZE = 16384;
+localparam integer RM_CTX_BASE = 4096;
+localparam integer RM_CTX_STRIDE = 256;
+localparam integer RM_PORT_BASE = 8192;
+localparam integer RM_PORT_STRIDE = 128;
+localparam integer RM_MEMBER_WORDS = 1;
+localparam integer RM_PORT_COUNTERS = 16;
+localparam integer RM_A_ID = 0;  // RO
+localparam integer RM_A_VERSION = 4;  // RO
+localparam integer RM_A_PORTS = 8;  // RO
+localparam integer RM_A_CONTEXTS = 12;  // RO
+localparam integer RM_A_BUS_BITS = 16;  // RO
+localparam integer RM_A_MAX_ELEMS = 20;  // RO
+localparam integer RM_A_FORMAT = 24;  // RO
+localparam integer RM_A_BUFFER_BYTES = 28;  // RO
+localparam integer RM_A_AGG_PORT = 32;  // RW
+localparam integer RM_A_CLEAR_COUNTERS = 36;  // WO
+localparam integer RM_A_AGG_TX_FRAMES_LO = 40;  // RO
+localparam integer RM_A_AGG_TX_FRAMES_HI = 44;  // RO
+localparam integer RM_O_CTX_CTRL = 0;  // RW
+localparam integer RM_O_CTX_STATUS = 4;  // RO
+localparam integer RM_O_CTX_JID = 8;  // RW
+localparam integer RM_O_CTX_TID = 12;  // RW
+localparam integer RM_O_CTX_MODE = 16;  // RW
+localparam integer RM_O_CTX_UPSTREAM_PORT = 20;  // RW
+localparam integer RM_O_CTX_GROUP_MAC_HI = 24;  // RW
+localparam integer RM_O_CTX_GROUP_MAC_LO = 28;  // RW
+localparam integer RM_O_CTX_GROUP_IP = 32;  // RW
+localparam integer RM_O_CTX_OWN_MAC_HI = 36;  // RW
+localparam integer RM_O_CTX_OWN_MAC_LO = 40;  // RW
+localparam integer RM_O_CTX_OWN_IP = 44;  // RW
+localparam integer RM_O_CTX_TIMEOUT = 48;  // RW
+localparam integer RM_O_CTX_EXPECTED_VID = 52;  // RO
+localparam integer RM_O_CTX_VECTORS_COMPLETED_LO = 56;  // RO
+localparam integer RM_O_CTX_VECTORS_COMPLETED_HI = 60;  // RO
+localparam integer RM_O_CTX_VECTORS_DROPPED_LO = 64;  // RO
+localparam integer RM_O_CTX_VECTORS_DROPPED_HI = 68;  // RO
+localparam integer RM_O_CTX_MEMBERS0 = 128;  // RW
+localparam integer RM_ST_ENABLED = 1;
+localparam integer RM_ERR_NO_MEMBERS = 256;
+localparam integer RM_ERR_UPSTREAM_MEMBER = 512;
+localparam integer RM_ERR_DUPLICATE = 1024;
+localparam integer RM_ERR_UPSTREAM_RANGE = 2048;
+localparam integer RM_ERR_WRITE_ENABLED = 4096;
+// Register map: the constant ID and VERSION words, AGG_PORT's reset value.
+localparam [31:0] RM_ID_VALUE = 32'h50414e41;
+localparam [31:0] RM_VERSION_VALUE = 32'h10001;
+localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
+/* verilator lint_on UNUSEDPARAM */
+
+
+  // Ports and contexts (RM_MEMBER_WORDS member bitmap words per context).
+  localparam N = PORTS;
+  localparam C = CONTEXTS;
+  localparam MW = RM_MEMBER_WORDS;
+  localparam AW = ADDR_W;
+  // Context blocks are 256 bytes (address bits [7:0] are the offset, the bits above the
+  // context), port blocks 128 bytes (bits [6:0]: sixteen counters of 8 bytes).
+  localparam CXW = AW - 8;
+  localparam PXW = AW - 7;
   // Counters, 64 bits each, in one flat array: port p's counter k at p*16+k, then
   // vectors_completed of each context, vectors_dropped of each context, agg_tx_frames.
-  localparam NCNT = 81;
-  localparam CIW = 7;
-  localparam [CIW-1:0] CNT_COMPLETED = 7'd64;
-  localparam [CIW-1:0] CNT_DROPPED = 7'd72;
-  localparam [CIW-1:0] CNT_AGG_TX = 7'd80;
-  // Context blocks [CTX_BASE, CTX_END), 256 bytes each; port blocks [PORT_BASE, PORT_END),
-  // 128 bytes each. The ends are AW+1 bits wide: PORT_END may be the map's size.
-  localparam [AW-1:0] CTX_BASE = 14'h1000;
-  localparam [AW:0] CTX_END = 15'h1800;
-  localparam [AW-1:0] PORT_BASE = 14'h2000;
-  localparam [AW:0] PORT_END = 15'h2200;
+  localparam NCNT = 16 * N + 2 * C + 1;
+  localparam CIW = $clog2(NCNT);
+  localparam integer CNT_COMPLETED_I = 16 * N;
+  localparam integer CNT_DROPPED_I = 16 * N + C;
+  localparam integer CNT_AGG_TX_I = 16 * N + 2 * C;
+  localparam [CIW-1:0] CNT_COMPLETED = CNT_COMPLETED_I[CIW-1:0];
+  localparam [CIW-1:0] CNT_DROPPED = CNT_DROPPED_I[CIW-1:0];
+  localparam [CIW-1:0] CNT_AGG_TX = CNT_AGG_TX_I[CIW-1:0];
+  // Context blocks [CTX_BASE, CTX_END), port blocks [PORT_BASE, PORT_END). The ends are AW+1
+  // bits wide: PORT_END may be the map's size.
+  localparam integer CTX_END_I = RM_CTX_BASE + C * RM_CTX_STRIDE;
+  localparam integer PORT_END_I = RM_PORT_BASE + N * RM_PORT_STRIDE;
+  localparam [AW-1:0] CTX_BASE = RM_CTX_BASE[AW-1:0];
+  localparam [AW:0] CTX_END = CTX_END_I[AW:0];
+  localparam [AW-1:0] PORT_BASE = RM_PORT_BASE[AW-1:0];
+  localparam [AW:0] PORT_END = PORT_END_I[AW:0];
   // Global registers (regmap.json "global").
-  localparam [AW-1:0] A_ID = 14'h0;
-  localparam [AW-1:0] A_VERSION = 14'h4;
-  localparam [AW-1:0] A_PORTS = 14'h8;
-  localparam [AW-1:0] A_CONTEXTS = 14'hc;
-  localparam [AW-1:0] A_BUS_BITS = 14'h10;
-  localparam [AW-1:0] A_MAX_ELEMS = 14'h14;
-  localparam [AW-1:0] A_FORMAT = 14'h18;
-  localparam [AW-1:0] A_BUFFER_BYTES = 14'h1c;
-  localparam [AW-1:0] A_AGG_PORT = 14'h20;
-  localparam [AW-1:0] A_CLEAR_COUNTERS = 14'h24;
-  localparam [AW-1:0] A_AGG_TX_FRAMES_LO = 14'h28;
-  localparam [AW-1:0] A_AGG_TX_FRAMES_HI = 14'h2c;
-  // Context block offsets (regmap.json "context_block").
-  localparam [7:0] O_CTX_CTRL = 8'h0;
-  localparam [7:0] O_CTX_STATUS = 8'h4;
-  localparam [7:0] O_CTX_JID = 8'h8;
-  localparam [7:0] O_CTX_TID = 8'hc;
-  localparam [7:0] O_CTX_MODE = 8'h10;
-  localparam [7:0] O_CTX_UPSTREAM_PORT = 8'h14;
-  localparam [7:0] O_CTX_GROUP_MAC_HI = 8'h18;
-  localparam [7:0] O_CTX_GROUP_MAC_LO = 8'h1c;
-  localparam [7:0] O_CTX_GROUP_IP = 8'h20;
-  localparam [7:0] O_CTX_OWN_MAC_HI = 8'h24;
-  localparam [7:0] O_CTX_OWN_MAC_LO = 8'h28;
-  localparam [7:0] O_CTX_OWN_IP = 8'h2c;
-  localparam [7:0] O_CTX_TIMEOUT = 8'h30;
-  localparam [7:0] O_CTX_EXPECTED_VID = 8'h34;
-  localparam [7:0] O_CTX_VECTORS_COMPLETED_LO = 8'h38;
-  localparam [7:0] O_CTX_VECTORS_COMPLETED_HI = 8'h3c;
-  localparam [7:0] O_CTX_VECTORS_DROPPED_LO = 8'h40;
-  localparam [7:0] O_CTX_VECTORS_DROPPED_HI = 8'h44;
-  localparam [7:0] O_CTX_MEMBERS0 = 8'h80;
+  localparam [AW-1:0] A_ID = RM_A_ID[AW-1:0];
+  localparam [AW-1:0] A_VERSION = RM_A_VERSION[AW-1:0];
+  localparam [AW-1:0] A_PORTS = RM_A_PORTS[AW-1:0];
+  localparam [AW-1:0] A_CONTEXTS = RM_A_CONTEXTS[AW-1:0];
+  localparam [AW-1:0] A_BUS_BITS = RM_A_BUS_BITS[AW-1:0];
+  localparam [AW-1:0] A_MAX_ELEMS = RM_A_MAX_ELEMS[AW-1:0];
+  localparam [AW-1:0] A_FORMAT = RM_A_FORMAT[AW-1:0];
+  localparam [AW-1:0] A_BUFFER_BYTES = RM_A_BUFFER_BYTES[AW-1:0];
+  localparam [AW-1:0] A_AGG_PORT = RM_A_AGG_PORT[AW-1:0];
+  localparam [AW-1:0] A_CLEAR_COUNTERS = RM_A_CLEAR_COUNTERS[AW-1:0];
+  localparam [AW-1:0] A_AGG_TX_FRAMES_LO = RM_A_AGG_TX_FRAMES_LO[AW-1:0];
+  localparam [AW-1:0] A_AGG_TX_FRAMES_HI = RM_A_AGG_TX_FRAMES_HI[AW-1:0];
+  // The read values of the constant global registers.
+  localparam [31:0] PORTS_WORD = N;
+  localparam [31:0] CONTEXTS_WORD = C;
+  localparam [31:0] BUS_BITS_WORD = BUS_BITS;
+  localparam [31:0] MAX_ELEMS_WORD = MAX_ELEMS;
+  localparam [31:0] FORMAT_WORD = FORMAT;
+  localparam [31:0] BUFFER_BYTES_WORD = BUFFER_BYTES;
+  // Context block offsets (regmap.json "context_block"); member word k at O_CTX_MEMBERS0 + 4k.
+  localparam [7:0] O_CTX_CTRL = RM_O_CTX_CTRL[7:0];
+  localparam [7:0] O_CTX_STATUS = RM_O_CTX_STATUS[7:0];
+  localparam [7:0] O_CTX_JID = RM_O_CTX_JID[7:0];
+  localparam [7:0] O_CTX_TID = RM_O_CTX_TID[7:0];
+  localparam [7:0] O_CTX_MODE = RM_O_CTX_MODE[7:0];
+  localparam [7:0] O_CTX_UPSTREAM_PORT = RM_O_CTX_UPSTREAM_PORT[7:0];
+  localparam [7:0] O_CTX_GROUP_MAC_HI = RM_O_CTX_GROUP_MAC_HI[7:0];
+  localparam [7:0] O_CTX_GROUP_MAC_LO = RM_O_CTX_GROUP_MAC_LO[7:0];
+  localparam [7:0] O_CTX_GROUP_IP = RM_O_CTX_GROUP_IP[7:0];
+  localparam [7:0] O_CTX_OWN_MAC_HI = RM_O_CTX_OWN_MAC_HI[7:0];
+  localparam [7:0] O_CTX_OWN_MAC_LO = RM_O_CTX_OWN_MAC_LO[7:0];
+  localparam [7:0] O_CTX_OWN_IP = RM_O_CTX_OWN_IP[7:0];
+  localparam [7:0] O_CTX_TIMEOUT = RM_O_CTX_TIMEOUT[7:0];
+  localparam [7:0] O_CTX_EXPECTED_VID = RM_O_CTX_EXPECTED_VID[7:0];
+  localparam [7:0] O_CTX_VECTORS_COMPLETED_LO = RM_O_CTX_VECTORS_COMPLETED_LO[7:0];
+  localparam [7:0] O_CTX_VECTORS_COMPLETED_HI = RM_O_CTX_VECTORS_COMPLETED_HI[7:0];
+  localparam [7:0] O_CTX_VECTORS_DROPPED_LO = RM_O_CTX_VECTORS_DROPPED_LO[7:0];
+  localparam [7:0] O_CTX_VECTORS_DROPPED_HI = RM_O_CTX_VECTORS_DROPPED_HI[7:0];
+  localparam integer O_CTX_MEMBERS0_I = RM_O_CTX_MEMBERS0;
   // CTX_STATUS error bits 12..8, kept as err[4:0]: write while enabled, upstream port out
   // of range, duplicate (JID, TID), upstream port is a member, no members.
+  localparam [8:0] N_9 = N;
 
   // Write channel: the address and the data are each taken into a one-entry holding
   // register as soon as they come (in either order or together); the write is done in the
@@ -181,9 +322,9 @@ module panama_regs (
   // Write decode. Addresses are compared in full (byte addresses), so an unaligned address
   // hits no register, as in the model.
   wire wr_in_ctx = aw_addr_q >= CTX_BASE && {1'b0, aw_addr_q} < CTX_END;
-  wire [5:0] wr_ctx = aw_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
+  wire [CXW-1:0] wr_ctx = aw_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
   wire [7:0] wr_off = aw_addr_q[7:0];
-  wire [7:0] wr_ctx_hit;
+  wire [C-1:0] wr_ctx_hit;
   wire wr_ctrl = wr_off == O_CTX_CTRL;
   // Writes the model treats as context field writes (refused while enabled): every offset
   // but CTRL, STATUS, EXPECTED_VID and the counter words.
@@ -191,6 +332,18 @@ module panama_regs (
                   !(wr_off >= O_CTX_VECTORS_COMPLETED_LO && wr_off <= O_CTX_VECTORS_DROPPED_HI);
   wire wr_agg_port = wr_fire && aw_addr_q == A_AGG_PORT;
   wire wr_clear = wr_fire && aw_addr_q == A_CLEAR_COUNTERS && w_data_q[0];
+  // Which member bitmap word the write (wr_off) and the read (rd_off) address.
+  wire [7:0] rd_off;
+  wire [MW-1:0] wr_mem_word, rd_mem_word;
+  genvar g;
+  generate
+    for (g = 0; g < MW; g = g + 1) begin : g_mem_word
+      localparam integer OFF_I = O_CTX_MEMBERS0_I + 4 * g;
+      localparam [7:0] OFF = OFF_I[7:0];
+      assign wr_mem_word[g] = wr_off == OFF;
+      assign rd_mem_word[g] = rd_off == OFF;
+    end
+  endgenerate
 
   // Context configuration, context c's fields at [c*width +: width].
   reg [C-1:0] en_q;
@@ -247,14 +400,13 @@ module panama_regs (
   // Another enabled context with the same (JID, TID). The context being enabled is itself
   // disabled, so it never matches itself.
   wire [C-1:0] dup_hit;
-  wire up_range = ws_up && {1'b0, ws_up_port} >= 9'd4;
+  wire up_range = ws_up && {1'b0, ws_up_port} >= N_9;
   wire [N-1:0] up_onehot = {{(N-1){1'b0}}, 1'b1} << ws_up_port;
   wire up_member = ws_up && !up_range && |(ws_mem & up_onehot);
   wire [4:0] en_err = {1'b0, up_range, |dup_hit, up_member, ~|ws_mem};
 
   // Per context: CTRL writes (enable with the checks, disable, clear the error bits) and
   // field writes, which only a disabled context takes (else ERR_WRITE_ENABLED).
-  genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_ctx
       assign wr_ctx_hit[g] = wr_in_ctx && wr_ctx == g;
@@ -265,6 +417,7 @@ module panama_regs (
       assign ws_tid_m[g*8 +: 8] = tid_q[g*8 +: 8] & {8{wr_ctx_hit[g]}};
       assign dup_hit[g] = en_q[g] && jid_q[g*16 +: 16] == ws_jid && tid_q[g*8 +: 8] == ws_tid;
       wire wsel = wr_fire & wr_ctx_hit[g];
+      integer j;
       always @(posedge clk) begin
         if (rst) begin
           en_q[g] <= 1'b0;
@@ -302,7 +455,7 @@ module panama_regs (
               case (wr_off)
                 O_CTX_JID: jid_q[g*16 +: 16] <= w_data_q[15:0];
                 O_CTX_TID: tid_q[g*8 +: 8] <= w_data_q[7:0];
-                O_CTX_MODE: up_q[g] <= w_data_q[0:0];
+                O_CTX_MODE: up_q[g] <= w_data_q[0];
                 O_CTX_UPSTREAM_PORT: up_port_q[g*8 +: 8] <= w_data_q[7:0];
                 O_CTX_GROUP_MAC_HI: gmac_q[g*48+32 +: 16] <= w_data_q[15:0];
                 O_CTX_GROUP_MAC_LO: gmac_q[g*48 +: 32] <= w_data_q[31:0];
@@ -311,9 +464,11 @@ module panama_regs (
                 O_CTX_OWN_MAC_LO: omac_q[g*48 +: 32] <= w_data_q[31:0];
                 O_CTX_OWN_IP: oip_q[g*32 +: 32] <= w_data_q[31:0];
                 O_CTX_TIMEOUT: tmo_q[g*32 +: 32] <= w_data_q[31:0];
-                O_CTX_MEMBERS0: mem_q[g*N+0 +: 4] <= w_data_q[3:0];
                 default: ;
               endcase
+              // Member word k holds ports 32k..32k+31 (bits of ports >= N do not exist).
+              for (j = 0; j < N; j = j + 1)
+                if (wr_mem_word[j/32]) mem_q[g*N+j] <= w_data_q[j%32];
             end
           end
         end
@@ -326,7 +481,7 @@ module panama_regs (
   reg [15:0] agg_port_q;
   assign agg_port = agg_port_q;
   always @(posedge clk) begin
-    if (rst) agg_port_q <= 16'h2360;
+    if (rst) agg_port_q <= RM_AGG_PORT_RESET;
     else if (wr_agg_port && ~|en_q) agg_port_q <= w_data_q[15:0];
   end
 
@@ -340,8 +495,13 @@ module panama_regs (
   // read of the RAM sees the counter's last write. A valid bit per counter makes
   // CLEAR_COUNTERS a one-cycle operation (an invalid word reads as 0), and the clear cancels
   // the write-back of every flush in flight. CLEAR_COUNTERS wins over a same-cycle pulse.
-  localparam PW = 8;
-  localparam [CIW-1:0] NCNT_LAST = 7'd80;
+  localparam PW = PEND_W;
+  localparam integer NCNT_LAST_I = NCNT - 1;
+  localparam [CIW-1:0] NCNT_LAST = NCNT_LAST_I[CIW-1:0];
+  // The round robin's reset: counters 0..3 (modulo NCNT).
+  localparam integer RR1_I = 1 % NCNT;
+  localparam integer RR2_I = 2 % NCNT;
+  localparam integer RR3_I = 3 % NCNT;
   wire [NCNT-1:0] cnt_inc = {agg_tx_inc, ctx_dropped_inc, ctx_completed_inc, port_count_inc};
   reg [NCNT*PW-1:0] pend_q;
   reg [NCNT-1:0] vld_q;
@@ -399,10 +559,10 @@ module panama_regs (
   endgenerate
   always @(posedge clk) begin
     if (rst) begin
-      rr_q <= 7'd0;
-      rr1_q <= 7'd1;
-      rr2_q <= 7'd2;
-      rr3_q <= 7'd3;
+      rr_q <= {CIW{1'b0}};
+      rr1_q <= RR1_I[CIW-1:0];
+      rr2_q <= RR2_I[CIW-1:0];
+      rr3_q <= RR3_I[CIW-1:0];
       s1_we <= 1'b0;
       s2_we <= 1'b0;
       s3_we <= 1'b0;
@@ -411,7 +571,7 @@ module panama_regs (
         rr_q <= rr1_q;
         rr1_q <= rr2_q;
         rr2_q <= rr3_q;
-        rr3_q <= rr3_q == NCNT_LAST ? 7'd0 : rr3_q + 7'd1;
+        rr3_q <= rr3_q == NCNT_LAST ? {CIW{1'b0}} : rr3_q + {{(CIW-1){1'b0}}, 1'b1};
       end
       s1_we <= ~wr_clear;
       s2_we <= s1_we & ~wr_clear;
@@ -441,20 +601,21 @@ module panama_regs (
   // Read decode: d_* from the held address (D: which counter, LO or HI), rd_* from the
   // decoded read's address (S0: the word of a configuration register).
   wire d_in_ctx = ar_addr_q >= CTX_BASE && {1'b0, ar_addr_q} < CTX_END;
-  wire [5:0] d_ctx = ar_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
+  wire [CXW-1:0] d_ctx = ar_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
   wire [7:0] d_off = ar_addr_q[7:0];
   wire d_in_port = ar_addr_q >= PORT_BASE && {1'b0, ar_addr_q} < PORT_END;
-  wire [6:0] d_port = ar_addr_q[AW-1:7] - PORT_BASE[AW-1:7];
+  wire [PXW-1:0] d_port = ar_addr_q[AW-1:7] - PORT_BASE[AW-1:7];
   wire [6:0] d_poff = ar_addr_q[6:0];
   wire rd_in_ctx = rd_addr_q >= CTX_BASE && {1'b0, rd_addr_q} < CTX_END;
-  wire [5:0] rd_ctx = rd_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
-  wire [7:0] rd_off = rd_addr_q[7:0];
+  wire [CXW-1:0] rd_ctx = rd_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
+  assign rd_off = rd_addr_q[7:0];
   // Each context's read word for rd_off (0 unless the address is in its block).
   wire [C*32-1:0] ctx_rword;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_rd
       wire hit = rd_in_ctx && rd_ctx == g;
       reg [31:0] w;
+      integer j;
       always @* begin
         case (rd_off)
           O_CTX_CTRL: w = {31'd0, en_q[g]};
@@ -471,15 +632,36 @@ module panama_regs (
           O_CTX_OWN_IP: w = oip_q[g*32 +: 32];
           O_CTX_TIMEOUT: w = tmo_q[g*32 +: 32];
           O_CTX_EXPECTED_VID: w = ctx_expected_vid[g*32 +: 32];
-          O_CTX_MEMBERS0: w = {28'd0, mem_q[g*N+0 +: 4]};
           default: w = 32'd0;
         endcase
+        // Member word k: ports 32k..32k+31, bits of ports >= N read 0.
+        for (j = 0; j < N; j = j + 1)
+          if (rd_mem_word[j/32]) w[j%32] = mem_q[g*N+j];
       end
       assign ctx_rword[g*32 +: 32] = w & {32{hit}};
     end
   endgenerate
 
   // D: which counter the held address reads (LO or HI word), registered with the address.
+  // The context and port indices sized to a counter index (d_port < N fits whenever
+  // d_in_port, so its high bits are then zero).
+  wire [CIW-1:0] d_ctx_i;
+  wire [CIW-5:0] d_port_i;
+  generate
+    if (CXW >= CIW) begin : g_ctx_cut
+      assign d_ctx_i = d_ctx[CIW-1:0];
+    end else begin : g_ctx_ext
+      assign d_ctx_i = {{(CIW-CXW){1'b0}}, d_ctx};
+    end
+    if (PXW > CIW - 4) begin : g_port_cut
+      assign d_port_i = d_port[CIW-5:0];
+      wire unused_d_port = ^d_port[PXW-1:CIW-4];
+    end else if (PXW == CIW - 4) begin : g_port_same
+      assign d_port_i = d_port;
+    end else begin : g_port_ext
+      assign d_port_i = {{(CIW-4-PXW){1'b0}}, d_port};
+    end
+  endgenerate
   reg d_cnt_lo;
   reg d_cnt_hi;
   reg [CIW-1:0] d_cnt_idx;
@@ -491,9 +673,9 @@ module panama_regs (
     if (ar_addr_q == A_AGG_TX_FRAMES_HI) d_cnt_hi = 1'b1;
     if (d_in_ctx) begin
       case (d_off)
-        O_CTX_VECTORS_COMPLETED_LO: begin d_cnt_lo = 1'b1; d_cnt_idx = CNT_COMPLETED + {1'd0, d_ctx}; end
+        O_CTX_VECTORS_COMPLETED_LO: begin d_cnt_lo = 1'b1; d_cnt_idx = CNT_COMPLETED + d_ctx_i; end
         O_CTX_VECTORS_COMPLETED_HI: d_cnt_hi = 1'b1;
-        O_CTX_VECTORS_DROPPED_LO: begin d_cnt_lo = 1'b1; d_cnt_idx = CNT_DROPPED + {1'd0, d_ctx}; end
+        O_CTX_VECTORS_DROPPED_LO: begin d_cnt_lo = 1'b1; d_cnt_idx = CNT_DROPPED + d_ctx_i; end
         O_CTX_VECTORS_DROPPED_HI: d_cnt_hi = 1'b1;
         default: ;
       endcase
@@ -502,24 +684,22 @@ module panama_regs (
     if (d_in_port && d_poff[1:0] == 2'd0) begin
       d_cnt_lo = !d_poff[2];
       d_cnt_hi = d_poff[2];
-      d_cnt_idx = {d_port[2:0], d_poff[6:3]};
+      d_cnt_idx = {d_port_i, d_poff[6:3]};
     end
   end
-  // d_port < N fits the counter index; its high bits are zero whenever d_in_port.
-  wire unused_d_port = ^d_port[6:3];
   // S0: the word of a configuration register or constant (0 for a counter word).
   reg [31:0] rd_word;
   always @* begin
     rd_word = 32'd0;
     case (rd_addr_q)
-      A_ID: rd_word = 32'h50414e41;
-      A_VERSION: rd_word = 32'h10001;
-      A_PORTS: rd_word = 32'h4;
-      A_CONTEXTS: rd_word = 32'h8;
-      A_BUS_BITS: rd_word = 32'h40;
-      A_MAX_ELEMS: rd_word = 32'h16a;
-      A_FORMAT: rd_word = 32'h0;
-      A_BUFFER_BYTES: rd_word = 32'h10000;
+      A_ID: rd_word = RM_ID_VALUE;
+      A_VERSION: rd_word = RM_VERSION_VALUE;
+      A_PORTS: rd_word = PORTS_WORD;
+      A_CONTEXTS: rd_word = CONTEXTS_WORD;
+      A_BUS_BITS: rd_word = BUS_BITS_WORD;
+      A_MAX_ELEMS: rd_word = MAX_ELEMS_WORD;
+      A_FORMAT: rd_word = FORMAT_WORD;
+      A_BUFFER_BYTES: rd_word = BUFFER_BYTES_WORD;
       A_AGG_PORT: rd_word = {16'd0, agg_port_q};
       default: ;
     endcase
