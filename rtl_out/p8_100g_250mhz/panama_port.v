@@ -197,6 +197,10 @@ localparam integer RM_ERR_UPSTREAM_MEMBER = 512;
 localparam integer RM_ERR_DUPLICATE = 1024;
 localparam integer RM_ERR_UPSTREAM_RANGE = 2048;
 localparam integer RM_ERR_WRITE_ENABLED = 4096;
+// Register map: the constant ID and VERSION words, AGG_PORT's reset value.
+localparam [31:0] RM_ID_VALUE = 32'h50414e41;
+localparam [31:0] RM_VERSION_VALUE = 32'h10001;
+localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 /* verilator lint_on UNUSEDPARAM */
 
 
