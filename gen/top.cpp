@@ -151,18 +151,26 @@ const char* const kCoreBodyHead = R"V(
   wire agg_tx_inc;
 )V";
 
+// A `#(...)` override list, `.NAME(value)` comma-separated, in lines of at most 110 columns
+// starting with `indent`.
+std::string param_overrides(const std::vector<std::pair<std::string, long>>& params, const std::string& indent) {
+  std::string out, line = indent;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string item =
+        "." + params[i].first + "(" + std::to_string(params[i].second) + ")" + (i + 1 < params.size() ? "," : "");
+    if (line.size() > indent.size() && line.size() + 1 + item.size() > 110) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (line.size() > indent.size() ? " " : "") + item;
+  }
+  return out + line;
+}
+
 // The register file's instance up to its AXI4-Lite connections, with its parameters (regs_params).
 std::string regs_instance_head(const Config& c) {
-  std::string s = "  ${PREFIX}_regs #(", line;
-  for (const auto& [name, value] : regs_params(c)) {
-    const std::string p = "." + name + "(" + std::to_string(value) + ")";
-    if (!line.empty() && line.size() + p.size() + 2 > 96) {
-      s += "\n    " + line + ",";
-      line.clear();
-    }
-    line += (line.empty() ? "" : ", ") + p;
-  }
-  return s + "\n    " + line + "\n  ) u_regs (\n    .clk(clk), .rst(rst),\n";
+  return "  ${PREFIX}_regs #(\n" + param_overrides(regs_params(c), "    ") +
+         "\n  ) u_regs (\n    .clk(clk), .rst(rst),\n";
 }
 
 // The rest of the core, after the register file's AXI4-Lite connections.
@@ -219,8 +227,9 @@ ${PORT_PARAMS}
     end
   endgenerate
 
-  ${PREFIX}_sched #(.PORTS(N), .CONTEXTS(C), .DATA_W(W), .ELEM_BYTES(${ES}), .ADDR_W(${BW}), .BEAT_W(${NB}),
-    .FIFO_DEPTH(${FD}), .TREE_LATENCY(${L})) u_sched (
+  ${PREFIX}_sched #(
+${SCHED_PARAMS}
+  ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),
     .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
     .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
@@ -326,22 +335,6 @@ const char* const kCoreInstanceTail = R"V();
 endmodule
 )V";
 
-// A `#(...)` override list, `.NAME(value)` comma-separated, in lines of at most 110 columns
-// starting with `indent`.
-std::string param_overrides(const std::vector<std::pair<std::string, long>>& params, const std::string& indent) {
-  std::string out, line = indent;
-  for (size_t i = 0; i < params.size(); ++i) {
-    const std::string item =
-        "." + params[i].first + "(" + std::to_string(params[i].second) + ")" + (i + 1 < params.size() ? "," : "");
-    if (line.size() > indent.size() && line.size() + 1 + item.size() > 110) {
-      out += line + "\n";
-      line = indent;
-    }
-    line += (line.size() > indent.size() ? " " : "") + item;
-  }
-  return out + line;
-}
-
 std::map<std::string, long> top_values(const Config& c) {
   auto v = common_values(c);
   v["AW"] = clog2(RegMap::from(c).size);
@@ -382,6 +375,7 @@ std::string emit_core(const Config& c) {
   o << kCoreBodyHead << regs_instance_head(c) << kAxilPassThrough << kCoreBodyTail;
   std::string text = o.str();
   replace_all(text, "${PORT_PARAMS}", param_overrides(port_params(c), "        "));
+  replace_all(text, "${SCHED_PARAMS}", param_overrides(sched_params(c), "    "));
   return with_prefix_subst(c, text);
 }
 

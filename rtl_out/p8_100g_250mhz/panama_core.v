@@ -138,8 +138,10 @@ module panama_core (
     end
   endgenerate
 
-  panama_sched #(.PORTS(N), .CONTEXTS(C), .DATA_W(W), .ELEM_BYTES(4), .ADDR_W(10), .BEAT_W(5),
-    .FIFO_DEPTH(64), .TREE_LATENCY(12)) u_sched (
+  panama_sched #(
+    .PORTS(8), .CONTEXTS(8), .DATA_W(512), .ELEM_BYTES(4), .ADDR_W(10), .BEAT_W(5), .FIFO_DEPTH(64),
+    .TREE_LATENCY(12)
+  ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),
     .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
     .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
