@@ -736,22 +736,25 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
     ++stats_.duplicates;
     return;
   }
+  // Any first result is progress for the call timeout (results still come); an in-order one
+  // also for its tree.
+  const auto now = Clock::now();
+  last_progress_ = now;
   if (!late) {
     if (i > s.settled) settle_lost(t, i, h.vid);
     s.settled = i + 1;
     settle_skipped(t);
-    s.last_progress = s.last_result = last_progress_ = Clock::now();
+    s.last_progress = s.last_result = now;
     const bool ce = wire::ecn(rx) == wire::kEcnCe;
     if (ce) ++stats_.results_ce, stats_.ce_vids.emplace_back(static_cast<uint32_t>(t), h.vid);
     cc_[t].on_result(ce);
   }
   // A late result (given up on by the status wait, or overtaken by reordering) is as good as
-  // an in-order one: its slot's meaning is fixed. It is progress for the call timeout (results
-  // still come), and, like every first result of a main or repair slot, a round-trip sample:
-  // a switch slower than the status wait makes every result late, and the wait must grow.
-  if (late) last_progress_ = Clock::now();
+  // an in-order one: its slot's meaning is fixed. Like every first result of a main or repair
+  // slot, it is a round-trip sample: a switch slower than the status wait makes every result
+  // late, and the wait must grow.
   if (sl.sent_at != Clock::time_point{})
-    wait_.sample(std::chrono::duration<double, std::milli>(Clock::now() - sl.sent_at).count());
+    wait_.sample(std::chrono::duration<double, std::milli>(now - sl.sent_at).count());
   sl.lost = false;
   ++stats_.results;
   if (sl.kind == Kind::main) {
