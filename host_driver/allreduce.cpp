@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -96,7 +97,8 @@ double StatusWait::wait_ms() const {
   return std::min(cap_, std::max(floor_, srtt_ + 4 * rttvar_));
 }
 
-AllReduce::AllReduce(Transport& t, const JobParams& p) : t_(t), p_(p), wait_(p.status_wait_ms, p.timeout_ms / 2.0) {
+AllReduce::AllReduce(Transport& t, const JobParams& p)
+    : t_(t), p_(p), wait_(p.status_wait_ms, p.timeout_ms / 2.0), nonce_(std::random_device{}()) {
   p_.validate();
   next_vid_.assign(static_cast<size_t>(p_.trees), p_.first_vid);
   if (!p_.first_vids.empty()) next_vid_ = p_.first_vids;
@@ -135,7 +137,7 @@ struct Slot {
   size_t index = 0;  // main: vector index within the tree; status: part q; repair: vector index
   bool lost = false;
   bool skipped = false;         // not sent (repair slot nobody needs, status part of a finished part)
-  wire::Bytes payload;          // status parts: the built payload
+  wire::Bytes payload;          // status parts: the payload as first sent (a re-send repeats it)
   Clock::time_point sent_at{};  // main and repair slots: when this worker sent it (round-trip samples)
 };
 
@@ -172,6 +174,7 @@ struct TreeState {
   Clock::time_point last_progress;  // last in-order result, or the last status wait
   Clock::time_point last_result;    // last in-order result
   size_t give_ups = 0;              // status waits that gave up on something (PANAMA_HOST_DEBUG)
+  size_t resent_upto = 0;           // slots below this were re-sent, or need not be (JobParams::resend)
   size_t inflight() const { return frames_before[sent] - frames_before[std::min(acked, sent)]; }
 };
 
@@ -236,7 +239,7 @@ struct CallShape {
 class ReduceCall : CallShape {
  public:
   ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<uint32_t>& prev_span,
-             std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, const uint8_t* data, size_t n);
+             std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, uint32_t nonce, const uint8_t* data, size_t n);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
   const uint8_t* result() const { return out_.data(); }
@@ -249,6 +252,9 @@ class ReduceCall : CallShape {
   void settle_lost(size_t t, size_t upto, uint32_t seen_vid);
   void settle_skipped(size_t t);
   void send_slot(size_t t);
+  void build_slot(size_t t, size_t i);
+  bool resend_due(size_t t) const;
+  void resend(size_t t);
   void fill_status(size_t t, const Slot& sl);
   void fill_repair(size_t t, const Slot& sl);
   void skip_slot(size_t t);
@@ -277,6 +283,9 @@ class ReduceCall : CallShape {
   std::vector<Dctcp>& cc_;
   StatusWait& wait_;
   Stats& stats_;
+  // COOKIE = cookie_hi_ | kind << 30 | slot: the same for a slot's re-send, different for
+  // every other process and call (a switch's result cache answers only the same frame).
+  const uint64_t cookie_hi_;
   const uint8_t* data_;
   const ElemCodec codec_;
   const uint32_t neg0_;
@@ -298,7 +307,7 @@ class ReduceCall : CallShape {
 
 ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid,
                        std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats,
-                       const uint8_t* data, size_t n)
+                       uint32_t nonce, const uint8_t* data, size_t n)
     : CallShape(p, n),
       t_(t),
       p_(p),
@@ -307,6 +316,7 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
       cc_(cc),
       wait_(wait),
       stats_(stats),
+      cookie_hi_(static_cast<uint64_t>(nonce + static_cast<uint32_t>(stats.calls) * 0x9E3779B9u) << 32),
       data_(data),
       codec_(p),
       neg0_(ref::neg_zero(p.format)),
@@ -420,30 +430,66 @@ void ReduceCall::settle_skipped(size_t t) {
   }
 }
 
-// Builds and sends slot s.sent of tree t.
-void ReduceCall::send_slot(size_t t) {
+// Fills spec_ with slot i of tree t.
+void ReduceCall::build_slot(size_t t, size_t i) {
   TreeState& s = tr_[t];
-  const size_t i = s.sent;
-  const Slot& sl = s.slots[i];
+  Slot& sl = s.slots[i];
   spec_.hdr.tid = static_cast<uint8_t>(t);
   spec_.hdr.vid = next_vid_[t] + static_cast<uint32_t>(i);
   spec_.hdr.flags = 0;
-  spec_.hdr.cookie = (stats_.calls << 40) | (static_cast<uint64_t>(sl.kind) << 32) | i;
-  spec_.ip_id = static_cast<uint16_t>(stats_.vectors_sent);
+  spec_.hdr.cookie = cookie_hi_ | (static_cast<uint64_t>(sl.kind) << 30) | i;
+  spec_.ip_id = static_cast<uint16_t>(stats_.vectors_sent + stats_.resent);
   if (sl.kind == Kind::main) {
     const size_t k = sl.index * T + t;
     if (sl.index + 1 == s.n) spec_.hdr.flags = wire::kFlagFin;
     spec_.payload.assign(data_ + k * Cd * es, data_ + (k * Cd + elems_of(k)) * es);
   } else if (sl.kind == Kind::status) {
-    fill_status(t, sl);
+    if (sl.payload.empty()) {
+      fill_status(t, sl);
+      sl.payload = spec_.payload;
+    } else {
+      spec_.payload = sl.payload;
+    }
   } else {
     fill_repair(t, sl);
   }
+}
+
+// Builds and sends slot s.sent of tree t.
+void ReduceCall::send_slot(size_t t) {
+  TreeState& s = tr_[t];
+  const size_t i = s.sent;
+  build_slot(t, i);
   t_.send(wire::build_frame(spec_));
-  if (sl.kind != Kind::status) s.slots[i].sent_at = Clock::now();
+  if (s.slots[i].kind != Kind::status) s.slots[i].sent_at = Clock::now();
   s.frames_before[s.sent + 1] = s.frames_before[s.sent] + 1;
   ++s.sent;
   ++stats_.vectors_sent;
+}
+
+// A tree silent for a status wait with unsettled slots that were not re-sent yet.
+bool ReduceCall::resend_due(size_t t) const {
+  const TreeState& s = tr_[t];
+  return p_.resend && repair && !s.done && s.settled < s.sent && s.resent_upto <= s.settled;
+}
+
+// Sends the first unsettled slots again, once each: up to `copies` of them, so that a status
+// part whose copies all went without a result is asked for again whole. The same frames (a
+// repair slot is rebuilt from a plan that only ever becomes known, which can only make a sum
+// valid that was invalid; a status part repeats its first payload). A re-sent slot is no
+// round-trip sample (Karn): its result may answer either copy.
+void ReduceCall::resend(size_t t) {
+  TreeState& s = tr_[t];
+  size_t i = std::max(s.settled, s.resent_upto), n = 0;
+  for (; i < s.sent && n < s.copies; ++i) {
+    if (s.slots[i].skipped) continue;
+    build_slot(t, i);
+    t_.send(wire::build_frame(spec_));
+    s.slots[i].sent_at = Clock::time_point{};
+    ++stats_.resent;
+    ++n;
+  }
+  s.resent_upto = i;
 }
 
 // A status part's payload: this worker's holder bits for the part's vectors, as they are now.
@@ -637,6 +683,7 @@ Clock::time_point ReduceCall::next_deadline() const {
     const TreeState& s = tr_[t];
     if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
       deadline = std::min(deadline, s.last_progress + tree_wait(t));
+    if (resend_due(t)) deadline = std::min(deadline, s.last_progress + status_wait());
     if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence());
   }
   return deadline;
@@ -670,6 +717,12 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
       s.done = true;
       moved = true;
       continue;
+    }
+    // One status wait of silence: ask again for the first outstanding results (a switch chip
+    // with a result cache answers at once when this worker's copy was lost).
+    if (resend_due(t) && now - s.last_progress >= status_wait()) {
+      resend(t);
+      moved = true;
     }
     if (s.done || !repair || (s.inflight() == 0 && s.settled == s.sent) || now - s.last_progress < tree_wait(t))
       continue;
@@ -847,7 +900,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
-  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, data, n);
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n);
   const auto note_wait = [this] {
     stats_.status_wait_ms = p_.adaptive_wait ? wait_.wait_ms() : p_.status_wait_ms;
     stats_.srtt_ms = wait_.srtt_ms();

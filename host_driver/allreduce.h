@@ -103,6 +103,11 @@ struct JobParams {
   // step with its peers when it alone misses a status result they received (docs/host.md), and
   // with c copies that takes c lost copies on its link (p^c instead of p).
   int status_copies = 3;
+  // Re-send (docs/host.md "Recall"): a tree that hears nothing for one status wait while slots
+  // are outstanding sends its first unsettled slots again, once each (up to status_copies of
+  // them), the same frames. A switch chip with a result cache answers with the sum it sent
+  // before (the worker's copy was lost); an accelerator alone drops them as stale.
+  bool resend = true;
   // Addressing of the frames built here (raw backends use them as they are; udp replaces L2-L4).
   wire::Mac eth_dst{0x02, 0xaa, 0, 0, 0, 1}, eth_src{0x02, 0, 0, 0, 0, 1};
   wire::Ipv4 ip_src = 0, ip_dst = 0;
@@ -119,6 +124,7 @@ struct Stats {
   uint64_t calls = 0, vectors_sent = 0, results = 0, results_ce = 0, ignored = 0, duplicates = 0;
   uint64_t leftovers = 0;                              // results of the previous call that arrived after it ended
   uint64_t lost = 0, repaired = 0, repair_rounds = 0;  // vectors seen lost, recovered; rounds used
+  uint64_t resent = 0;                                 // frames sent again (JobParams::resend)
   uint64_t bytes_reduced = 0;                          // payload bytes of this worker's buffers
   // Evidence for ECN checks: (tree, VID) of every in-order result marked CE, and of every slot
   // settled without an in-order result (lost or skipped). Workers must agree on the marks of
@@ -151,6 +157,10 @@ class AllReduce {
   std::vector<Dctcp> cc_;
   StatusWait wait_;  // carries over across calls, like the windows
   Stats stats_;
+  // Random per AllReduce: the COOKIE's upper half (with the call number), so that a switch
+  // chip's result cache tells this worker's re-sent frame from another process's frame that
+  // reuses the same VIDs (docs/host.md "Recall").
+  uint32_t nonce_;
 };
 
 }  // namespace panama::host

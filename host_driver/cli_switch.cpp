@@ -314,6 +314,10 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
   sw->add_option("--dup", s.sp.chip.dup, "fault injection: duplicate probability per frame in and out")
       ->default_val(0)
       ->check(CLI::Range(0.0, 1.0));
+  sw->add_option("--result-cache", s.sp.chip.result_cache,
+                 "final sums kept per context to answer re-sent contributions (0: off)")
+      ->default_val(1024)
+      ->check(CLI::Range(0, 1 << 20));
   sw->add_option("--loss-ports", s.loss_ports, "ports the loss and duplication apply to, P0,P1,... (default: all)");
   sw->add_option("--control", s.control,
                  "serve a control socket (Unix stream socket at this path) for panama-host controller");

@@ -190,6 +190,7 @@ struct WorkerOpts {
   WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
   bool no_cc = false;
   bool adaptive_wait = false;
+  bool no_resend = false;
 };
 
 // What the design accepts (controller --job-out): MAX_ELEMS (0: not given) and FORMAT.
@@ -275,6 +276,7 @@ JobParams job_params(const WorkerOpts& o) {
   p.status_wait_ms = o.status_wait_ms;
   p.adaptive_wait = o.adaptive_wait;
   p.status_copies = o.status_copies;
+  p.resend = !o.no_resend;
   p.count = JobParams::count_for(mtu, max_elems, es);
   p.first_vids = first_vids(o);
   p.window = o.win;
@@ -344,6 +346,7 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
   j["lost"] = s.lost;
   j["repaired"] = s.repaired;
   j["repair_rounds"] = s.repair_rounds;
+  j["resent"] = s.resent;
   j["status_wait_ms"] = s.status_wait_ms;
   j["srtt_ms"] = s.srtt_ms;
   j["rtt_samples"] = s.rtt_samples;
@@ -424,6 +427,8 @@ void add_window_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--status-copies", w.status_copies, "VIDs per repair status part (redundant copies)")
       ->default_val(3)
       ->check(CLI::Range(1, 4));
+  wk->add_flag("--no-resend", w.no_resend,
+               "never send a slot again after a silent status wait (the switch's result cache then goes unused)");
 }
 
 void add_worker_options(CLI::App* wk, WorkerOpts& w) {

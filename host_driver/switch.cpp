@@ -79,7 +79,8 @@ SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
       q_(static_cast<size_t>(ports)),
       arrived_(static_cast<size_t>(ports)),
       busy_until_(static_cast<size_t>(ports)),
-      ctr_(static_cast<size_t>(ports)) {
+      ctr_(static_cast<size_t>(ports)),
+      cache_(ctx.contexts.size()) {
   if (ports < 1) throw std::runtime_error("the switch needs at least one port");
   if (p.rate_mbps < 0) throw std::runtime_error("drain rate must be >= 0");
   if (p.ecn_threshold < 0) throw std::runtime_error("ECN threshold must be >= 0");
@@ -106,6 +107,57 @@ bool SwitchChip::inject_dup(int port) {
   if (std::uniform_real_distribution<double>(0, 1)(rng_) >= p_.dup) return false;
   ++ctr_[static_cast<size_t>(port)].injected_dups;
   return true;
+}
+
+void SwitchChip::set_contexts(const wire::CtxFile& ctx) {
+  ctx_ = ctx;
+  cache_.assign(ctx_.contexts.size(), Cache{});
+}
+
+void SwitchChip::remember(size_t context, const wire::Bytes& f, int mark) {
+  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return;
+  const uint32_t vid = wire::parse_header(f).vid;
+  Cache& c = cache_[context];
+  auto ins = c.by_vid.insert_or_assign(vid, Cached{f, mark});
+  if (!ins.second) return;  // the same VID again (a duplicated frame): the newer copy, same place in the order
+  c.order.push_back(vid);
+  while (c.order.size() > p_.result_cache) {
+    c.by_vid.erase(c.order.front());
+    c.order.pop_front();
+  }
+}
+
+bool SwitchChip::recall(int port, const wire::Bytes& f) {
+  if (p_.result_cache == 0 || f.size() < wire::kHeaderBytes) return false;
+  if (wire::classify(f, ctx_.agg_port) != wire::Class::aggregation) return false;
+  const auto h = wire::parse_header(f);
+  if (h.ver != 1 || h.result()) return false;
+  for (size_t i = 0; i < ctx_.contexts.size() && i < cache_.size(); ++i) {
+    const auto& c = ctx_.contexts[i];
+    if (c.jid != h.jid || c.tid != h.tid) continue;
+    if (std::find(c.members.begin(), c.members.end(), port) == c.members.end()) return false;
+    Cache& cc = cache_[i];
+    const uint64_t key = static_cast<uint64_t>(h.vid) << 16 | static_cast<uint64_t>(port);
+    const auto it = cc.by_vid.find(h.vid);
+    if (it != cc.by_vid.end()) {
+      const auto k = cc.cookie.find(key);
+      if (k == cc.cookie.end() || k->second != h.cookie) return false;  // not this port's frame again
+      enqueue(port, it->second.frame, it->second.mark);
+      ++ctr_[static_cast<size_t>(port)].recalled;
+      return true;
+    }
+    // On its way to the accelerator: remember whose frame it was.
+    if (cc.cookie.insert_or_assign(key, h.cookie).second) {
+      cc.cookie_order.push_back(key);
+      const size_t limit = p_.result_cache * std::max<size_t>(1, c.members.size());
+      while (cc.cookie_order.size() > limit) {
+        cc.cookie.erase(cc.cookie_order.front());
+        cc.cookie_order.pop_front();
+      }
+    }
+    return false;
+  }
+  return false;
 }
 
 void SwitchChip::count_rx(int port, size_t bytes) {
@@ -168,6 +220,14 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
         bool mark = false;
         for (int p : c.members) mark |= congested(p);
         for (int p : c.members) enqueue(p, f, mark ? 1 : 0);
+        if (p_.result_cache > 0) {
+          wire::Bytes g = f;  // as the members got it
+          if (mark && g.size() >= 34 && g[12] == 0x08 && g[13] == 0x00 && g[14] == 0x45 && ((g[15] & 3) == 1 || (g[15] & 3) == 2)) {
+            wire::set_ecn(g, wire::kEcnCe);
+            wire::set_ipv4_checksum(g);
+          }
+          remember(static_cast<size_t>(o.context), g, 0);
+        }
         return;
       }
       wire::Mac dst;
@@ -188,7 +248,8 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
   if (is_multicast(dst.data())) {
     // Multicast groups of the contexts: a RESULT passed down by an upstream-mode context goes
     // to that context's members; other multicast and broadcast floods.
-    for (const auto& c : ctx_.contexts) {
+    for (size_t ci = 0; ci < ctx_.contexts.size(); ++ci) {
+      const auto& c = ctx_.contexts[ci];
       const bool group = c.multicast ? c.group_mac == dst : false;
       bool passed_result = false;
       if (!c.multicast && f.size() >= wire::kHeaderBytes && c.upstream_port == in &&
@@ -199,6 +260,7 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
       if (group || passed_result) {
         for (int p : c.members)
           if (p != in) enqueue(p, f);
+        if (passed_result) remember(ci, f, -1);
         return;
       }
     }
@@ -271,7 +333,8 @@ nlohmann::ordered_json SwitchChip::counters_json() const {
                  {"flooded", c.flooded},
                  {"filtered", c.filtered},
                  {"injected_drops", c.injected_drops},
-                 {"injected_dups", c.injected_dups}});
+                 {"injected_dups", c.injected_dups},
+                 {"recalled", c.recalled}});
   return a;
 }
 
@@ -310,7 +373,14 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
       for (int k = 0; k < p.max_batch && fab.try_recv(port, f); ++k) {
         chip.count_rx(port, f.size());
         if (chip.inject_loss(port)) continue;
-        if (chip.inject_dup(port)) eng.inject(port, f);
+        const bool dup = chip.inject_dup(port);
+        // A re-sent contribution whose sum the chip still holds: answered here (the switch
+        // chip sees the frame before the accelerator beside it).
+        if (chip.recall(port, f)) {
+          if (dup) chip.recall(port, f);
+          continue;
+        }
+        if (dup) eng.inject(port, f);
         eng.inject(port, std::move(f));
         f = wire::Bytes();
         got = true;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <unordered_map>
 #include <memory>
 #include <functional>
 #include <random>
@@ -77,11 +78,18 @@ struct ChipParams {
   // Each frame received from or sent to a port in loss_ports is duplicated with probability dup
   // (the copy follows the original at once; counted `injected_dups`); same seed.
   double dup = 0;
+  // The result cache (SwitchML's shadow copies, docs/host.md "Recall"): the last result_cache
+  // final sums this chip sent to each context's members, by VID. A contribution that arrives
+  // for a VID whose sum is cached (a worker re-sending after its copy of the result was lost)
+  // is answered from the cache to that port alone and not given to the accelerator (which
+  // would drop it as stale: the VID is behind its Expected_VID). 0: off.
+  size_t result_cache = 1024;
 };
 
 struct PortCounters {
   uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0, max_queue = 0,
-           flooded = 0, filtered = 0, injected_drops = 0, injected_dups = 0;
+           flooded = 0, filtered = 0, injected_drops = 0, injected_dups = 0,
+           recalled = 0;  // contributions answered from the result cache
 };
 
 class SwitchChip {
@@ -95,7 +103,13 @@ class SwitchChip {
   bool inject_dup(int port);
   // The contexts the chip forwards by (multicast groups, passed-down results), e.g. after a
   // live reprogramming. m_agg frames are matched to contexts by their (JID, TID).
-  void set_contexts(const wire::CtxFile& ctx) { ctx_ = ctx; }
+  // Reprogramming empties the result cache (a context's VIDs may start again).
+  void set_contexts(const wire::CtxFile& ctx);
+  // A frame received from link `port`, before the accelerator: true when it is a contribution
+  // whose result is in the cache and whose COOKIE is that of the contribution this port sent
+  // for the VID before (a re-send); the cached result is then queued to `port` (counted
+  // `recalled`) and the frame must not go to the accelerator.
+  bool recall(int port, const wire::Bytes& f);
   const wire::CtxFile& contexts() const { return ctx_; }
   // Next frame port p may transmit now (drain rate), false if none.
   bool pop_due(int port, Clock::time_point now, wire::Bytes& f);
@@ -110,6 +124,7 @@ class SwitchChip {
   void enqueue(int port, const wire::Bytes& f, int mark = -1);  // mark: -1 by this queue, 0/1 forced
   bool congested(int port) const;
   void flood(const wire::Bytes& f, int except);
+  void remember(size_t context, const wire::Bytes& f, int mark);  // a final sum sent to the members
   int ports_;
   wire::CtxFile ctx_;
   ChipParams p_;
@@ -120,6 +135,20 @@ class SwitchChip {
   std::vector<PortCounters> ctr_;
   std::vector<bool> lossy_;
   std::mt19937_64 rng_;
+  struct Cached {
+    wire::Bytes frame;
+    int mark;  // as enqueue(): 0 = as cached (a multicast sum, marked once for all), -1 = by the queue
+  };
+  struct Cache {
+    std::unordered_map<uint32_t, Cached> by_vid;
+    std::deque<uint32_t> order;  // oldest first
+    // COOKIE of the contribution each member port sent for a VID ((VID << 16) | port), so that
+    // only the same frame again is answered: another process reusing old VIDs (a restarted
+    // worker, a wrong --first-vid) goes to the accelerator, which drops it as stale.
+    std::unordered_map<uint64_t, uint64_t> cookie;
+    std::deque<uint64_t> cookie_order;
+  };
+  std::vector<Cache> cache_;  // per context index
 };
 
 // Moves frames between the stand-in's ports and the outside.

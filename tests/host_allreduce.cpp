@@ -468,6 +468,70 @@ TEST(HostSwitchChip, ReplicatedSumsAreMarkedAlike) {
   EXPECT_EQ(chip.counters()[2].ce_marked, 1u);
 }
 
+// The result cache (docs/host.md "Recall"): a member's contribution sent again after its sum
+// was built is answered from the cache, to that port only, with the sum as the members got it;
+// a frame with another COOKIE for the same VID (another process reusing VIDs), a port that is
+// not a member, a VID whose sum was evicted or never built all go on to the accelerator.
+TEST(HostSwitchChip, ResultCacheAnswersOnlyTheSameFrameAgain) {
+  ChipParams cp;
+  cp.result_cache = 2;
+  cp.ecn_threshold = 0;  // every sum marked CE: the cached copy must carry the mark too
+  SwitchChip chip(4, one_ctx(3, 1, 5), cp);
+  auto contribution = [](uint32_t vid, uint64_t cookie) {
+    wire::FrameSpec s;
+    s.hdr.jid = 5;
+    s.hdr.vid = vid;
+    s.hdr.cookie = cookie;
+    s.payload.assign(16, static_cast<uint8_t>(vid));
+    return wire::build_frame(s);
+  };
+  auto sum = [](uint32_t vid) {
+    wire::FrameSpec s;
+    s.hdr.jid = 5;
+    s.hdr.vid = vid;
+    s.hdr.flags = wire::kFlagResult;
+    s.payload.assign(16, static_cast<uint8_t>(0x40 + vid));
+    return wire::build_frame(s);
+  };
+  // Contributions of ports 0..2 for VIDs 10..12 pass (nothing cached yet), then their sums go out.
+  for (uint32_t v = 10; v <= 12; ++v)
+    for (int p = 0; p < 3; ++p) EXPECT_FALSE(chip.recall(p, contribution(v, 100 * v + static_cast<uint64_t>(p))));
+  // A re-send of VID 11 before its sum exists goes on too.
+  EXPECT_FALSE(chip.recall(1, contribution(11, 1101)));
+  for (uint32_t v = 10; v <= 12; ++v) chip.from_engine(EngineOut{-1, 0, sum(v)}, Clock::now());
+  wire::Bytes g;
+  std::vector<wire::Bytes> sent1;  // port 1's copies, as sent
+  while (chip.pop_due(1, Clock::now(), g)) sent1.push_back(g);
+  ASSERT_EQ(sent1.size(), 3u);
+  EXPECT_EQ(wire::ecn(sent1[2]), wire::kEcnCe);  // queues were not empty when VID 12 went out
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{3, 0, 3, 0}));
+  // VID 12, port 1, same COOKIE: answered to port 1 alone, byte for byte the members' copy.
+  EXPECT_TRUE(chip.recall(1, contribution(12, 1201)));
+  ASSERT_TRUE(chip.pop_due(1, Clock::now(), g));
+  EXPECT_EQ(g, sent1[2]);
+  EXPECT_EQ(wire::parse_header(g).vid, 12u);
+  EXPECT_TRUE(wire::ipv4_checksum_ok(g));
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{0, 0, 0, 0}));
+  EXPECT_EQ(chip.counters()[1].recalled, 1u);
+  // The re-send of VID 11 (COOKIE 1101) is what port 1 sent last for it.
+  EXPECT_TRUE(chip.recall(1, contribution(11, 1101)));
+  EXPECT_FALSE(chip.recall(1, contribution(11, 1100)));  // another COOKIE: not this frame again
+  EXPECT_FALSE(chip.recall(0, contribution(12, 1201)));  // port 0 sent COOKIE 1200 for VID 12
+  EXPECT_FALSE(chip.recall(3, contribution(12, 1203)));  // port 3 is no member
+  EXPECT_FALSE(chip.recall(0, contribution(10, 1000)));  // VID 10: evicted (room for 2 sums)
+  EXPECT_FALSE(chip.recall(0, contribution(13, 1300)));  // VID 13: not built
+  EXPECT_EQ(drain(chip, 4), (std::vector<int>{0, 1, 0, 0}));
+  // Reprogramming empties the cache.
+  chip.set_contexts(one_ctx(3, 1, 5));
+  EXPECT_FALSE(chip.recall(2, contribution(12, 1202)));
+  // Off: nothing is kept.
+  cp.result_cache = 0;
+  SwitchChip off(4, one_ctx(3, 1, 5), cp);
+  EXPECT_FALSE(off.recall(0, contribution(20, 1)));
+  off.from_engine(EngineOut{-1, 0, sum(20)}, Clock::now());
+  EXPECT_FALSE(off.recall(0, contribution(20, 1)));
+}
+
 // ---------------------------------------------------------------------------------------------
 // All-reduce through the in-process stand-in on the SystemC live model
 
@@ -873,6 +937,7 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool
   if (std::getenv("PANAMA_HOST_ADAPTIVE_WAIT")) p.adaptive_wait = true;                         // stress runs
   p.repair_rounds = 16;
   if (const char* e = std::getenv("PANAMA_HOST_COPIES")) p.status_copies = std::stoi(e);  // stress runs
+  if (std::getenv("PANAMA_HOST_NO_RESEND")) p.resend = false;                             // stress runs
   size_t vectors = 40;
   if (const char* e = std::getenv("PANAMA_HOST_VECTORS")) vectors = std::stoul(e);  // stress runs
   const auto in = tensors(3, 362 * vectors + 5, seed, ref::Fmt::fp32);
@@ -902,6 +967,34 @@ TEST(HostRepair, LostContributionsTwoTrees) { repair_run(2, 0, 0.03, 6); }
 TEST(HostRepair, BothDirections) { repair_run(2, 0.02, 0.02, 7); }
 // Issue 12: 5 % in both directions on every link.
 TEST(HostRepair, FivePercentEveryLinkBothWays) { repair_run(2, 0.05, 0.05, 11, true); }
+
+// Results lost on one worker's link only: the sums exist in the switch chip's cache, and that
+// worker's re-sends after a silent status wait are answered from it (docs/host.md "Recall").
+TEST(HostRepair, ResentFramesAreAnsweredFromTheResultCache) {
+  const Config cfg = design(4);
+  const std::vector<int> port_of{2, 0, 1};
+  Bed bed(cfg, ctx_for(port_of, 1, 6), ChipParams{});
+  bed.fab.set_loss(2, 0.1, 3);  // results to rank 0
+  JobParams p;
+  p.jid = 6;
+  p.window.max = 8;
+  p.count = 362;
+  p.timeout_ms = 3000;
+  p.status_wait_ms = 40;
+  const auto in = tensors(3, 362 * 30 + 5, 3, ref::Fmt::fp32);
+  const Outcome o = run_workers(bed, in, port_of, p, 2);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r << " " << bed.finish();
+    EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+  }
+  const auto j = nlohmann::json::parse(bed.finish());
+  const uint64_t recalled = j["switch_ports"][2]["recalled"].get<uint64_t>();
+  EXPECT_GT(bed.fab.dropped(), 0u);
+  EXPECT_GT(o.stats[0].resent, 0u);
+  EXPECT_GT(recalled, 0u);
+  EXPECT_LE(recalled, o.stats[0].resent);
+}
 
 // ---------------------------------------------------------------------------------------------
 // The soft engine (switch --engine soft): the behaviour rules in C++ with CPU tree-order sums.
