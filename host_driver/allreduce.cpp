@@ -467,21 +467,25 @@ void ReduceCall::send_slot(size_t t) {
   ++stats_.vectors_sent;
 }
 
-// A tree silent for a status wait with unsettled slots that were not re-sent yet.
+// A tree silent for a status wait whose first unsettled slot is a status part not re-sent yet.
+// Only status parts are asked for again: a worker that misses a status its peers received falls
+// out of step with them (docs/host.md), while a lost main or repair result only costs a repair
+// round; and every re-sent frame takes buffer in the accelerator when it misses the cache
+// (re-sending every kind of slot measured no better and overflowed the accelerator's buffer more).
 bool ReduceCall::resend_due(size_t t) const {
   const TreeState& s = tr_[t];
-  return p_.resend && repair && !s.done && s.settled < s.sent && s.resent_upto <= s.settled;
+  return p_.resend && repair && !s.done && s.settled < s.sent && s.resent_upto <= s.settled &&
+         s.slots[s.settled].kind == Kind::status;
 }
 
-// Sends the first unsettled slots again, once each: up to `copies` of them, so that a status
-// part whose copies all went without a result is asked for again whole. The same frames (a
-// repair slot is rebuilt from a plan that only ever becomes known, which can only make a sum
-// valid that was invalid; a status part repeats its first payload). A re-sent slot is no
-// round-trip sample (Karn): its result may answer either copy.
+// Sends the first unsettled status slots again, once each: up to `copies` of them, so that a
+// status part whose copies all went without a result is asked for again whole. The same frames:
+// same VID, same COOKIE, the payload of the first sending. A re-sent slot is no round-trip
+// sample (Karn).
 void ReduceCall::resend(size_t t) {
   TreeState& s = tr_[t];
   size_t i = std::max(s.settled, s.resent_upto), n = 0;
-  for (; i < s.sent && n < s.copies; ++i) {
+  for (; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
     if (s.slots[i].skipped) continue;
     build_slot(t, i);
     t_.send(wire::build_frame(spec_));

@@ -103,9 +103,9 @@ struct JobParams {
   // step with its peers when it alone misses a status result they received (docs/host.md), and
   // with c copies that takes c lost copies on its link (p^c instead of p).
   int status_copies = 3;
-  // Re-send (docs/host.md "Recall"): a tree that hears nothing for one status wait while slots
-  // are outstanding sends its first unsettled slots again, once each (up to status_copies of
-  // them), the same frames. A switch chip with a result cache answers with the sum it sent
+  // Re-send (docs/host.md "Recall"): a tree that hears nothing for one status wait while its
+  // first unsettled slot is a status part sends that part's outstanding copies again, once
+  // each, the same frames. A switch chip with a result cache answers with the sum it sent
   // before (the worker's copy was lost); an accelerator alone drops them as stale.
   bool resend = true;
   // Addressing of the frames built here (raw backends use them as they are; udp replaces L2-L4).

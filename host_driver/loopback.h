@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <random>
 #include <thread>
@@ -65,6 +66,12 @@ class LoopbackFabric : public Fabric {
     std::lock_guard<std::mutex> l(mu_);
     up_loss_[static_cast<size_t>(port)] = p;
   }
+  // Drops every frame to the host on `port` for which `f` returns true (deterministic faults).
+  void set_down_filter(int port, std::function<bool(const wire::Bytes&)> f) {
+    std::lock_guard<std::mutex> l(mu_);
+    filter_port_ = port;
+    filter_ = std::move(f);
+  }
   // The switch side spends this long on every frame it takes (emulates a slow engine).
   void set_switch_delay(std::chrono::microseconds d) { switch_delay_ = d; }
   uint64_t dropped() {
@@ -83,7 +90,8 @@ class LoopbackFabric : public Fabric {
     {
       std::lock_guard<std::mutex> l(mu_);
       const double p = loss[static_cast<size_t>(port)];
-      if (p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p) {
+      const bool filtered = dir == &Link::down && port == filter_port_ && filter_ && filter_(f);
+      if (filtered || (p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p)) {
         ++dropped_;
         return;
       }
@@ -98,6 +106,8 @@ class LoopbackFabric : public Fabric {
   std::mt19937_64 rng_{1};
   uint64_t dropped_ = 0;
   std::chrono::microseconds switch_delay_{0};
+  int filter_port_ = -1;
+  std::function<bool(const wire::Bytes&)> filter_;
 };
 
 class LoopbackTransport : public Transport {
