@@ -222,7 +222,8 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
         for (int p : c.members) enqueue(p, f, mark ? 1 : 0);
         if (p_.result_cache > 0) {
           wire::Bytes g = f;  // as the members got it
-          if (mark && g.size() >= 34 && g[12] == 0x08 && g[13] == 0x00 && g[14] == 0x45 && ((g[15] & 3) == 1 || (g[15] & 3) == 2)) {
+          if (mark && g.size() >= 34 && g[12] == 0x08 && g[13] == 0x00 && g[14] == 0x45 &&
+              ((g[15] & 3) == 1 || (g[15] & 3) == 2)) {
             wire::set_ecn(g, wire::kEcnCe);
             wire::set_ipv4_checksum(g);
           }

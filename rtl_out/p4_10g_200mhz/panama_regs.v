@@ -256,13 +256,15 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 
   // Write channel: the address and the data are each taken into a one-entry holding
   // register as soon as they come (in either order or together); the write is done in the
-  // cycle both are held and no response is pending, and the response is held until bready.
+  // cycle after both are held (wr_arm_q: the enable checks of the addressed context are taken
+  // from registers, ws_*_q) when no response is pending, and the response is held until bready.
   reg aw_full_q;
   reg [AW-1:0] aw_addr_q;
   reg w_full_q;
   reg [31:0] w_data_q;
   reg bvalid_q;
-  wire wr_fire = aw_full_q & w_full_q & ~bvalid_q;
+  reg wr_arm_q;
+  wire wr_fire = aw_full_q & w_full_q & ~bvalid_q & wr_arm_q;
   assign s_axil_awready = ~aw_full_q;
   assign s_axil_wready = ~w_full_q;
   assign s_axil_bvalid = bvalid_q;
@@ -272,7 +274,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       aw_full_q <= 1'b0;
       w_full_q <= 1'b0;
       bvalid_q <= 1'b0;
+      wr_arm_q <= 1'b0;
     end else begin
+      // Only a write changes what the checks read, and one is in flight at a time: the
+      // registered checks of the cycle before the write are those of the write's cycle.
+      wr_arm_q <= aw_full_q & w_full_q & ~wr_fire;
       if (wr_fire) begin
         aw_full_q <= 1'b0;
         w_full_q <= 1'b0;
@@ -397,13 +403,26 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     end
   end
   wire ws_up = |ws_up_m;
+  // The addressed context's fields, registered for the enable checks (see wr_arm_q).
+  reg [N-1:0] ws_mem_q;
+  reg ws_up_q;
+  reg [7:0] ws_up_port_q;
+  reg [15:0] ws_jid_q;
+  reg [7:0] ws_tid_q;
+  always @(posedge clk) begin
+    ws_mem_q <= ws_mem;
+    ws_up_q <= ws_up;
+    ws_up_port_q <= ws_up_port;
+    ws_jid_q <= ws_jid;
+    ws_tid_q <= ws_tid;
+  end
   // Another enabled context with the same (JID, TID). The context being enabled is itself
   // disabled, so it never matches itself.
   wire [C-1:0] dup_hit;
-  wire up_range = ws_up && {1'b0, ws_up_port} >= N_9;
-  wire [N-1:0] up_onehot = {{(N-1){1'b0}}, 1'b1} << ws_up_port;
-  wire up_member = ws_up && !up_range && |(ws_mem & up_onehot);
-  wire [4:0] en_err = {1'b0, up_range, |dup_hit, up_member, ~|ws_mem};
+  wire up_range = ws_up_q && {1'b0, ws_up_port_q} >= N_9;
+  wire [N-1:0] up_onehot = {{(N-1){1'b0}}, 1'b1} << ws_up_port_q;
+  wire up_member = ws_up_q && !up_range && |(ws_mem_q & up_onehot);
+  wire [4:0] en_err = {1'b0, up_range, |dup_hit, up_member, ~|ws_mem_q};
 
   // Per context: CTRL writes (enable with the checks, disable, clear the error bits) and
   // field writes, which only a disabled context takes (else ERR_WRITE_ENABLED).
@@ -415,7 +434,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign ws_up_port_m[g*8 +: 8] = up_port_q[g*8 +: 8] & {8{wr_ctx_hit[g]}};
       assign ws_jid_m[g*16 +: 16] = jid_q[g*16 +: 16] & {16{wr_ctx_hit[g]}};
       assign ws_tid_m[g*8 +: 8] = tid_q[g*8 +: 8] & {8{wr_ctx_hit[g]}};
-      assign dup_hit[g] = en_q[g] && jid_q[g*16 +: 16] == ws_jid && tid_q[g*8 +: 8] == ws_tid;
+      assign dup_hit[g] = en_q[g] && jid_q[g*16 +: 16] == ws_jid_q && tid_q[g*8 +: 8] == ws_tid_q;
       wire wsel = wr_fire & wr_ctx_hit[g];
       integer j;
       always @(posedge clk) begin

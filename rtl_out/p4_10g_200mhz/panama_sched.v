@@ -356,13 +356,48 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       end
     end
   end
-  wire [2:0] sel_act = act[sel*3 +: 3];
-  wire sel_build = sel_act == ACT_BUILD;
+  // The chosen context as a one-hot (the lowest ready index, as sel), and its fields through
+  // AND-OR multiplexers on it: one OR reduction of a transposed vector per bit. (A part-select
+  // at sel * WIDTH with a WIDTH that is not a power of two infers a multiplier: six DSP48E2 at
+  // 8 x 100G before.) The row of context k: act, members, beats, low, rem, upstream, fin, ce,
+  // group MAC, own MAC, group IP, own IP, stale heads, heads at E.
+  wire [C-1:0] sel_oh = ready & (~ready + {{(C-1){1'b0}}, 1'b1});
+  localparam integer RW = 3 + N + NB + PW + (KW + 1) + 3 + 160 + 2 * N;
+  wire [C*RW-1:0] sel_rows;
+  wire [RW-1:0] sel_row;
+  wire [C-1:0] build_k;  // per context: its registered action is a build
+  generate
+    for (g = 0; g < C; g = g + 1) begin : g_sel_row
+      assign sel_rows[g*RW +: RW] = {act[g*3 +: 3], ctx_members[g*N +: N], act_beats[g*NB +: NB], act_low[g*PW +: PW],
+                                     act_rem[g*(KW+1) +: KW+1], ctx_upstream[g], act_fin[g], act_ce[g],
+                                     ctx_group_mac[g*48 +: 48], ctx_own_mac[g*48 +: 48], ctx_group_ip[g*32 +: 32],
+                                     ctx_own_ip[g*32 +: 32], act_stale[g*N +: N], act_at_e[g*N +: N]};
+      assign build_k[g] = act[g*3 +: 3] == ACT_BUILD;
+    end
+    for (g = 0; g < RW; g = g + 1) begin : g_sel_bit
+      wire [C-1:0] col;
+      genvar h;
+      for (h = 0; h < C; h = h + 1) begin : g_col
+        assign col[h] = sel_rows[h*RW + g];
+      end
+      assign sel_row[g] = |(col & sel_oh);
+    end
+  endgenerate
+  wire [2:0] sel_act;
+  wire [N-1:0] sel_mem;
+  wire [NB-1:0] sel_beats;
+  wire [PW-1:0] sel_low;
+  wire [KW:0] sel_rem;
+  wire sel_up, sel_fin, sel_ce;
+  wire [47:0] sel_gmac, sel_omac;
+  wire [31:0] sel_gip, sel_oip;
+  wire [N-1:0] sel_stale, sel_at_e;
+  assign {sel_act, sel_mem, sel_beats, sel_low, sel_rem, sel_up, sel_fin, sel_ce, sel_gmac, sel_omac, sel_gip, sel_oip,
+          sel_stale, sel_at_e} = sel_row;
+  wire sel_build = |(build_k & sel_oh);
   wire fire = any_ready & (sel_build ? issue_free : ~busy_q);
   wire start_build = fire & sel_build;
   wire [31:0] sel32 = {{(32-CW){1'b0}}, sel};
-  wire [N-1:0] sel_mem = ctx_members[sel*N +: N];
-  wire [NB-1:0] sel_beats = act_beats[sel*NB +: NB];
   // The chosen build's beats, sized to the FIFO count (FIFO_DEPTH holds more than a frame).
   wire [FCW-1:0] sel_beats_f;
   generate
@@ -387,20 +422,20 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         case (sel_act)
           ACT_BUILD: q_pop[m*C + sel32] <= sel_mem[m];
           ACT_STALE: begin
-            q_pop[m*C + sel32] <= act_stale[sel32*N + m];
-            drop_inc[m*4 + 0] <= act_stale[sel32*N + m];
+            q_pop[m*C + sel32] <= sel_stale[m];
+            drop_inc[m*4 + 0] <= sel_stale[m];
           end
           ACT_INCOMPLETE: begin
-            q_pop[m*C + sel32] <= act_at_e[sel32*N + m];
-            drop_inc[m*4 + 1] <= act_at_e[sel32*N + m];
+            q_pop[m*C + sel32] <= sel_at_e[m];
+            drop_inc[m*4 + 1] <= sel_at_e[m];
           end
           ACT_MISMATCH: begin
             q_pop[m*C + sel32] <= sel_mem[m];
             drop_inc[m*4 + 2] <= sel_mem[m];
           end
           ACT_TDROP: begin
-            q_pop[m*C + sel32] <= act_at_e[sel32*N + m];
-            drop_inc[m*4 + 3] <= act_at_e[sel32*N + m];
+            q_pop[m*C + sel32] <= sel_at_e[m];
+            drop_inc[m*4 + 3] <= sel_at_e[m];
           end
           default: ;
         endcase
@@ -459,22 +494,32 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   always @(posedge clk) begin
     if (start_build) begin
       n_mask_q <= sel_mem;
-      n_low_q <= act_low[sel*PW +: PW];
+      n_low_q <= sel_low;
       n_beats_q <= sel_beats;
-      n_rem_q <= act_rem[sel*(KW+1) +: KW+1];
-      n_mcast_q <= ~ctx_upstream[sel];
-      n_fin_q <= act_fin[sel];
-      n_ce_q <= act_ce[sel];
-      n_gmac_q <= ctx_group_mac[sel*48 +: 48];
-      n_omac_q <= ctx_own_mac[sel*48 +: 48];
-      n_gip_q <= ctx_group_ip[sel*32 +: 32];
-      n_oip_q <= ctx_own_ip[sel*32 +: 32];
+      n_rem_q <= sel_rem;
+      n_mcast_q <= ~sel_up;
+      n_fin_q <= sel_fin;
+      n_ce_q <= sel_ce;
+      n_gmac_q <= sel_gmac;
+      n_omac_q <= sel_omac;
+      n_gip_q <= sel_gip;
+      n_oip_q <= sel_oip;
     end
   end
   generate
     for (g = 0; g < N; g = g + 1) begin : g_ptr
+      // Port g's head pointer of the chosen context (one-hot AND-OR, as above).
+      wire [BW-1:0] ptr;
+      genvar pb, pk;
+      for (pb = 0; pb < BW; pb = pb + 1) begin : g_bit
+        wire [C-1:0] col;
+        for (pk = 0; pk < C; pk = pk + 1) begin : g_col
+          assign col[pk] = q_ptr[(g*C + pk)*BW + pb];
+        end
+        assign ptr[pb] = |(col & sel_oh);
+      end
       always @(posedge clk)
-        if (start_build) n_ptr_q[g*BW +: BW] <= q_ptr[(g*C + sel32)*BW +: BW];
+        if (start_build) n_ptr_q[g*BW +: BW] <= ptr;
     end
   endgenerate
 
