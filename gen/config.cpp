@@ -193,11 +193,14 @@ nlohmann::json Config::to_json() const {
   j["addtree_latency"] = addtree_latency;
   j["agg_latency"] = agg_latency;
   j["bypass_latency"] = bypass_latency;
-  j["resources"] = {{"luts", resources.luts},
-                    {"ffs", resources.ffs},
-                    {"bram36", resources.bram36},
-                    {"dsps", resources.dsps},
-                    {"fpadd_instances", resources.fpadd_instances}};
+  nlohmann::json mods = nlohmann::json::object();
+  for (const auto& m : resources.modules)
+    mods[m.name] = {{"instances", m.instances}, {"luts", m.luts}, {"lutram_sites", m.lutram}, {"ffs", m.ffs},
+                    {"bram36", m.bram36},       {"dsps", m.dsps}};
+  j["resources"] = {{"luts", resources.luts}, {"lutram_sites", resources.lutram},
+                    {"ffs", resources.ffs},   {"bram36", resources.bram36},
+                    {"dsps", resources.dsps}, {"fpadd_instances", resources.fpadd_instances},
+                    {"modules", mods}};
   return j;
 }
 

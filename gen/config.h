@@ -55,12 +55,23 @@ struct AdderPlan {
   int latency = 0;                      // number of register stages
 };
 
+// The generator's estimate of one module, with everything it instantiates (as scripts/timing
+// synthesizes it: -top <module> -flatten). LUTRAM in LUT sites (distributed RAM and SRLs).
+struct ModuleEstimate {
+  std::string name;    // without the prefix
+  long instances = 1;  // in the top
+  long luts = 0, lutram = 0, ffs = 0, dsps = 0;
+  double bram36 = 0;  // RAMB36E2 + RAMB18E2 / 2
+};
+
 struct Resources {
   long luts = 0;
   long ffs = 0;
   long bram36 = 0;
   long dsps = 0;
   long fpadd_instances = 0;
+  long lutram = 0;                      // LUT sites of distributed RAM and SRLs
+  std::vector<ModuleEstimate> modules;  // per module (leaf first), each with its submodules
 };
 
 struct Config {

@@ -434,62 +434,107 @@ std::string emit_fpadd(const Config& c) {
   return v.str();
 }
 
-// The generator's own resource estimate, UltraScale+ LUTs/FFs/BRAM36/DSPs after Yosys 0.23
-// synth_xilinx. Block by block, each term fitted to syntheses of that block alone at 4 x 10G @ 200
+// The generator's own resource estimate: UltraScale+ cells after Yosys 0.23 `synth_xilinx -family
+// xcup -abc9 -flatten` (the flow of scripts/timing), per module with what it instantiates, and
+// the top's totals. Each term is fitted to scripts/timing's per-module syntheses of 4 x 10G @ 200
 // (W 64) and 8 x 100G @ 250 (W 512), both with 8 contexts and 64 KiB per port (docs/rtl.md,
-// "Synthesis"): the adders scale with the tree, everything else with ports, contexts and
-// descriptors. LUTs are logic LUTs; distributed RAM is not counted.
+// "Resource estimate"), and follows the structure that sets it: adders per tree node, the
+// contribution memory's depth T for the port's distributed RAM and its read multiplexers, the
+// bus width for the builder and the output FIFO, the counter count for the register file.
 Resources estimate_resources(const Config& c) {
   Resources r;
+  const long W = c.bus_bits, BB = W / 8, N = c.in.ports, C = c.in.contexts;
   // Adders: the tree nodes that need one (not constants, not pass-throughs), per lane.
   long adders = 0;
   for (const auto& level : resolve_tree(c.in.ports))
     for (NodeKind k : level) adders += k == NodeKind::adder;
-  r.fpadd_instances = adders * c.lanes;
-  // LUTs per adder inside the tree (member gating included): fp32 517 (fit over 6 and 112
-  // adders); bf16 and fp16 scaled by their measured adder areas (207 and 212 against 551).
-  const long luts_per_adder = c.elem_bits == 32 ? 517 : (c.fmt.exp_bits == 8 ? 194 : 199);
-  r.luts = r.fpadd_instances * luts_per_adder;
-  r.ffs = r.fpadd_instances * fpadd_flipflops(c) + c.addtree_latency;
+  ModuleEstimate tree{"addtree", 1, 0, 0, 0, 0, 0};
   if (c.exact_sum()) {
     // Exact mode: per lane the leaf shifters, N - 1 rows of 3:2 compressors (one LUT6_2 per
     // bit), the addition and negation carry chains, the leading-one search and the final shift.
     const ExactWidths xw = exact_widths(c.fmt, c.in.ports);
-    const long N = c.in.ports, M = xw.mag_bits, A = xw.acc_bits, PW = clog2(A - 1);
+    const long M = xw.mag_bits, A = xw.acc_bits, PW = clog2(A - 1);
     const long lane = N * (M * ((c.fmt.exp_bits + 1) / 2) + c.elem_bits) + (N - 1) * A + 2 * A + A + A * (PW + 1) / 2 +
                       3 * (c.fmt.exp_bits + c.fmt.frac_bits);
-    r.fpadd_instances = 0;
-    r.luts = lane * c.lanes;
-    r.ffs = exactlane_flipflops(c) * c.lanes + c.addtree_latency;
+    r.modules.push_back(ModuleEstimate{"exactlane", c.lanes, lane, 0, exactlane_flipflops(c), 0, 0});
+    tree.luts = lane * c.lanes;
+    tree.ffs = exactlane_flipflops(c) * c.lanes + c.addtree_latency;
+  } else {
+    r.fpadd_instances = adders * c.lanes;
+    // One adder (abc9): fp32 433 LUTs at 200 MHz, 417 at 250 MHz; bf16 and fp16 scaled by their
+    // adder areas against fp32's (207 and 212 against 551 in the first fit). The tree's member
+    // gating costs next to nothing: the tree is its adders (2600 = 6 x 433, 46178 = 112 x 412).
+    const long fp_luts = c.elem_bits == 32 ? 425 : (c.fmt.exp_bits == 8 ? 160 : 164);
+    // SRLs: stages of the fp32 adder that delay operands by more than one cycle (4 at 250 MHz).
+    const long fp_srl = c.elem_bits == 32 && c.addtree_latency / std::max<long>(1, clog2(N)) >= 4 ? 4 : 0;
+    r.modules.push_back(ModuleEstimate{"fpadd", r.fpadd_instances, fp_luts, fp_srl, fpadd_flipflops(c), 0, 0});
+    tree.luts = r.fpadd_instances * fp_luts;
+    tree.lutram = r.fpadd_instances * fp_srl;
+    tree.ffs = r.fpadd_instances * fpadd_flipflops(c) + c.addtree_latency;
   }
+  r.modules.push_back(tree);
+  r.luts = tree.luts;
+  r.lutram = tree.lutram;
+  r.ffs = tree.ffs;
   if (c.in.module != "top") return r;
-  const long N = c.in.ports, C = c.in.contexts, W = c.bus_bits;
   const BufferPlan plan = buffer_plan(c);
-  // Scheduler and result builder beside the tree: per-context decision logic (12.2 k LUTs at
-  // C = 8, nearly independent of N and W in both fits; the pipelined scheduler measured 10.8 k
-  // at 4 x 10G). Flip-flops: each context's registered action and E, the build's parameters
-  // (twice), the m_agg output register (measured 1620 at 4 x 10G, C = 8, W = 64).
-  r.luts += 640 + 1300 * C;
-  r.ffs += 400 + 120 * C + 4 * W;
+  // Parser (inside each port): 489 LUTs / 552 FFs at W 64, 540 / 547 at W 512.
+  const ModuleEstimate parser{"parser", N, 480 + (W * 12) / 100, 0, 550, 0, 0};
+  r.modules.push_back(parser);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
   // per RAMB36), each with a PW-bit pending count and a valid bit in flip-flops, plus the context
-  // registers (230 + N bits each). Fitted to scripts/timing (abc9) at 4 x 10G with C = 8 and
-  // C = 2 and 8 x 100G with C = 8 (docs/rtl.md, "Timing"): 3405 / 2214 / 4895 LUTs, 3019 / 1495 /
-  // 3782 FFs, 1 BRAM36 each.
+  // registers (230 + N bits each): 3367 / 4734 LUTs, 3019 / 3782 FFs, 1 BRAM36 (C = 8; C = 2 at
+  // 4 x 10G: 2214 LUTs, 1495 FFs).
   const long ncnt = regs_counter_count(c);
-  r.luts += 300 + 23 * ncnt + 152 * C;
-  r.ffs += 420 + ncnt * (regs_pending_bits(c) + 1) + (230 + N) * C;
-  // Ports: parser, bypass FIFO, admission, the descriptor tables and queues, transmit.
-  r.luts += N * (1500 + 12L * plan.descs);
-  // (2348 FFs measured at 4 x 10G with the registered mPP output and the held-frame registers.)
-  r.ffs += N * (2300 + W * 4 / 5);
-  // Block RAM per port: the buffer's bytes (or its width), plus the beat links, the free
-  // segments and the bypass FIFO's side memories.
-  const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
-  const long bram_by_width = (W + 71) / 72;
-  r.bram36 = N * (std::max(bram_by_bytes, bram_by_width) + 5 + (bram_by_width + 1) / 2);
-  r.bram36 += (ncnt + 511) / 512;  // the register file's counter RAM
-  r.dsps = N;                      // one per port (an address product in the admission path)
+  ModuleEstimate regs{"regs",
+                      1,
+                      300 + 23 * ncnt + 152 * C,
+                      0,
+                      420 + ncnt * (regs_pending_bits(c) + 1) + (230 + N) * C,
+                      0,
+                      static_cast<double>((ncnt + 511) / 512)};
+  r.modules.push_back(regs);
+  // Port (parser included): T = the contribution memory's beats. Its link and free-segment
+  // tables and the descriptor tables are distributed RAM read asynchronously, and a RAM deeper
+  // than 64 words costs LUTs for its read multiplexers, so both grow with T: 7022 LUTs and 3688
+  // LUTRAM sites at T = 4285 (W 64), 4965 and 1592 at T = 536 (W 512). Flip-flops grow with the
+  // bus (beat registers, the bypass FIFO's output, mPP's register): 2353 at W 64, 3178 at W 512.
+  // Block RAM: the contribution buffer (its bytes or its width, whichever needs more), the beat
+  // links, the free segments, the descriptor headers and the bypass FIFO's side memories
+  // (21.5 / 25). One DSP: an address product in the admission path.
+  const long T = plan.mem_beats;
+  ModuleEstimate port{"port", N, 4670 + (T * 549) / 1000, 1292 + (T * 559) / 1000, 2235 + (W * 184) / 100, 1, 0};
+  {
+    const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
+    const long bram_by_width = (W + 71) / 72;
+    port.bram36 = static_cast<double>(std::max(bram_by_bytes, bram_by_width) + 5 + (bram_by_width + 1) / 2);
+  }
+  r.modules.push_back(port);
+  // Scheduler, result builder and m_agg FIFO, with the adder tree: per-context decision logic
+  // and the builder's selection of one word from every member port (N x W), 8937 LUTs at 4 x 10G
+  // and SCHED_W512 at 8 x 100G without the tree; each context's registered action and E, the
+  // build's parameters, the output register. The header word travels beside the tree in SRLs
+  // (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD beats) is block RAM when deeper than 64
+  // beats (3 RAMB18E2 at W 64), else distributed RAM.
+  ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
+  sched.luts = tree.luts + 640 + 900 * C + (N * W * 444) / 100;
+  sched.ffs = tree.ffs + 550 + 120 * C + (W * 171) / 100;
+  sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
+  {
+    const long fw = W + BB + 1, fd = plan.agg_fifo;
+    if (fd > 64) {
+      sched.bram36 = static_cast<double>(((fw + 35) / 36) * ((fd + 511) / 512)) / 2;
+    } else {
+      sched.lutram += fd <= 32 ? 8 * ((fw + 13) / 14) : 8 * ((fw + 6) / 7);
+    }
+  }
+  r.modules.push_back(sched);
+  // The top: every port, the scheduler (tree included) and the register file.
+  r.luts = N * port.luts + sched.luts + regs.luts;
+  r.lutram = N * port.lutram + sched.lutram;
+  r.ffs = N * port.ffs + sched.ffs + regs.ffs;
+  r.bram36 = static_cast<long>(std::ceil(N * port.bram36 + sched.bram36 + regs.bram36));
+  r.dsps = N * port.dsps + sched.dsps;
   return r;
 }
 

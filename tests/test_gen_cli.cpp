@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <array>
 #include <unistd.h>
 #include <cstdio>
@@ -217,3 +218,42 @@ INSTANTIATE_TEST_SUITE_P(
                       "--ports 4 --gbps 10 --mhz 200 --module top --contexts 0",
                       "--ports 4 --gbps 10 --mhz 200 --module top --buffer-kib 1",
                       "--ports 257 --gbps 10 --mhz 200 --module top"));
+
+// config.json's resource estimate is per module (docs/rtl.md "Resource estimate"): every module
+// scripts/timing synthesizes has an entry, with its count in the top, and the top's totals are
+// the sum of the blocks it instantiates (each entry includes its submodules).
+TEST(GenCli, ResourceEstimateHasEveryModuleAndAddsUp) {
+  for (const char* args : {"--ports 4 --gbps 10 --mhz 200", "--ports 8 --gbps 100 --mhz 250 --format bf16",
+                           "--ports 3 --gbps 10 --mhz 200 --sum exact"}) {
+    SCOPED_TRACE(args);
+    const fs::path d = scratch("est");
+    ASSERT_EQ(run_gen(std::string(args) + " --out " + d.string()).rc, 0);
+    const auto cfg = nlohmann::json::parse(slurp(d / "config.json"));
+    const auto& r = cfg.at("resources");
+    const auto& m = r.at("modules");
+    std::istringstream fl(slurp(d / "filelist.f"));
+    for (std::string f; std::getline(fl, f);) {
+      const std::string name = f.substr(std::string("panama_").size(), f.size() - std::string("panama_.v").size());
+      if (name == "top" || name == "core") continue;
+      EXPECT_TRUE(m.contains(name)) << name;
+    }
+    const long n = cfg.at("ports").get<long>();
+    EXPECT_EQ(m.at("port").at("instances").get<long>(), n);
+    EXPECT_EQ(m.at("parser").at("instances").get<long>(), n);
+    auto sum = [&](const char* k) {
+      return n * m.at("port").at(k).get<double>() + m.at("sched").at(k).get<double>() +
+             m.at("regs").at(k).get<double>();
+    };
+    EXPECT_EQ(r.at("luts").get<double>(), sum("luts"));
+    EXPECT_EQ(r.at("ffs").get<double>(), sum("ffs"));
+    EXPECT_EQ(r.at("lutram_sites").get<double>(), sum("lutram_sites"));
+    EXPECT_EQ(r.at("bram36").get<double>(), std::ceil(sum("bram36")));
+    // Each entry includes what it instantiates.
+    EXPECT_GT(m.at("sched").at("luts").get<long>(), m.at("addtree").at("luts").get<long>());
+    EXPECT_GT(m.at("port").at("luts").get<long>(), m.at("parser").at("luts").get<long>());
+    if (m.contains("fpadd"))
+      EXPECT_EQ(m.at("addtree").at("luts").get<long>(),
+                m.at("fpadd").at("instances").get<long>() * m.at("fpadd").at("luts").get<long>());
+    fs::remove_all(d);
+  }
+}
