@@ -483,14 +483,14 @@ Resources estimate_resources(const Config& c) {
   r.modules.push_back(parser);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
   // per RAMB36), each with a PW-bit pending count and a valid bit in flip-flops, plus the context
-  // registers (230 + N bits each): 3367 / 4734 LUTs, 3019 / 3782 FFs, 1 BRAM36 (C = 8; C = 2 at
-  // 4 x 10G: 2214 LUTs, 1495 FFs).
+  // registers (230 + N bits each) and the addressed context's fields for the enable checks:
+  // 3839 / 5229 LUTs, 3057 / 3824 FFs, 1 BRAM36 (C = 8; NCNT = 81 / 145).
   const long ncnt = regs_counter_count(c);
   ModuleEstimate regs{"regs",
                       1,
-                      300 + 23 * ncnt + 152 * C,
+                      865 + 22 * ncnt + 152 * C,
                       0,
-                      420 + ncnt * (regs_pending_bits(c) + 1) + (230 + N) * C,
+                      440 + 2 * N + ncnt * (regs_pending_bits(c) + 1) + (230 + N) * C,
                       0,
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);

@@ -259,6 +259,7 @@ class ReduceCall : CallShape {
   void fill_repair(size_t t, const Slot& sl);
   void skip_slot(size_t t);
   Action next_action(size_t t);
+  bool part_held(size_t t, size_t q) const;  // this worker holds every vector of part q of tree t
   std::chrono::milliseconds tree_wait(size_t t) const;
   void take_vector(size_t k, const uint8_t* pay, size_t elems);
   void decode_part(size_t t, int round, size_t q, const uint8_t* pay, size_t cnt);
@@ -534,6 +535,14 @@ void ReduceCall::skip_slot(size_t t) {
   settle_skipped(t);
 }
 
+bool ReduceCall::part_held(size_t t, size_t q) const {
+  const TreeState& s = tr_[t];
+  const size_t v0 = q * s.vp, v1 = std::min(s.n, v0 + s.vp);
+  for (size_t v = v0; v < v1; ++v)
+    if (!have_[v * T + t]) return false;
+  return true;
+}
+
 // What to do with slot s.sent now.
 ReduceCall::Action ReduceCall::next_action(size_t t) {
   TreeState& s = tr_[t];
@@ -555,7 +564,15 @@ ReduceCall::Action ReduceCall::next_action(size_t t) {
   // for lack of this worker's tag) and their results keep flowing; where they do not, the
   // accelerator drops the lone frame as incomplete. Skipping instead would leave the others'
   // frames waiting for a contribution that never comes, and their windows jammed.
-  if (s.part[r][q] == Part::failed) return Action::send;
+  //
+  // Except when this worker holds every vector of the part: then its peers either saw the part
+  // done (every vector held by all: they send nothing more for it, and 362 lone fillers only
+  // jammed this worker's window until it left the round, every round, taking the slots its
+  // peers needed further on with it: the 16 MiB failures of docs/host.md) or need slots of it
+  // that this worker cannot make valid without the plan anyway (a filler only completes them
+  // invalid). Skipping is safe: a peer's frame for such a slot is dropped as incomplete as
+  // soon as this worker's next frame, at a later VID, reaches the accelerator.
+  if (s.part[r][q] == Part::failed) return part_held(t, q) ? Action::skip : Action::send;
   return s.plan[r][sl.index] == kHeld ? Action::skip : Action::send;
 }
 
@@ -739,8 +756,33 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     // into VIDs the others have left behind (they gave up on this round and moved on), and
     // no result will ever acknowledge them. Leave the rest of the round; the next status
     // (outside the window) meets the others, and its result acknowledges everything.
-    if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + kMaxProbes)
+    if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + kMaxProbes) {
+      if (std::getenv("PANAMA_HOST_DEBUG")) {
+        // What fills the window: unacknowledged frames by kind, and fillers (-0.0 into a part
+        // this worker does not know).
+        size_t st = 0, rep = 0, fill = 0, mainf = 0;
+        for (size_t i = std::min(s.acked, s.sent); i < s.sent; ++i) {
+          const Slot& z = s.slots[i];
+          if (z.skipped) continue;
+          if (z.kind == Kind::status)
+            ++st;
+          else if (z.kind == Kind::main)
+            ++mainf;
+          else {
+            ++rep;
+            const size_t q = z.index / s.vp;
+            if (s.part[static_cast<size_t>(z.round)][q] != Part::known) ++fill;
+          }
+        }
+        const Slot& nx = s.slots[std::min(s.sent, s.slots.size() - 1)];
+        std::fprintf(stderr,
+                     "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
+                     "fillers %zu, main %zu) allowed %d probes %zu acked %zu settled %zu sent %zu\n",
+                     p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, fill, mainf, cc_[t].allowed(), s.probes,
+                     s.acked, s.settled, s.sent);
+      }
       while (s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair) skip_slot(t);
+    }
     s.last_progress = now;
     moved = true;
   }
