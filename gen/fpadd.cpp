@@ -511,13 +511,13 @@ Resources estimate_resources(const Config& c) {
   }
   r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree: per-context decision logic
-  // and the builder's selection of one word from every member port (N x W), 8937 LUTs at 4 x 10G
-  // and SCHED_W512 at 8 x 100G without the tree; each context's registered action and E, the
+  // and the builder's selection of one word from every member port (N x W), 8903 LUTs at 4 x 10G
+  // and 18263 at 8 x 100G without the tree; each context's registered action and E, the
   // build's parameters, the output register. The header word travels beside the tree in SRLs
   // (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD beats) is block RAM when deeper than 64
   // beats (3 RAMB18E2 at W 64), else distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
-  sched.luts = tree.luts + 640 + 900 * C + (N * W * 444) / 100;
+  sched.luts = tree.luts + 1080 + 900 * C + (N * W * 244) / 100;
   sched.ffs = tree.ffs + 550 + 120 * C + (W * 171) / 100;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
   {
