@@ -510,14 +510,14 @@ Resources estimate_resources(const Config& c) {
     port.bram36 = static_cast<double>(std::max(bram_by_bytes, bram_by_width) + 5 + (bram_by_width + 1) / 2);
   }
   r.modules.push_back(port);
-  // Scheduler, result builder and m_agg FIFO, with the adder tree: per-context decision logic
-  // and the builder's selection of one word from every member port (N x W), 8903 LUTs at 4 x 10G
-  // and 18263 at 8 x 100G without the tree; each context's registered action and E, the
-  // build's parameters, the output register. The header word travels beside the tree in SRLs
-  // (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD beats) is block RAM when deeper than 64
-  // beats (3 RAMB18E2 at W 64), else distributed RAM.
+  // Scheduler, result builder and m_agg FIFO, with the adder tree: the decision logic of every
+  // (port, context) pair and the builder's selection of one word from every member port (N x W):
+  // 8903 LUTs at 4 x 10G, 16467 at 8 x 10G and 18263 at 8 x 100G without the tree; each
+  // context's registered action and E, the build's parameters, the output register. The header
+  // word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD
+  // beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
-  sched.luts = tree.luts + 1080 + 900 * C + (N * W * 244) / 100;
+  sched.luts = tree.luts + 1338 + 232 * N * C + (N * W) / 2;
   sched.ffs = tree.ffs + 550 + 120 * C + (W * 171) / 100;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
   {
