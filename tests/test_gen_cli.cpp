@@ -251,9 +251,10 @@ TEST(GenCli, ResourceEstimateHasEveryModuleAndAddsUp) {
     // Each entry includes what it instantiates.
     EXPECT_GT(m.at("sched").at("luts").get<long>(), m.at("addtree").at("luts").get<long>());
     EXPECT_GT(m.at("port").at("luts").get<long>(), m.at("parser").at("luts").get<long>());
-    if (m.contains("fpadd"))
+    if (m.contains("fpadd")) {
       EXPECT_EQ(m.at("addtree").at("luts").get<long>(),
                 m.at("fpadd").at("instances").get<long>() * m.at("fpadd").at("luts").get<long>());
+    }
     fs::remove_all(d);
   }
 }
