@@ -275,6 +275,7 @@ class ReduceCall : CallShape {
   [[noreturn]] void fail_timeout(size_t missing);
   void finish();
   void debug_trees() const;
+  void debug_leave_round(size_t t) const;
   void debug_missing() const;
 
   Transport& t_;
@@ -757,30 +758,7 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     // no result will ever acknowledge them. Leave the rest of the round; the next status
     // (outside the window) meets the others, and its result acknowledges everything.
     if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + kMaxProbes) {
-      if (std::getenv("PANAMA_HOST_DEBUG")) {
-        // What fills the window: unacknowledged frames by kind, and fillers (-0.0 into a part
-        // this worker does not know).
-        size_t st = 0, rep = 0, fill = 0, mainf = 0;
-        for (size_t i = std::min(s.acked, s.sent); i < s.sent; ++i) {
-          const Slot& z = s.slots[i];
-          if (z.skipped) continue;
-          if (z.kind == Kind::status)
-            ++st;
-          else if (z.kind == Kind::main)
-            ++mainf;
-          else {
-            ++rep;
-            const size_t q = z.index / s.vp;
-            if (s.part[static_cast<size_t>(z.round)][q] != Part::known) ++fill;
-          }
-        }
-        const Slot& nx = s.slots[std::min(s.sent, s.slots.size() - 1)];
-        std::fprintf(stderr,
-                     "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
-                     "fillers %zu, main %zu) allowed %d probes %zu acked %zu settled %zu sent %zu\n",
-                     p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, fill, mainf, cc_[t].allowed(), s.probes,
-                     s.acked, s.settled, s.sent);
-      }
+      if (std::getenv("PANAMA_HOST_DEBUG")) debug_leave_round(t);
       while (s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair) skip_slot(t);
     }
     s.last_progress = now;
@@ -870,6 +848,31 @@ size_t ReduceCall::missing() const {
   size_t m = 0;
   for (size_t k = 0; k < K; ++k) m += !have_[k];
   return m;
+}
+
+// PANAMA_HOST_DEBUG: what fills tree t's window when the worker leaves a round: unacknowledged
+// frames by kind, and fillers (-0.0 into a part this worker does not know).
+void ReduceCall::debug_leave_round(size_t t) const {
+  const TreeState& s = tr_[t];
+  size_t st = 0, rep = 0, fill = 0, mainf = 0;
+  for (size_t i = std::min(s.acked, s.sent); i < s.sent; ++i) {
+    const Slot& z = s.slots[i];
+    if (z.skipped) continue;
+    if (z.kind == Kind::status) {
+      ++st;
+    } else if (z.kind == Kind::main) {
+      ++mainf;
+    } else {
+      ++rep;
+      if (s.part[static_cast<size_t>(z.round)][z.index / s.vp] != Part::known) ++fill;
+    }
+  }
+  const Slot& nx = s.slots[std::min(s.sent, s.slots.size() - 1)];
+  std::fprintf(stderr,
+               "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
+               "fillers %zu, main %zu) allowed %d probes %zu acked %zu settled %zu sent %zu\n",
+               p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, fill, mainf, cc_[t].allowed(), s.probes, s.acked,
+               s.settled, s.sent);
 }
 
 void ReduceCall::fail_timeout(size_t miss) {

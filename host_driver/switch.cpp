@@ -53,6 +53,17 @@ namespace {
 
 bool is_multicast(const uint8_t* mac) { return mac[0] & 1; }
 
+// Marks an ECT IPv4 frame (IHL 5) CE and recomputes its header checksum; false when the frame is
+// not ECT IPv4 (left as it is).
+bool mark_ce(wire::Bytes& g) {
+  if (g.size() < 34 || g[12] != 0x08 || g[13] != 0x00 || g[14] != 0x45) return false;
+  const uint8_t e = g[15] & 3;
+  if (e != 1 && e != 2) return false;
+  wire::set_ecn(g, wire::kEcnCe);
+  wire::set_ipv4_checksum(g);
+  return true;
+}
+
 }  // namespace
 
 wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports) {
@@ -179,17 +190,10 @@ void SwitchChip::enqueue(int port, const wire::Bytes& f, int mark) {
     return;
   }
   wire::Bytes g = f;
-  // DCTCP-style marking: an ECT IPv4 frame (no options) arriving at a queue longer than K (or,
-  // for a replicated final sum, when any of its queues is: mark >= 0 is decided by the caller).
+  // DCTCP-style marking: an ECT IPv4 frame arriving at a queue longer than K (or, for a
+  // replicated final sum, when any of its queues is: mark >= 0 is decided by the caller).
   const bool mark_it = mark >= 0 ? mark == 1 : congested(port);
-  if (mark_it && g.size() >= 34 && g[12] == 0x08 && g[13] == 0x00 && g[14] == 0x45) {
-    const uint8_t e = g[15] & 3;
-    if (e == 1 || e == 2) {
-      wire::set_ecn(g, wire::kEcnCe);
-      wire::set_ipv4_checksum(g);
-      ++c.ce_marked;
-    }
-  }
+  if (mark_it && mark_ce(g)) ++c.ce_marked;
   q.push_back(std::move(g));
   arrived_[static_cast<size_t>(port)].push_back(Clock::now());
   c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
@@ -222,11 +226,7 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
         for (int p : c.members) enqueue(p, f, mark ? 1 : 0);
         if (p_.result_cache > 0) {
           wire::Bytes g = f;  // as the members got it
-          if (mark && g.size() >= 34 && g[12] == 0x08 && g[13] == 0x00 && g[14] == 0x45 &&
-              ((g[15] & 3) == 1 || (g[15] & 3) == 2)) {
-            wire::set_ecn(g, wire::kEcnCe);
-            wire::set_ipv4_checksum(g);
-          }
+          if (mark) mark_ce(g);
           remember(static_cast<size_t>(o.context), g, 0);
         }
         return;
