@@ -441,6 +441,30 @@ std::string emit_fpadd(const Config& c) {
 // "Resource estimate"), and follows the structure that sets it: adders per tree node, the
 // contribution memory's depth T for the port's distributed RAM and its read multiplexers, the
 // bus width for the builder and the output FIFO, the counter count for the register file.
+namespace {
+
+// Block RAM36 (RAMB18 count as halves) of a memory of depth x width bits with one write and one
+// synchronous read port, the way Yosys 0.23 maps it for UltraScale+: the largest power of two
+// not above the depth in one aspect ratio of one primitive for every word (the cheaper of
+// RAMB18 and RAMB36), the rest of the depth again the same way.
+double bram36_for(long depth, long width) {
+  if (depth <= 0 || width <= 0) return 0;
+  long main = 512;
+  while (main * 2 <= depth) main *= 2;
+  if (depth < 512) main = depth;
+  // (depth, width) of each aspect ratio, RAMB18 then RAMB36 (72 bits: simple dual port).
+  static const long r18[][2] = {{16384, 1}, {8192, 2}, {4096, 4}, {2048, 9}, {1024, 18}, {512, 36}};
+  static const long r36[][2] = {{32768, 1}, {16384, 2}, {8192, 4}, {4096, 9}, {2048, 18}, {1024, 36}, {512, 72}};
+  double best = 1e18;
+  for (const auto& m : r18)
+    best = std::min(best, 0.5 * static_cast<double>(((main + m[0] - 1) / m[0]) * ((width + m[1] - 1) / m[1])));
+  for (const auto& m : r36)
+    best = std::min(best, static_cast<double>(((main + m[0] - 1) / m[0]) * ((width + m[1] - 1) / m[1])));
+  return best + (depth > main ? bram36_for(depth - main, width) : 0.0);
+}
+
+}  // namespace
+
 Resources estimate_resources(const Config& c) {
   Resources r;
   const long W = c.bus_bits, BB = W / 8, N = c.in.ports, C = c.in.contexts;
@@ -494,21 +518,20 @@ Resources estimate_resources(const Config& c) {
                       0,
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);
-  // Port (parser included): T = the contribution memory's beats. Its link and free-segment
-  // tables and the descriptor tables are distributed RAM read asynchronously, and a RAM deeper
-  // than 64 words costs LUTs for its read multiplexers, so both grow with T: 7022 LUTs and 3688
-  // LUTRAM sites at T = 4285 (W 64), 4965 and 1592 at T = 536 (W 512). Flip-flops grow with the
-  // bus (beat registers, the bypass FIFO's output, mPP's register): 2353 at W 64, 3178 at W 512.
-  // Block RAM: the contribution buffer (its bytes or its width, whichever needs more), the beat
-  // links, the free segments, the descriptor headers and the bypass FIFO's side memories
-  // (21.5 / 25). One DSP: an address product in the admission path.
-  const long T = plan.mem_beats;
-  ModuleEstimate port{"port", N, 4670 + (T * 549) / 1000, 1292 + (T * 559) / 1000, 2235 + (W * 184) / 100, 1, 0};
-  {
-    const long bram_by_bytes = (c.buffer_bytes * 8 + 36 * 1024 - 1) / (36 * 1024);
-    const long bram_by_width = (W + 71) / 72;
-    port.bram36 = static_cast<double>(std::max(bram_by_bytes, bram_by_width) + 5 + (bram_by_width + 1) / 2);
-  }
+  // Port (parser included): T = the contribution memory's beats, D = frame descriptors. The
+  // contribution memory, its links, the free segments, the bypass FIFO and the descriptor headers
+  // are block RAM read synchronously; what stays in distributed RAM is the descriptors' head
+  // fields and next pointers (read asynchronously when a queue pops: D deep, 64 words per LUT
+  // group) and mPP's four-beat FIFO. LUTs: 4349 at T = 4285 (W 64), 3504 at T = 536 (W 512), with
+  // the same T at 8 x 10G @ 322 giving 4354. Flip-flops grow with the bus (beat registers, the
+  // bypass FIFO's output, mPP's register): 2295 at W 64, 3141 at W 512.
+  const long T = plan.mem_beats, D = plan.descs;
+  const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 57;
+  const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((W + BB + 2 + 13) / 14);
+  ModuleEstimate port{"port", N, 3383 + (T * 225) / 1000, port_lutram, 2174 + (W * 189) / 100, 0, 0};
+  // Block RAM, memory by memory as Yosys maps them (bram36_for): 24.5 at W 64, 26 at W 512.
+  port.bram36 = bram36_for(plan.byp_beats, W + BB + 2) + bram36_for(T, W + BW) + bram36_for(T, BW) +
+                bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);
   r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree: the decision logic of every
   // (port, context) pair and the builder's selection of one word from every member port (N x W):

@@ -75,6 +75,8 @@ std::map<std::string, long> common_values(const Config& c) {
   v["D"] = b.descs;
   v["DW"] = index_bits(b.descs);
   v["DCW"] = bits_for(b.descs);
+  v["SG"] = b.segs;
+  v["SGW"] = index_bits(b.segs);
   v["FD"] = b.agg_fifo;
   v["FAW"] = index_bits(b.agg_fifo);
   v["FCW"] = bits_for(b.agg_fifo);
@@ -100,6 +102,10 @@ BufferPlan buffer_plan(const Config& c) {
   // A contribution is at least 64 bytes long.
   const int min_beats = (64 + c.bus_bytes - 1) / c.bus_bytes;
   b.descs = std::max(1, b.contrib_beats / min_beats);
+  // Free segments are freed contributions, each at least 64 + ES bytes long (COUNT >= 1): at
+  // most mem_beats / (their beats) of them wait at once.
+  const int min_contrib_beats = (64 + c.fmt.elem_bytes + c.bus_bytes - 1) / c.bus_bytes;
+  b.segs = b.mem_beats / min_contrib_beats + 1;
   // The whole frame plus the beats in flight behind the reservation: issue, read, tree, FIFO
   // and output registers.
   int need = b.frame_beats + c.addtree_latency + 6;
@@ -115,7 +121,8 @@ std::vector<std::pair<std::string, long>> port_params(const Config& c) {
           {"BYP_PTR_W", v.at("BPW")},   {"BYP_CNT_W", v.at("BCW")},      {"FRAME_BEATS", v.at("SB")},
           {"FRAME_CNT_W", v.at("SBW")}, {"CONTRIB_BEATS", v.at("CAPB")}, {"MEM_BEATS", v.at("T")},
           {"MEM_PTR_W", v.at("BW")},    {"MEM_CNT_W", v.at("RW")},       {"USED_W", v.at("UW")},
-          {"DESCS", v.at("D")},         {"DESC_PTR_W", v.at("DW")},      {"DESC_CNT_W", v.at("DCW")}};
+          {"DESCS", v.at("D")},         {"DESC_PTR_W", v.at("DW")},      {"DESC_CNT_W", v.at("DCW")},
+          {"SEGS", v.at("SG")},         {"SEG_PTR_W", v.at("SGW")}};
 }
 
 std::vector<std::pair<std::string, long>> sched_params(const Config& c) {

@@ -17,6 +17,7 @@ struct BufferPlan {
   int contrib_beats = 0;  // beats of the contribution half (contribution_bytes / (W/8))
   int mem_beats = 0;      // contribution memory depth: contrib_beats + frame_beats
   int descs = 0;          // frame descriptors: the most contributions the half can hold
+  int segs = 0;           // free-segment FIFO entries: more than the most frames the memory holds
   int agg_fifo = 0;       // m_agg output FIFO depth in beats
 };
 BufferPlan buffer_plan(const Config& c);

@@ -43,7 +43,11 @@ module panama_port #(
   parameter DESCS = 512,
   // Bits of a descriptor index (0..DESCS-1) and of a descriptor count (0..DESCS).
   parameter DESC_PTR_W = 9,
-  parameter DESC_CNT_W = 10
+  parameter DESC_CNT_W = 10,
+  // Entries of the free-segment FIFO: more than the most contributions the contribution memory
+  // holds (MEM_BEATS / the beats of a frame of 64 + ELEM_BYTES bytes), and the bits of an index.
+  parameter SEGS = 477,
+  parameter SEG_PTR_W = 9
 ) (
   input  wire clk,
   input  wire rst,
@@ -232,18 +236,20 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   localparam D = DESCS;
   localparam DW = DESC_PTR_W;
   localparam DCW = DESC_CNT_W;
-  // A descriptor's head fields {CE, FLAGS, COUNT, VID, beats, last, first} (VID at IB) and the
+  // A descriptor's head fields {CE, FLAGS, COUNT, VID, beats, first beat} (VID at IB) and the
   // header fields the result builder copies.
-  localparam IB = 2*BW + SBW;
+  localparam IB = BW + SBW;
   localparam HIW = IB + 57;
   localparam HDW = 104;
   // Constants sized to their registers.
   localparam [RW-1:0] REM_ONE = 1;
-  localparam integer T_LAST_I = MEM_BEATS - 1;
   localparam integer D_LAST_I = DESCS - 1;
-  localparam [BW-1:0] T_LAST = T_LAST_I[BW-1:0];
   localparam [DW-1:0] D_LAST = D_LAST_I[DW-1:0];
   localparam [DCW-1:0] OCC_ONE = 1;
+  // Free-segment FIFO: index width and last entry.
+  localparam SGW = SEG_PTR_W;
+  localparam integer SG_LAST_I = SEGS - 1;
+  localparam [SGW-1:0] SG_LAST = SG_LAST_I[SGW-1:0];
 
   // A receive MAC cannot be back-pressured: what does not fit is dropped whole.
   assign s_axis_tready = 1'b1;
@@ -308,51 +314,58 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // Beats of W bits, each stored with the address of the next beat of its frame (the link):
   // one write port (receive) and one synchronous read port (the scheduler), block RAM.
   reg [BW+W-1:0] beat_mem [0:T-1];
-  // The same links, read asynchronously by the allocator walking a free segment.
+  // The same links again, for the allocator walking a free segment (block RAM).
   reg [BW-1:0] link_mem [0:T-1];
-  // The free beats are a chain of segments (freed frames, whose own links chain their beats),
-  // preceded after reset by the fresh segment 0..T-1 whose links are implicit (beat + 1).
-  // seg_mem[last beat of a free segment] = {first beat, beat count} of the segment after it.
-  reg [BW+SBW-1:0] seg_mem [0:T-1];
-  // Committed allocation point: the next free beat, the beats left in its segment, and whether
-  // that segment is the fresh one.
+  // The free beats are a chain of segments: after reset the fresh segment 0..T-1, whose links
+  // are implicit (beat + 1), then the frames freed since, in the order they were freed (their own
+  // links chain their beats). The segments after the current one wait in a FIFO of
+  // {first beat, beat count} (block RAM): every free segment is a freed contribution of at least
+  // 64 + ES bytes, so fewer than SEGS of them wait at once (gen/top.cpp, buffer_plan).
+  reg [BW+SBW-1:0] seg_mem [0:SEGS-1];
+  // Committed allocation point: the next free beat, the beats left in its segment, whether that
+  // segment is the fresh one, and the FIFO entry of the segment after it.
   reg [BW-1:0] fl_ptr_q;
   reg [RW-1:0] fl_rem_q;
   reg fl_fresh_q;
-  // Last beat of the last free segment (where a freed frame is appended).
-  reg [BW-1:0] fl_tail_q;
+  reg [SGW-1:0] fl_sg_q;
+  // Where the next freed frame is appended to the FIFO.
+  reg [SGW-1:0] sg_wr_q;
   // The frame being received takes beats speculatively from the allocation point; admission
   // commits the walk, any other outcome forgets it (its beats stay free, in the same order).
   reg in_frame_q;
   reg [BW-1:0] a_ptr_q;
   reg [RW-1:0] a_rem_q;
   reg a_fresh_q;
+  reg [SGW-1:0] a_sg_q;
   reg [SBW-1:0] cur_beat_q;  // beats written so far, saturating at SB
   reg [BW-1:0] first_q;      // the frame's first beat
   wire [BW-1:0] cur_ptr = in_frame_q ? a_ptr_q : fl_ptr_q;
   wire [RW-1:0] cur_rem = in_frame_q ? a_rem_q : fl_rem_q;
   wire cur_fresh = in_frame_q ? a_fresh_q : fl_fresh_q;
-  wire [BW+SBW-1:0] seg_next = seg_mem[cur_ptr];
+  wire [SGW-1:0] cur_sg = in_frame_q ? a_sg_q : fl_sg_q;
+  // link_mem[cur_ptr] and seg_mem[cur_sg] as an asynchronous read would give them, from
+  // synchronous reads: each memory is read every cycle at the address the allocation point
+  // takes next (cur_*_d below), and a write in the cycle before, which that read did not see,
+  // is taken from the registers that remember it.
+  reg [BW-1:0] link_rd_q;
+  reg [BW+SBW-1:0] seg_rd_q;
+  reg link_pw_q, seg_pw_q;
+  reg [BW-1:0] link_pa_q, link_pd_q;
+  reg [SGW-1:0] seg_pa_q;
+  reg [BW+SBW-1:0] seg_pd_q;
+  wire [BW-1:0] link_cur = (link_pw_q & (link_pa_q == cur_ptr)) ? link_pd_q : link_rd_q;
+  wire [BW+SBW-1:0] seg_next = (seg_pw_q & (seg_pa_q == cur_sg)) ? seg_pd_q : seg_rd_q;
   wire seg_end = cur_rem == REM_ONE;
   // The beat after cur_ptr in the free chain: where this frame's next beat goes.
-  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_ptr + 1'b1 : link_mem[cur_ptr];
+  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_ptr + 1'b1 : link_cur;
   wire [RW-1:0] nxt_rem = seg_end ? {{(RW-SBW){1'b0}}, seg_next[SBW-1:0]} : cur_rem - 1'b1;
   wire nxt_fresh = cur_fresh & ~seg_end;
+  wire [SGW-1:0] nxt_sg = ~seg_end ? cur_sg : (cur_sg == SG_LAST) ? {SGW{1'b0}} : cur_sg + 1'b1;
   // A contribution is at most SB beats: longer frames (never admitted here) stop being written.
   wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]);
   always @(posedge clk) begin
     if (beat_write) beat_mem[cur_ptr] <= {nxt_ptr, rx_data_q};
-  end
-  // link_mem is written one cycle late (a distinct write address keeps it a simple dual-port
-  // RAM): the only beat whose write can still be pending when it is read again is one a dropped
-  // frame wrote last, and then it is again fresh or a segment end, where the read is not used.
-  reg link_wr_q;
-  reg [BW-1:0] link_wa_q, link_wd_q;
-  always @(posedge clk) begin
-    link_wr_q <= beat_write & ~rst;
-    link_wa_q <= cur_ptr;
-    link_wd_q <= nxt_ptr;
-    if (link_wr_q) link_mem[link_wa_q] <= link_wd_q;
+    if (beat_write) link_mem[cur_ptr] <= nxt_ptr;
   end
   // The scheduler's read port: one beat and its link per cycle, one cycle of latency.
   always @(posedge clk) {rd_link, rd_data} <= beat_mem[rd_addr];
@@ -470,14 +483,14 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // the header fields the result builder copies. Free descriptors: first the never-used ones
   // (d_fresh_q up to D), then a FIFO of released ones.
   reg [DW-1:0] d_next [0:D-1];     // the next descriptor of the same queue
-  reg [HIW-1:0] d_info [0:D-1];    // {CE, FLAGS, COUNT, VID, beats, last beat, first beat}
+  reg [HIW-1:0] d_info [0:D-1];    // {CE, FLAGS, COUNT, VID, beats, first beat}
   reg [HDW-1:0] d_hdr [0:D-1];     // {checksum partial sum, ipv4.dst, TOS, eth.dst}
   reg [DW-1:0] d_free [0:D-1];
   reg [DCW-1:0] d_fresh_q;
   reg [DW-1:0] d_free_rd_q, d_free_wr_q;
   wire d_from_fresh = d_fresh_q != D[DCW-1:0];
   wire [DW-1:0] d_new = d_from_fresh ? d_fresh_q[DW-1:0] : d_free[d_free_rd_q];
-  wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags, desc_count, desc_vid, frame_beats, cur_ptr, frame_first};
+  wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags, desc_count, desc_vid, frame_beats, frame_first};
   always @(posedge clk) begin
     if (commit_contrib) begin
       d_info[d_new] <= new_info;
@@ -489,32 +502,25 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // q_pop comes from a register in the scheduler).
   wire [C*DW-1:0] head_flat, tail_flat;
   wire [C*HIW-1:0] info_flat;
+  // The same heads as arrays, for the selection by meta_sel (a multiplexer, not an index product).
+  wire [DW-1:0] head_arr [0:C-1];
+  wire [7:0] flags_arr [0:C-1];
   wire [C-1:0] becomes_head, pops;
+  // At most one queue pops per cycle (the scheduler pops one context at a time), so `pops` is
+  // one-hot or zero and the popped head's fields are an AND-OR of the heads.
   reg pop_any;
   reg [CW-1:0] pop_ctx;
   reg [DW-1:0] pop_desc;
   reg [HIW-1:0] pop_info;
   always @* begin
-    pop_any = 1'b0;
+    pop_any = |pops;
     pop_ctx = {CW{1'b0}};
     pop_desc = {DW{1'b0}};
     pop_info = {HIW{1'b0}};
-    for (c = 0; c < C; c = c + 1)
-      if (pops[c]) begin
-        pop_any = 1'b1;
-        pop_ctx = c[CW-1:0];
-        pop_desc = head_flat[c*DW +: DW];
-        pop_info = info_flat[c*HIW +: HIW];
-      end
-  end
-  // The same choice as a one-hot vector (the highest-index pop).
-  reg [C-1:0] pop_sel;
-  reg pop_above;
-  always @* begin
-    pop_above = 1'b0;
-    for (c = C - 1; c >= 0; c = c - 1) begin
-      pop_sel[c] = pops[c] & ~pop_above;
-      pop_above = pop_above | pops[c];
+    for (c = 0; c < C; c = c + 1) begin
+      pop_ctx = pop_ctx | ({CW{pops[c]}} & c[CW-1:0]);
+      pop_desc = pop_desc | ({DW{pops[c]}} & head_flat[c*DW +: DW]);
+      pop_info = pop_info | ({HIW{pops[c]}} & info_flat[c*HIW +: HIW]);
     end
   end
   wire [DW-1:0] after_desc = d_next[pop_desc];
@@ -525,7 +531,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // release of one build and the pop of the next can fall in the same cycle, never two pops.
   reg held_q;
   reg [CW-1:0] held_ctx_q;
-  reg [BW-1:0] held_first_q, held_last_q;
+  reg [BW-1:0] held_first_q;
   reg [SBW-1:0] held_beats_q;
   always @(posedge clk) begin
     if (rst) held_q <= 1'b0;
@@ -534,8 +540,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     if (pop_any & q_hold) begin
       held_ctx_q <= pop_ctx;
       held_first_q <= pop_info[BW-1:0];
-      held_last_q <= pop_info[2*BW-1:BW];
-      held_beats_q <= pop_info[2*BW +: SBW];
+      held_beats_q <= pop_info[BW +: SBW];
     end
   end
   // Frames whose beats go back to the free chain this cycle: a dropped head, or the held frame.
@@ -543,8 +548,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire rel_now = q_release & held_q;
   wire free_any = rel_now | (pop_any & ~q_hold);
   wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_info[BW-1:0];
-  wire [BW-1:0] pop_last = rel_now ? held_last_q : pop_info[2*BW-1:BW];
-  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[2*BW +: SBW];
+  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[BW +: SBW];
 
   always @(posedge clk) begin
     if (rst) begin
@@ -563,8 +567,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     if (pop_any) d_free[d_free_wr_q] <= pop_desc;
   end
 
-  // Frame state and the free chain: admission commits the walk; a removed frame's beats are
-  // appended to the free chain whole (its links already chain them).
+  // Frame state and the free chain: admission commits the walk; a removed frame is appended
+  // to the FIFO of free segments whole (its links already chain its beats).
   always @(posedge clk) begin
     if (rst) begin
       in_frame_q <= 1'b0;
@@ -572,7 +576,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       fl_ptr_q <= {BW{1'b0}};
       fl_rem_q <= T[RW-1:0];
       fl_fresh_q <= 1'b1;
-      fl_tail_q <= T_LAST;
+      fl_sg_q <= {SGW{1'b0}};
+      sg_wr_q <= {SGW{1'b0}};
     end else begin
       if (rx_end) begin
         in_frame_q <= 1'b0;
@@ -585,18 +590,39 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         fl_ptr_q <= nxt_ptr;
         fl_rem_q <= nxt_rem;
         fl_fresh_q <= nxt_fresh;
+        fl_sg_q <= nxt_sg;
       end
-      if (free_any) fl_tail_q <= pop_last;
+      if (free_any) sg_wr_q <= (sg_wr_q == SG_LAST) ? {SGW{1'b0}} : sg_wr_q + 1'b1;
     end
     if (beat_write) begin
       a_ptr_q <= nxt_ptr;
       a_rem_q <= nxt_rem;
       a_fresh_q <= nxt_fresh;
+      a_sg_q <= nxt_sg;
     end
     if (rx_beat & ~in_frame_q) first_q <= cur_ptr;
   end
   always @(posedge clk) begin
-    if (free_any) seg_mem[fl_tail_q] <= {pop_first, pop_beats};
+    if (free_any) seg_mem[sg_wr_q] <= {pop_first, pop_beats};
+  end
+  // The allocation point of the next cycle (what the registers above take), which addresses the
+  // two reads; and the writes of this cycle, which those reads do not see.
+  wire in_frame_d = ~rx_end & (rx_beat | in_frame_q);
+  wire [BW-1:0] cur_ptr_d = rst ? {BW{1'b0}}
+                          : in_frame_d ? (beat_write ? nxt_ptr : a_ptr_q)
+                          : (commit_contrib ? nxt_ptr : fl_ptr_q);
+  wire [SGW-1:0] cur_sg_d = rst ? {SGW{1'b0}}
+                          : in_frame_d ? (beat_write ? nxt_sg : a_sg_q)
+                          : (commit_contrib ? nxt_sg : fl_sg_q);
+  always @(posedge clk) begin
+    link_rd_q <= link_mem[cur_ptr_d];
+    seg_rd_q <= seg_mem[cur_sg_d];
+    link_pw_q <= beat_write & ~rst;
+    link_pa_q <= cur_ptr;
+    link_pd_q <= nxt_ptr;
+    seg_pw_q <= free_any & ~rst;
+    seg_pa_q <= sg_wr_q;
+    seg_pd_q <= {pop_first, pop_beats};
   end
 
   // ---------------------------------------------------------------- queues
@@ -613,15 +639,18 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       reg [31:0] since_q;
       reg [UW-1:0] used_q, over_q;
       wire push = push_ctx[g];
-      wire pop = q_pop[g] & (occ_q != {DCW{1'b0}});
+      // occ_q != 0 and occ_q == 1, registered beside it.
+      reg ne_q, one_q;
+      wire [DCW-1:0] occ_d = occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
+      wire pop = q_pop[g] & ne_q;
       assign pops[g] = pop;
-      assign becomes_head[g] = push & ((occ_q == {DCW{1'b0}}) | (pop & (occ_q == OCC_ONE)));
+      assign becomes_head[g] = push & (~ne_q | (pop & one_q));
       // Beats freed from this context this cycle, and its use with and without this cycle's
       // push (both ready before admission decides, which only picks one).
       // (free_any & free_ctx == g ? pop_beats : 0, from this queue's own registers: the held
       // frame on its release, else this queue's head when it is the dropped one.)
       wire [SBW-1:0] freed = rel_now ? ((held_ctx_q == g) ? held_beats_q : {SBW{1'b0}})
-                                     : ((pop_sel[g] & ~q_hold) ? info_q[2*BW +: SBW] : {SBW{1'b0}});
+                                     : ((pop & ~q_hold) ? info_q[BW +: SBW] : {SBW{1'b0}});
       wire [UW-1:0] sub = {{(UW-SBW){1'b0}}, freed};
       wire [UW-1:0] used_n = used_q - sub;
       wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
@@ -630,10 +659,14 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       always @(posedge clk) begin
         if (rst) begin
           occ_q <= {DCW{1'b0}};
+          ne_q <= 1'b0;
+          one_q <= 1'b0;
           used_q <= {UW{1'b0}};
           over_q <= {UW{1'b0}};
         end else begin
-          occ_q <= occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
+          occ_q <= occ_d;
+          ne_q <= occ_d != {DCW{1'b0}};
+          one_q <= occ_d == OCC_ONE;
           used_q <= push ? used_a : used_n;
           over_q <= push ? over_a : over_n;
         end
@@ -649,13 +682,15 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         if (push) tail_q <= d_new;
       end
       assign head_flat[g*DW +: DW] = head_q;
+      assign head_arr[g] = head_q;
+      assign flags_arr[g] = info_q[IB+48 +: 8];
       assign tail_flat[g*DW +: DW] = tail_q;
       assign info_flat[g*HIW +: HIW] = info_q;
       assign used_flat[g*UW +: UW] = used_q;
       assign over_flat[g*UW +: UW] = over_q;
       assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
       assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
-      assign q_valid[g] = occ_q != {DCW{1'b0}};
+      assign q_valid[g] = ne_q;
       assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
       assign q_vid[g*32 +: 32] = info_q[IB +: 32];
       assign q_count[g*16 +: 16] = info_q[IB+32 +: 16];
@@ -724,12 +759,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // cycle after its decision; the heads it reads then are those of the decision cycle (a
   // descriptor written at admission is never a queue's head in the same cycle's read).
   reg [HDW-1:0] sel_hdr;
-  always @(posedge clk) sel_hdr <= d_hdr[head_flat[meta_sel*DW +: DW]];
+  always @(posedge clk) sel_hdr <= d_hdr[head_arr[meta_sel]];
   assign meta_eth_dst = sel_hdr[47:0];
   assign meta_tos = sel_hdr[55:48];
   assign meta_ip_dst = sel_hdr[87:56];
   assign meta_csum_part = sel_hdr[103:88];
-  assign meta_flags = info_flat[meta_sel*HIW + IB + 48 +: 8];
+  assign meta_flags = flags_arr[meta_sel];
 
   // ---------------------------------------------------------------- transmit (mPP)
   // Reads committed beats into a four-entry FIFO; a read is issued only when the FIFO can take

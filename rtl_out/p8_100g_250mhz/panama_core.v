@@ -118,7 +118,7 @@ module panama_core (
         .CONTEXTS(8), .CTX_W(3), .DATA_W(512), .ELEM_BYTES(4), .MAX_ELEMS(362), .BYP_BEATS(512),
         .BYP_PTR_W(9), .BYP_CNT_W(10), .FRAME_BEATS(24), .FRAME_CNT_W(5), .CONTRIB_BEATS(512),
         .MEM_BEATS(536), .MEM_PTR_W(10), .MEM_CNT_W(10), .USED_W(10), .DESCS(512), .DESC_PTR_W(9),
-        .DESC_CNT_W(10)
+        .DESC_CNT_W(10), .SEGS(269), .SEG_PTR_W(9)
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
