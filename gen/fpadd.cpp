@@ -522,25 +522,27 @@ Resources estimate_resources(const Config& c) {
   // contribution memory, its links, the free segments, the bypass FIFO and the descriptor headers
   // are block RAM read synchronously; what stays in distributed RAM is the descriptors' head
   // fields and next pointers (read asynchronously when a queue pops: D deep, 64 words per LUT
-  // group) and mPP's four-beat FIFO. LUTs: 4349 at T = 4285 (W 64), 3504 at T = 536 (W 512), with
-  // the same T at 8 x 10G @ 322 giving 4354. Flip-flops grow with the bus (beat registers, the
+  // group) and mPP's four-beat FIFO. LUTs: 4524 at T = 4285 (W 64), 3741 at T = 536 (W 512), both
+  // with C = 8; each context adds about 22 for the rotating timeout check (a C-way selection of
+  // the head's age). Flip-flops grow with the bus (beat registers, the
   // bypass FIFO's output, mPP's register): 2295 at W 64, 3141 at W 512.
   const long T = plan.mem_beats, D = plan.descs;
   const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 57;
   const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((W + BB + 2 + 13) / 14);
-  ModuleEstimate port{"port", N, 3383 + (T * 225) / 1000, port_lutram, 2174 + (W * 189) / 100, 0, 0};
+  ModuleEstimate port{"port", N, 3453 + 22 * C + (T * 209) / 1000, port_lutram, 2174 + (W * 189) / 100, 0, 0};
   // Block RAM, memory by memory as Yosys maps them (bram36_for): 24.5 at W 64, 26 at W 512.
   port.bram36 = bram36_for(plan.byp_beats, W + BB + 2) + bram36_for(T, W + BW) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);
   r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree: the decision logic of every
   // (port, context) pair and the builder's selection of one word from every member port (N x W):
-  // 8903 LUTs at 4 x 10G, 16467 at 8 x 10G and 18263 at 8 x 100G without the tree; each
+  // 7036 LUTs at 4 x 10G and 14795 at 8 x 100G without the tree (since the head ages moved to the
+  // ports; 8903 and 18263 before, and 16467 at 8 x 10G, which set the N x C term); each
   // context's registered action and E, the build's parameters, the output register. The header
   // word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD
   // beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
-  sched.luts = tree.luts + 1338 + 232 * N * C + (N * W) / 2;
+  sched.luts = tree.luts + 1068 + 182 * N * C + (N * W) / 2;
   sched.ffs = tree.ffs + 550 + 120 * C + (W * 171) / 100;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
   {

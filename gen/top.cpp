@@ -190,9 +190,9 @@ const char* const kCoreBodyTail = R"V(,
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
 
   // ---------------------------------------------------------------- ports and scheduler
-  wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop;
+  wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop, q_expired;
   wire q_hold, q_release;
-  wire [N*C*32-1:0] q_vid, q_since;
+  wire [N*C*32-1:0] q_vid;
   wire [N*C*16-1:0] q_count;
   wire [N*C*${BW}-1:0] q_ptr;
   wire [${CW}-1:0] meta_sel;
@@ -218,13 +218,14 @@ ${PORT_PARAMS}
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
+        .ctx_timeout(ctx_timeout),
         .s_axis_tdata(s_tdata[p*W +: W]), .s_axis_tkeep(s_tkeep[p*BB +: BB]), .s_axis_tvalid(s_tvalid[p]),
         .s_axis_tlast(s_tlast[p]), .s_axis_tuser(s_tuser[p]), .s_axis_tready(s_tready[p]),
         .m_axis_tdata(m_tdata[p*W +: W]), .m_axis_tkeep(m_tkeep[p*BB +: BB]), .m_axis_tvalid(m_tvalid[p]),
         .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
         .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
         .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_ptr(q_ptr[p*C*${BW} +: C*${BW}]),
-        .q_since(q_since[p*C*32 +: C*32]), .q_pop(q_pop[p*C +: C]), .q_hold(q_hold), .q_release(q_release),
+        .q_expired(q_expired[p*C +: C]), .q_pop(q_pop[p*C +: C]), .q_hold(q_hold), .q_release(q_release),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
         .meta_flags(meta_flags[p*8 +: 8]),
@@ -243,7 +244,7 @@ ${SCHED_PARAMS}
     .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid),
     .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_ptr(q_ptr),
-    .q_since(q_since), .q_pop(q_pop), .q_hold(q_hold), .q_release(q_release),
+    .q_expired(q_expired), .q_pop(q_pop), .q_hold(q_hold), .q_release(q_release),
     .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
     .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
     .rd_addr(rd_addr), .rd_data(rd_data), .rd_link(rd_link), .drop_inc(drop_inc),

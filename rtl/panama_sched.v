@@ -45,7 +45,9 @@ module panama_sched #(
   input  wire [PORTS*CONTEXTS-1:0] q_fin,
   input  wire [PORTS*CONTEXTS-1:0] q_ce,
   input  wire [PORTS*CONTEXTS*ADDR_W-1:0] q_ptr,
-  input  wire [PORTS*CONTEXTS*32-1:0] q_since,
+  // The head has waited longer than its context's timeout since it became head (the port
+  // checks one context per cycle; registered).
+  input  wire [PORTS*CONTEXTS-1:0] q_expired,
   // Registered: remove these heads; q_hold: they are a build's (free the beats at q_release).
   output reg  [PORTS*CONTEXTS-1:0] q_pop,
   output reg  q_hold,
@@ -166,8 +168,7 @@ module panama_sched #(
           at_e[p] = has[p] & (d == 32'd0);
           cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
           if (has[p] && !d[31]) mt[(MP - 1 + p)*32 +: 32] = d;
-          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old &
-                       ((now - q_since[(p*C + g)*32 +: 32]) > ctx_timeout[g*32 +: 32]);
+          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old & q_expired[p*C + g];
         end
         for (p = MP - 2; p >= 0; p = p - 1)
           mt[p*32 +: 32] = (mt[(2*p+1)*32 +: 32] <= mt[(2*p+2)*32 +: 32]) ? mt[(2*p+1)*32 +: 32] : mt[(2*p+2)*32 +: 32];

@@ -61,6 +61,8 @@ module panama_port #(
   input  wire [CONTEXTS-1:0] ctx_member,
   // Context c is in upstream mode and this port is its upstream port.
   input  wire [CONTEXTS-1:0] ctx_uplink,
+  // Timeout of each context in cycles (0 = never).
+  input  wire [CONTEXTS*32-1:0] ctx_timeout,
   // Receive (sPP), held ready.
   input  wire [DATA_W-1:0] s_axis_tdata,
   input  wire [DATA_W/8-1:0] s_axis_tkeep,
@@ -83,8 +85,9 @@ module panama_port #(
   output wire [CONTEXTS-1:0] q_ce,
   // First beat of each head frame.
   output wire [CONTEXTS*MEM_PTR_W-1:0] q_ptr,
-  // Cycle at which each head became head.
-  output wire [CONTEXTS*32-1:0] q_since,
+  // The head has waited longer than its context's timeout since it became head (registered;
+  // found at most CONTEXTS cycles late, cleared when the head changes).
+  output wire [CONTEXTS-1:0] q_expired,
   // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold).
   input  wire [CONTEXTS-1:0] q_pop,
   // The frame popped this cycle is a build's: keep its beats until q_release.
@@ -696,7 +699,14 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign q_count[g*16 +: 16] = info_q[IB+32 +: 16];
       assign q_fin[g] = info_q[IB+48];
       assign q_ce[g] = info_q[IB+56];
-      assign q_since[g*32 +: 32] = since_q;
+      assign since_arr[g] = since_q;
+      // Set when the rotating check below finds this head too old; cleared by a new head.
+      reg exp_q;
+      always @(posedge clk) begin
+        if (rst | ~ctx_enable[g] | becomes_head[g] | pop) exp_q <= 1'b0;
+        else if (exp_hit[g]) exp_q <= 1'b1;
+      end
+      assign q_expired[g] = exp_q;
     end
   endgenerate
   // The running sum of over(used): only the pushed context and the freed one change. dn of a
@@ -752,6 +762,33 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire link_write = |(push_ctx & ~becomes_head);
   always @(posedge clk) begin
     if (link_write) d_next[link_addr] <= d_new;
+  end
+
+  // Timeouts (accelerator.md rule 7): one queue's head per cycle, in turn, is checked against its
+  // context's timeout, and a head found too old stays marked until it changes. One subtraction
+  // and one comparison per port instead of one per (port, context) pair in the scheduler; a
+  // timeout is seen at most C cycles after it passed (rule 7 only asks that the head waited
+  // longer). The check reads the head's time in the same cycle as its flag is written, so a
+  // head that changes in that cycle is never marked by its predecessor's age.
+  wire [31:0] since_arr [0:C-1];
+  wire [31:0] timeout_arr [0:C-1];
+  reg [CW-1:0] exp_rot_q;
+  genvar gt;
+  generate
+    for (gt = 0; gt < C; gt = gt + 1) begin : g_timeout
+      assign timeout_arr[gt] = ctx_timeout[gt*32 +: 32];
+    end
+  endgenerate
+  wire [31:0] chk_timeout = timeout_arr[exp_rot_q];
+  wire chk_old = (chk_timeout != 32'd0) & ((now - since_arr[exp_rot_q]) > chk_timeout);
+  reg [C-1:0] exp_hit;
+  always @* begin
+    for (c = 0; c < C; c = c + 1) exp_hit[c] = chk_old & (exp_rot_q == c[CW-1:0]);
+  end
+  localparam integer C_LAST_I = CONTEXTS - 1;
+  always @(posedge clk) begin
+    if (rst || exp_rot_q == C_LAST_I[CW-1:0]) exp_rot_q <= {CW{1'b0}};
+    else exp_rot_q <= exp_rot_q + 1'b1;
   end
 
   // Header fields of the head of context meta_sel, for the result builder: a synchronous read
