@@ -536,13 +536,14 @@ Resources estimate_resources(const Config& c) {
   r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree: the decision logic of every
   // (port, context) pair and the builder's selection of one word from every member port (N x W):
-  // 7036 LUTs at 4 x 10G and 14795 at 8 x 100G without the tree (since the head ages moved to the
-  // ports; 8903 and 18263 before, and 16467 at 8 x 10G, which set the N x C term); each
+  // 5633 LUTs at 4 x 10G and 11047 at 8 x 100G without the tree, since the head ages moved to the
+  // ports and the smallest head distance became a running minimum (8903 and 18263 at first, and
+  // 16467 at 8 x 10G, which showed the N x C term); each
   // context's registered action and E, the build's parameters, the output register. The header
   // word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD
   // beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
-  sched.luts = tree.luts + 1068 + 182 * N * C + (N * W) / 2;
+  sched.luts = tree.luts + 2017 + 109 * N * C + (N * W) / 2;
   sched.ffs = tree.ffs + 550 + 120 * C + (W * 171) / 100;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
   {

@@ -224,9 +224,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // context leave at one beat per cycle as long as a vector is at least three beats long.
 
   // ---------------------------------------------------------------- A: actions per context
-  // Leaves of the minimum tree (N rounded up to a power of two) and its nodes.
-  localparam MP = 1 << $clog2(N);
-  localparam MT = 2*MP - 1;
   wire [C*3-1:0] act;
   wire [C*N-1:0] act_stale, act_at_e;
   wire [C*NB-1:0] act_beats;
@@ -235,6 +232,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [C*PW-1:0] act_low;  // the lowest member (it supplies the copied header)
   wire [C-1:0] act_fin, act_ce;
   // Expected VIDs and the cycles of their last changes (registers in g_e below).
+  // A decision one and two cycles ago, and its context (stage B below).
+  reg d1_q, d2_q;
+  reg [CW-1:0] d1_ctx_q, d2_ctx_q;
+  // The port whose head each context's running minimum looks at this cycle.
+  reg [PW-1:0] min_rot_q;
+  localparam integer N_LAST_I = PORTS - 1;
+  always @(posedge clk) begin
+    if (rst || min_rot_q == N_LAST_I[PW-1:0]) min_rot_q <= {PW{1'b0}};
+    else min_rot_q <= min_rot_q + 1'b1;
+  end
   wire [C*32-1:0] e_flat, echg_flat;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_ctx
@@ -244,9 +251,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       reg [N-1:0] has, stale, at_e, cnt_ne, expired;
       reg [15:0] ref_cnt;
       reg [31:0] d;
-      // The distances of the heads not stale (all ones otherwise), reduced to their minimum by
-      // a tree of compares (log2 N deep) rather than a chain.
-      reg [32*MT-1:0] mt;
+      // The distance of every head and whether it counts for the minimum (present, not stale).
+      reg [32*N-1:0] d_all;
+      reg [N-1:0] d_ok;
       reg e_old;
       reg [PW-1:0] low;
       reg fin_or, ce_or;
@@ -263,7 +270,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
             fin_or = fin_or | q_fin[p*C + g];
             ce_or = ce_or | q_ce[p*C + g];
           end
-        mt = {32*MT{1'b1}};
         // A head waits from when it became head or from the last change of E, the later: it
         // has waited more than the timeout iff both times lie more than the timeout back.
         e_old = (now - echg_g) > ctx_timeout[g*32 +: 32];
@@ -274,27 +280,50 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           stale[p] = has[p] & d[31];
           at_e[p] = has[p] & (d == 32'd0);
           cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
-          if (has[p] && !d[31]) mt[(MP - 1 + p)*32 +: 32] = d;
+          d_all[p*32 +: 32] = d;
+          d_ok[p] = has[p] & ~d[31];
           expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old & q_expired[p*C + g];
         end
-        for (p = MP - 2; p >= 0; p = p - 1)
-          mt[p*32 +: 32] = (mt[(2*p+1)*32 +: 32] <= mt[(2*p+2)*32 +: 32]) ? mt[(2*p+1)*32 +: 32] : mt[(2*p+2)*32 +: 32];
       end
-      wire [31:0] min_d = mt[31:0];
+      // The smallest distance of the heads (rule 6's skip, rule 7's): one port per cycle, in
+      // turn (min_rot_q), into a running minimum that starts again whenever what it is taken
+      // over may change - a decision of this context in the last two cycles (its pops and E
+      // take effect two cycles after it), a member queue gaining or losing its head, the context
+      // disabled or enabled - and is valid once every port has been looked at since. Heads of a
+      // context change only in those ways. A skip waits for it (up to N + 3 cycles); nothing
+      // else uses it. One comparison per context instead of a tree of N - 1 per context.
+      reg [N-1:0] has_prev_q;
+      reg [31:0] run_q;
+      reg [PW:0] left_q;
+      wire restart = ~ctx_enable[g] | ctx_enable_set[g] | (has != has_prev_q) |
+                     (d1_q & (d1_ctx_q == g)) | (d2_q & (d2_ctx_q == g));
+      wire [31:0] smp_d = d_all[min_rot_q*32 +: 32];
+      wire smp_ok = d_ok[min_rot_q];
+      wire min_valid = (left_q == {(PW+1){1'b0}}) & ~restart;
+      always @(posedge clk) begin
+        has_prev_q <= has;
+        if (restart) begin
+          run_q <= 32'hFFFFFFFF;
+          left_q <= N[PW:0];
+        end else begin
+          if (smp_ok && smp_d < run_q) run_q <= smp_d;
+          if (left_q != {(PW+1){1'b0}}) left_q <= left_q - 1'b1;
+        end
+      end
       wire all_heads = (&(has | ~mem)) & (|mem);
       wire all_at_e = &(at_e | ~mem);
       wire [2:0] my_act = ~ctx_enable[g] ? ACT_NONE :
                       (|stale) ? ACT_STALE :
                       all_heads ? (all_at_e ? ((|cnt_ne) ? ACT_MISMATCH : ACT_BUILD) :
-                                   (|at_e) ? ACT_INCOMPLETE : ACT_SKIP) :
-                      ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : ACT_TSKIP) : ACT_NONE;
+                                   (|at_e) ? ACT_INCOMPLETE : min_valid ? ACT_SKIP : ACT_NONE) :
+                      ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : min_valid ? ACT_TSKIP : ACT_NONE) :
+                      ACT_NONE;
       wire [17:0] len = 18'd64 + ref_cnt * ES;
       /* verilator lint_off UNUSEDSIGNAL */
       wire [17:0] beats = (len + BB - 1) >> KW;
       /* verilator lint_on UNUSEDSIGNAL */
       reg [2:0] act_q;
       reg [N-1:0] stale_q, at_e_q;
-      reg [31:0] min_q;
       reg [NB-1:0] beats_q;
       reg [KW:0] rem_q;
       reg [PW-1:0] low_q;
@@ -304,7 +333,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         else act_q <= my_act;
         stale_q <= stale;
         at_e_q <= at_e;
-        min_q <= min_d;
         beats_q <= beats[NB-1:0];
         rem_q <= {1'b0, len[KW-1:0]};
         low_q <= low;
@@ -314,7 +342,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign act[g*3 +: 3] = act_q;
       assign act_stale[g*N +: N] = stale_q;
       assign act_at_e[g*N +: N] = at_e_q;
-      assign act_min[g*32 +: 32] = min_q;
+      // The registered action's minimum: run_q of the next cycle has taken in one more sample,
+      // of the same heads and E (a change restarts it and holds the action back first).
+      assign act_min[g*32 +: 32] = run_q;
       assign act_beats[g*NB +: NB] = beats_q;
       assign act_rem[g*(KW+1) +: KW+1] = rem_q;
       assign act_low[g*PW +: PW] = low_q;
@@ -331,8 +361,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg busy_q;                    // I is issuing a build's reads
   reg [NB-1:0] b_beat_q;         // the beat I issues
   reg [FCW-1:0] reserved_q;      // FIFO entries held by frames being built or queued
-  reg d1_q, d2_q;                // a decision one and two cycles ago
-  reg [CW-1:0] d1_ctx_q, d2_ctx_q;
   reg [2:0] d1_act_q;
   reg [31:0] d1_min_q;
   reg [NB-1:0] n_beats_q;        // the build being issued: beats, bytes of the last beat
