@@ -282,7 +282,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
           d_all[p*32 +: 32] = d;
           d_ok[p] = has[p] & ~d[31];
-          expired[p] = has[p] & (ctx_timeout[g*32 +: 32] != 32'd0) & e_old & q_expired[p*C + g];
+          // q_expired is only ever set under a non-zero timeout (the port tests it, and clears
+          // the mark when the context is disabled, the only time its timeout can change).
+          expired[p] = has[p] & e_old & q_expired[p*C + g];
         end
       end
       // The smallest distance of the heads (rule 6's skip, rule 7's): one port per cycle, in
