@@ -17,9 +17,9 @@ namespace panama {
 const std::vector<Board>& boards() {
   static const std::vector<Board> list = {
       {"sume", "NetFPGA SUME, Virtex-7, 4 x SFP+ 10GBASE-R (AXI 10G Ethernet Subsystem)", "xc7vx690tffg1761-3",
-       "panama_sume_top", 4, 10, 200, 64},
+       "panama_sume_top", 4, 10, 200, 64, 3, 9, 156.25},
       {"u250", "Xilinx Alveo U250, 2 x QSFP28 100GBASE-SR4/CR4 (UltraScale+ CMAC, RS-FEC)", "xcu250-figd2104-2L-e",
-       "panama_u250_top", 2, 100, 250, 512},
+       "panama_u250_top", 2, 100, 250, 512, 1, 6, 322.265625},
   };
   return list;
 }
@@ -196,6 +196,7 @@ void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::
                     {"part", b.part},
                     {"top", with_prefix(b.top, c.in.prefix)},
                     {"build", "vivado -mode batch -source build.tcl"}};
+      j["board"]["shell"] = {{"agg_port", b.agg_port}, {"fifo_aw", b.fifo_aw}, {"mac_mhz", b.mac_mhz}};
       // Everything about management but the key itself.
       std::string mac;
       for (uint8_t x : m.mac) mac += (mac.empty() ? "" : ":") + hex_str(x, 2);

@@ -21,6 +21,12 @@ struct Board {
   double gbps;
   double mhz;
   int bus_bits;
+  // What the shell wires around the core (config.json "board"."shell"; the shell stand-in,
+  // panama-host switch --shell, simulates it from these): the port whose transmit path also
+  // carries m_agg, log2 of each crossing FIFO's depth in beats, the MACs' user clock.
+  int agg_port;
+  int fifo_aw;
+  double mac_mhz;
 };
 
 // Management over Ethernet of a board output (docs/mgmt.md): panama-gen --mgmt-*.

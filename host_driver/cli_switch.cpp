@@ -25,7 +25,7 @@ void on_signal(int) { g_stop.store(true); }
 
 struct SwitchOpts {
   std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl", control;
-  bool prepare = false;
+  bool prepare = false, shell = false;
   double duration = 0;
   double export_interval = 1;
   StandInParams sp;
@@ -36,7 +36,9 @@ struct SwitchOpts {
 int prepare_harness(const SwitchOpts& o) {
   std::ifstream in(o.rtl + "/config.json");
   if (!in) throw std::runtime_error("cannot open " + o.rtl + "/config.json");
-  std::printf("%s\n", rtl::harness_executable(o.rtl, Config::from_json(nlohmann::json::parse(in))).c_str());
+  std::printf(
+      "%s\n",
+      rtl::harness_executable(o.rtl, Config::from_json(nlohmann::json::parse(in)), o.shell ? "shell" : "").c_str());
   return 0;
 }
 
@@ -181,7 +183,9 @@ StandInParams standin_params(const SwitchOpts& o, const wire::CtxFile& ctx) {
 // programmed live are counted too), and the control socket needs it. Nothing when the design
 // has none and no control socket is asked for.
 std::optional<RegLayout> load_layout(const SwitchOpts& o) {
-  if (o.engine == "soft") return std::nullopt;  // no register port: its counters come from the engine
+  // No register port: the soft engine's counters come from the engine, the board shell's
+  // registers are behind management (panama-host controller --target).
+  if (o.engine == "soft" || o.shell) return std::nullopt;
   try {
     return load_regmap(o.rtl);
   } catch (const std::exception&) {
@@ -256,7 +260,31 @@ struct StandIn {
   }
 };
 
+// --shell: where the board's built frames and management responses leave (config.json "board").
+BoardSide board_side(const std::string& rtl_dir) {
+  const std::string path = rtl_dir + "/config.json";
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.contains("board") || !j["board"].contains("shell") || !j["board"].contains("mgmt"))
+    throw std::runtime_error("--shell: " + rtl_dir + " is not a board output (panama-gen --board NAME --out DIR)");
+  BoardSide b;
+  b.agg_port = j["board"]["shell"].value("agg_port", -1);
+  try {
+    b.mgmt_mac = wire::parse_mac(j["board"]["mgmt"].value("mac", ""));
+  } catch (const std::exception&) {
+    b.agg_port = -1;
+  }
+  if (b.agg_port < 0) throw std::runtime_error("--shell: " + path + " has a malformed \"board\" entry");
+  return b;
+}
+
 int run_switch(const SwitchOpts& o) {
+  if (o.shell && o.engine != "rtl")
+    throw std::runtime_error("--shell runs the Verilated board shell: --engine rtl only");
+  if (o.shell && !o.control.empty())
+    throw std::runtime_error(
+        "--shell: the board's registers are reached over management (panama-host controller --target), not --control");
   if (o.prepare) return prepare_harness(o);
   const auto names = split(o.ifaces);
   if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
@@ -278,15 +306,21 @@ int run_switch(const SwitchOpts& o) {
   AfPacketFabric fab(names);
   if (o.engine == "soft" && !o.control.empty())
     throw std::runtime_error("--engine soft has no register port: give the contexts with --contexts, not --control");
-  auto eng = o.engine == "model"  ? make_model_engine(o.rtl, ctx)
-             : o.engine == "soft" ? make_soft_engine(read_config(o.rtl), ctx)
-                                  : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
+  std::optional<BoardSide> board;
+  if (o.shell) board = board_side(o.rtl);
+  auto eng = o.shell               ? make_shell_engine(o.rtl, static_cast<int>(names.size()))
+             : o.engine == "model" ? make_model_engine(o.rtl, ctx)
+             : o.engine == "soft"  ? make_soft_engine(read_config(o.rtl), ctx)
+                                   : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
   SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
+  if (board) chip.set_board(*board);
   catch_stop_signals();
   std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
-               o.engine == "model"  ? "SystemC model"
-               : o.engine == "soft" ? "soft (C++ rules, CPU tree-order sums)"
-                                    : "Verilated RTL");
+               o.shell               ? "Verilated board shell (program it with panama-host controller --target; "
+                                       "--contexts sets only this switch's multicast groups)"
+               : o.engine == "model" ? "SystemC model"
+               : o.engine == "soft"  ? "soft (C++ rules, CPU tree-order sums)"
+                                     : "Verilated RTL");
   return StandIn{o, sp, layout, fab, *eng, chip, {}}.run();
 }
 
@@ -298,6 +332,10 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
                  "rtl (the Verilated design, default), model (the SystemC model) or soft (C++ rules, CPU sums: "
                  "for benchmarks)")
       ->check(CLI::IsMember({"rtl", "model", "soft"}));
+  sw->add_flag("--shell", s.shell,
+               "run the whole board shell of a --board output (MAC-side crossings, management over Ethernet, the "
+               "core on its own clock) instead of the bare core; its registers are programmed over management, "
+               "--contexts gives only this switch's multicast groups");
   sw->add_flag("--prepare", s.prepare, "only verilate the design for the rtl engine (cached), then exit");
   sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
       ->default_val(0);

@@ -20,11 +20,12 @@ namespace {
 
 class RtlEngine : public Engine {
  public:
-  RtlEngine(const std::string& rtl_dir, const std::string& ctx_path, int ports) : ports_(ports) {
+  RtlEngine(const std::string& rtl_dir, const std::string& ctx_path, int ports, bool shell)
+      : ports_(ports), shell_(shell) {
     std::ifstream in(rtl_dir + "/config.json");
     if (!in) throw std::runtime_error("cannot open " + rtl_dir + "/config.json");
     const Config cfg = Config::from_json(nlohmann::json::parse(in));
-    const std::string exe = rtl::harness_executable(rtl_dir, cfg);
+    const std::string exe = rtl::harness_executable(rtl_dir, cfg, shell ? "shell" : "");
     int to_child[2], from_child[2];
     if (pipe(to_child) || pipe(from_child)) throw std::runtime_error("pipe failed");
     pid_ = fork();
@@ -101,8 +102,12 @@ class RtlEngine : public Engine {
       throw std::runtime_error("RTL engine: unexpected reply '" + r.substr(0, 80) + "' to counters");
     }
   }
-  void reg_write(uint32_t a, uint32_t v) override { command("write " + std::to_string(a) + " " + std::to_string(v)); }
+  void reg_write(uint32_t a, uint32_t v) override {
+    if (shell_) Engine::reg_write(a, v);
+    command("write " + std::to_string(a) + " " + std::to_string(v));
+  }
   uint32_t reg_read(uint32_t a) override {
+    if (shell_) return Engine::reg_read(a);
     send("read " + std::to_string(a));
     const std::string r = line();
     try {
@@ -170,6 +175,7 @@ class RtlEngine : public Engine {
   }
 
   int ports_;
+  bool shell_;  // the board shell: no register port (its registers are behind management)
   pid_t pid_ = -1;
   int out_fd_ = -1, in_fd_ = -1;
   std::string out_;  // requests not yet written (inject lines go out with the next command)
@@ -181,7 +187,15 @@ class RtlEngine : public Engine {
 
 std::unique_ptr<Engine> make_rtl_engine(const std::string& rtl_dir, const std::string& ctx_path, int ports) {
   try {
-    return std::unique_ptr<Engine>(new RtlEngine(rtl_dir, ctx_path, ports));
+    return std::unique_ptr<Engine>(new RtlEngine(rtl_dir, ctx_path, ports, false));
+  } catch (const rtl::EngineError& e) {
+    throw std::runtime_error(e.what());
+  }
+}
+
+std::unique_ptr<Engine> make_shell_engine(const std::string& rtl_dir, int ports) {
+  try {
+    return std::unique_ptr<Engine>(new RtlEngine(rtl_dir, "", ports, true));
   } catch (const rtl::EngineError& e) {
     throw std::runtime_error(e.what());
   }

@@ -205,9 +205,32 @@ void SwitchChip::flood(const wire::Bytes& f, int except) {
   if (except >= 0) ++ctr_[static_cast<size_t>(except)].flooded;
 }
 
+bool SwitchChip::built_by_board(const wire::Bytes& f) const {
+  if (f.size() < wire::kHeaderBytes || wire::classify(f, ctx_.agg_port) != wire::Class::aggregation) return false;
+  const auto h = wire::parse_header(f);
+  for (const auto& c : ctx_.contexts)
+    if (c.jid == h.jid && c.tid == h.tid) return c.multicast == h.result();
+  return false;
+}
+
 void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
   const wire::Bytes& f = o.data;
   if (f.size() < 14) return;  // the accelerator drops runts; nothing to forward
+  if (board_ && o.port >= 0) {
+    if (o.port == board_->agg_port && built_by_board(f)) {
+      o.port = -1;  // the board's m_agg, merged into this port's transmit
+    } else if (std::equal(f.begin() + 6, f.begin() + 12, board_->mgmt_mac.begin())) {
+      // A management response: to its destination, which may be the port it came from.
+      wire::Mac dst;
+      std::copy(f.begin(), f.begin() + 6, dst.begin());
+      const auto it = fdb_.find(dst);
+      if (it != fdb_.end())
+        enqueue(it->second, f);
+      else
+        flood(f, -1);
+      return;
+    }
+  }
   if (o.port < 0) {
     // A built frame (m_agg): multicast mode -> the context's members; upstream -> by destination.
     // The context is found by the frame's (JID, TID) (the table may have been reprogrammed).

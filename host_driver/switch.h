@@ -11,6 +11,7 @@
 #include <map>
 #include <unordered_map>
 #include <memory>
+#include <optional>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -63,6 +64,10 @@ std::unique_ptr<Engine> make_soft_engine(const Config& cfg, const wire::CtxFile&
 // The Verilated RTL of RTL_DIR as the engine: its harness, verilated on first use, runs as a child
 // process (host_driver/rtl_engine_client.cpp).
 std::unique_ptr<Engine> make_rtl_engine(const std::string& rtl_dir, const std::string& ctx_path, int ports);
+// The Verilated board shell of a `panama-gen --board` output (testbench/shell_harness.cpp): its
+// ports are the board's MACs; the frames the core builds leave on the board's AGG_PORT among that
+// port's own; it has no register port (its registers are behind management over Ethernet).
+std::unique_ptr<Engine> make_shell_engine(const std::string& rtl_dir, int ports);
 // Reads RTL_DIR/config.json and CTX.json (validated against the design); throws std::runtime_error.
 wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports);
 
@@ -92,6 +97,17 @@ struct PortCounters {
            recalled = 0;  // contributions answered from the result cache
 };
 
+// The switch chip beside a board shell (panama-host switch --shell): the board's frames all come
+// from its ports, so the chip tells the kinds apart by content, as a real switch next to the board
+// would by its forwarding rules. On agg_port, an aggregation frame of a context that is that
+// context's built frame (a multicast context's RESULT, an upstream context's partial sum) goes
+// where m_agg frames go; a frame from the board's management MAC (a response) goes to its
+// destination even on the port it came from.
+struct BoardSide {
+  int agg_port = -1;
+  wire::Mac mgmt_mac{};
+};
+
 class SwitchChip {
  public:
   SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p);
@@ -111,6 +127,7 @@ class SwitchChip {
   // `recalled`) and the frame must not go to the accelerator.
   bool recall(int port, const wire::Bytes& f);
   const wire::CtxFile& contexts() const { return ctx_; }
+  void set_board(const BoardSide& b) { board_ = b; }
   // Next frame port p may transmit now (drain rate), false if none.
   bool pop_due(int port, Clock::time_point now, wire::Bytes& f);
   // Earliest time a queued frame becomes due (Clock::time_point::max() when all queues are empty).
@@ -125,7 +142,9 @@ class SwitchChip {
   bool congested(int port) const;
   void flood(const wire::Bytes& f, int except);
   void remember(size_t context, const wire::Bytes& f, int mark);  // a final sum sent to the members
+  bool built_by_board(const wire::Bytes& f) const;
   int ports_;
+  std::optional<BoardSide> board_;
   wire::CtxFile ctx_;
   ChipParams p_;
   std::map<wire::Mac, int> fdb_;  // learned MAC -> port

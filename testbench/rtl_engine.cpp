@@ -16,6 +16,8 @@
 #include <sstream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace fs = std::filesystem;
 
 namespace panama::rtl {
@@ -85,7 +87,7 @@ std::string cache_key(const std::string& rtl_dir, const std::string& variant, co
   // model headers, ...), then the static libraries it links, by content: a change to any of them
   // makes a new harness, never a stale one.
   const fs::path& src = hp.src;
-  mix(slurp(src / "testbench/rtl_harness.cpp"));
+  mix(slurp(src / (variant == "shell" ? "testbench/shell_harness.cpp" : "testbench/rtl_harness.cpp")));
   for (const char* dir : {"gen", "wire", "systemc_model", "testbench", "numerics"}) {
     std::vector<fs::path> headers;
     for (const auto& e : fs::directory_iterator(src / dir))
@@ -150,6 +152,41 @@ void remove_stale_builds(const fs::path& dir) {
   }
 }
 
+// The value on the board top's line marked "// panama-gen: NAME" (gen/boards.cpp writes them).
+std::string board_param(const std::string& top_text, const std::string& name) {
+  const std::string mark = "// panama-gen: " + name;
+  const size_t at = top_text.find(mark);
+  const size_t eq = at == std::string::npos ? at : top_text.rfind('=', at);
+  if (eq == std::string::npos) throw EngineError("the board top has no " + name + " parameter");
+  std::string v = top_text.substr(eq + 1, at - eq - 1);
+  v.erase(std::remove_if(v.begin(), v.end(), [](char c) { return c == ',' || c == ' ' || c == '\t'; }), v.end());
+  return v;
+}
+
+// Verilator -G options of the board shell (harness variant "shell"): the shape from config.json
+// "board"."shell" and regmap.json, management from the board top's marked parameters (the key is
+// only there, never in config.json).
+std::string shell_params(const std::string& rtl_dir, const Config& cfg) {
+  const auto j = nlohmann::json::parse(slurp(fs::path(rtl_dir) / "config.json"));
+  if (!j.contains("board") || !j["board"].contains("shell"))
+    throw EngineError(rtl_dir + " is not a board output with a shell (panama-gen --board NAME)");
+  const auto& sh = j["board"]["shell"];
+  const auto rm = nlohmann::json::parse(slurp(fs::path(rtl_dir) / "regmap.json"));
+  int aw = 0;
+  while ((1ull << aw) < rm.at("size").get<uint64_t>()) ++aw;
+  const std::string top = slurp(fs::path(rtl_dir) / (j["board"].at("top").get<std::string>() + ".v"));
+  std::ostringstream g;
+  g << " -GN=" << cfg.in.ports << " -GW=" << cfg.bus_bits << " -GAW=" << aw
+    << " -GAGG_PORT=" << sh.at("agg_port").get<int>() << " -GFIFO_AW=" << sh.at("fifo_aw").get<int>();
+  for (const char* p : {"mgmt-ports", "mgmt-key", "mgmt-mac", "mgmt-ip", "mgmt-udp-port"}) {
+    std::string name = "MGMT_" + std::string(p + 5);
+    std::replace(name.begin(), name.end(), '-', '_');
+    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+    g << " \"-G" << name << "=" << board_param(top, p) << "\"";
+  }
+  return g.str();
+}
+
 fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std::string& variant) {
   const HarnessPaths hp = harness_paths();
   const fs::path cache = hp.cache / cache_key(rtl_dir, variant, hp);
@@ -178,17 +215,20 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
     vflags = " --trace-fst", vdefs = " -DPANAMA_TRACE";
   else if (variant == "coverage")
     vflags = " --coverage", vdefs = " -DPANAMA_COVERAGE";
+  else if (variant == "shell")
+    vflags = shell_params(rtl_dir, cfg);
   else if (!variant.empty())
     throw EngineError("unknown harness variant '" + variant + "'");
   std::ostringstream cmd;
   cmd << "verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wno-fatal -Wno-lint -Wno-style"
-      << vflags << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module " << cfg.top_name() << " -o "
-      << (tmp / "harness").string() << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I"
-      << src << "/wire -I" << src << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics "
-      << PANAMA_HARNESS_CFLAGS << vdefs << "\""
+      << vflags << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module "
+      << (variant == "shell" ? cfg.in.prefix + "_board_shell" : cfg.top_name()) << " -o " << (tmp / "harness").string()
+      << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I" << src << "/wire -I" << src
+      << "/systemc_model -I" << src << "/testbench -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << vdefs << "\""
       << " -LDFLAGS \"" << hp.link << "\""
-      << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src << "/testbench/rtl_harness.cpp"
-      << " >" << (tmp / "build.log").string() << " 2>&1";
+      << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src
+      << (variant == "shell" ? "/testbench/shell_harness.cpp" : "/testbench/rtl_harness.cpp") << " >"
+      << (tmp / "build.log").string() << " 2>&1";
   if (run_with_progress(cmd.str(), "verilating " + rtl_dir + " (first use; cached in " + cache.string() + ")") != 0)
     throw EngineError("verilating " + rtl_dir + " failed; see " + (tmp / "build.log").string());
   std::error_code ec;

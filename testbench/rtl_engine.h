@@ -26,7 +26,8 @@ model::Result run(const std::string& rtl_dir, const Config& cfg, const std::stri
                   const model::Options& opt, const Extras& x = {});
 
 // The harness executable for a design, verilated on first use (also run with --live by the
-// switch stand-in). variant: "" (fast), "trace" or "coverage". Throws EngineError.
+// switch stand-in). variant: "" (fast), "trace", "coverage", or "shell" (testbench/shell_harness.cpp
+// around the board shell of a --board output, for the stand-in's --shell). Throws EngineError.
 std::string harness_executable(const std::string& rtl_dir, const Config& cfg, const std::string& variant = "");
 
 }  // namespace panama::rtl

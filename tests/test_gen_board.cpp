@@ -142,3 +142,27 @@ TEST(GenBoard, BadManagementOptionsFailInOneLine) {
   EXPECT_NE(nb.err.find("needs --board"), std::string::npos) << nb.err;
   fs::remove(key);
 }
+
+// config.json "board"."shell" (what panama-host switch --shell simulates) says what the board top
+// wires: the port that carries m_agg, the crossing FIFOs' depth, and the MAC user clock its XDC
+// names.
+TEST(GenBoard, ShellFactsMatchTheBoardTop) {
+  for (const std::string b : {"sume", "u250"}) {
+    const fs::path d = scratch("shell_" + b);
+    ASSERT_EQ(gen("--board " + b + " --out " + d.string()).rc, 0) << b;
+    const std::string cfg = slurp(d / "config.json"), top = slurp(d / ("panama_" + b + "_top.v"));
+    const std::string xdc = slurp(d / ("panama_" + b + ".xdc"));
+    auto num_after = [](const std::string& text, const std::string& key) {
+      const size_t at = text.find(key);
+      return at == std::string::npos
+                 ? std::string("missing")
+                 : text.substr(at + key.size(), text.find_first_of(",)\n}", at + key.size()) - at - key.size());
+    };
+    EXPECT_EQ(num_after(cfg, "\"agg_port\": "), num_after(top, "parameter AGG_PORT = ")) << b;
+    EXPECT_EQ(num_after(cfg, "\"fifo_aw\": "), num_after(top, ".FIFO_AW(")) << b;
+    const std::string mhz = num_after(cfg, "\"mac_mhz\": ");
+    EXPECT_NE(xdc.find("MAC user clock"), std::string::npos) << b;
+    EXPECT_NE(xdc.find(mhz + " MHz"), std::string::npos) << b << ": XDC does not name a " << mhz << " MHz MAC clock";
+    fs::remove_all(d);
+  }
+}
