@@ -1,6 +1,7 @@
 // Board shells: which boards exist, and the files panama-gen --board writes for them.
 #include "boards.h"
 
+#include "regmap.h"
 #include "rtl_lib.h"
 
 #include <nlohmann/json.hpp>
@@ -154,7 +155,11 @@ static void set_mgmt_params(std::string& text, int ports, const MgmtConfig& m) {
   set_param(text, "mgmt-udp-port", "16'd" + std::to_string(m.udp_port));
 }
 
-void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::vector<OutputFile>& files) {
+void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, bool standalone,
+                     std::vector<OutputFile>& files) {
+  // The core's register-file address bits: the register map's size is a power of two.
+  int addr_bits = 0;
+  while ((1L << addr_bits) < static_cast<long>(RegMap::from(c).size)) ++addr_bits;
   const std::string dir = "rtl/boards/" + b.name + "/";
   const std::string cmd = c.command_line() + " --board " + b.name;
   // The shell's files are embedded with the fixed blocks (rtl_sources(), named relative to rtl/).
@@ -171,13 +176,16 @@ void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::
   };
   // Verilog in dependency order: shell blocks, IP port lists, the board top.
   for (const char* v : {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc",
-                        "panama_siphash", "panama_mgmt", "panama_mgmt_match", "panama_mgmt_eth"})
+                        "panama_siphash", "panama_mgmt", "panama_mgmt_match", "panama_mgmt_eth", "panama_l2sw"})
     add(std::string("rtl/") + v + ".v", std::string(v) + ".v", true);
   add("rtl/boards/panama_board_shell.v", "panama_board_shell.v", true);
   add("rtl/boards/panama_xilinx_prim_stubs.v", "panama_xilinx_prim_stubs.v", true);
   add(dir + "panama_" + b.name + "_ip_stubs.v", "panama_" + b.name + "_ip_stubs.v", true);
   add(dir + "panama_" + b.name + "_top.v", "panama_" + b.name + "_top.v", true);
   set_mgmt_params(files.back().content, b.ports, m);
+  set_param(files.back().content, "contexts", std::to_string(c.in.contexts));
+  set_param(files.back().content, "addr-bits", std::to_string(addr_bits));
+  set_param(files.back().content, "standalone", standalone ? "1" : "0");
   add(dir + "panama_" + b.name + ".xdc", "panama_" + b.name + ".xdc", false);
   add("rtl/boards/panama_cdc.xdc", "panama_cdc.xdc", false);
   add(dir + "board.tcl", "board.tcl", false);
@@ -196,7 +204,8 @@ void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::
                     {"part", b.part},
                     {"top", with_prefix(b.top, c.in.prefix)},
                     {"build", "vivado -mode batch -source build.tcl"}};
-      j["board"]["shell"] = {{"agg_port", b.agg_port}, {"fifo_aw", b.fifo_aw}, {"mac_mhz", b.mac_mhz}};
+      j["board"]["shell"] = {
+          {"agg_port", b.agg_port}, {"fifo_aw", b.fifo_aw}, {"mac_mhz", b.mac_mhz}, {"standalone", standalone}};
       // Everything about management but the key itself.
       std::string mac;
       for (uint8_t x : m.mac) mac += (mac.empty() ? "" : ":") + hex_str(x, 2);

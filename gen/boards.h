@@ -54,6 +54,8 @@ void check_board_config(const Board& b, const Config& c);
 // Appends the board's files to an output built by build_output (shell RTL in filelist.f,
 // board facts in config.json, XDC and build scripts).
 // The board top's management parameters are set from m; config.json records them without the key.
-void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, std::vector<OutputFile>& files);
+// standalone: the switch functions in the shell (panama_l2sw; config.json board.shell.standalone).
+void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, bool standalone,
+                     std::vector<OutputFile>& files);
 
 }  // namespace panama

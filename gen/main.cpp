@@ -35,6 +35,11 @@ int main(int argc, char** argv) {
   auto* o_mmac = app.add_option("--mgmt-mac", mgmt_opts.mac, "--board: the board's MAC (default 02:50:4e:4d:00:01)");
   auto* o_mip = app.add_option("--mgmt-ip", mgmt_opts.ip, "--board: the board's management IPv4 (default 10.0.0.254)");
   auto* o_mudp = app.add_option("--mgmt-udp-port", mgmt_opts.udp_port, "--board: management UDP port (default 9057)");
+  bool standalone = false;
+  auto* o_standalone = app.add_flag(
+      "--standalone", standalone,
+      "--board: the switch functions in the board (MAC forwarding table, replication, ECN egress queues) for "
+      "servers plugged straight into it (docs/fpga.md)");
   auto* o_out = app.add_option("--out", out, "output directory");
   if (!board_mode) o_out->required();
   app.add_option("--format", format, "element format: fp32, bf16 or fp16");
@@ -68,7 +73,7 @@ int main(int argc, char** argv) {
   }
   try {
     const Board* board = board_name.empty() ? nullptr : &find_board(board_name);
-    for (auto* o : {o_mports, o_mkey, o_mmac, o_mip, o_mudp})
+    for (auto* o : {o_mports, o_mkey, o_mmac, o_mip, o_mudp, o_standalone})
       if (*o && !board) throw std::runtime_error(o->get_name() + " needs --board");
     MgmtConfig mgmt;
     if (board) {
@@ -82,7 +87,7 @@ int main(int argc, char** argv) {
     const Config c = Config::derive(in);
     if (board) check_board_config(*board, c);
     auto files = build_output(c);
-    if (board) add_board_files(*board, c, mgmt, files);
+    if (board) add_board_files(*board, c, mgmt, standalone, files);
     write_output(files, out);
     // Only once the output exists: an error stays the only line.
     if (board && mgmt.dev_key)

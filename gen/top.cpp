@@ -324,8 +324,24 @@ void top_streams(std::ostringstream& o, const Config& c) {
   }
 }
 
-// The core's instance in the top: every port by name.
+// The core's context-table outputs (kept in the top for switch functions beside it).
+const char* const kCoreCfgOut = R"V(
+  assign cfg_agg_port = agg_port;
+  assign cfg_ctx_enable = ctx_enable;
+  assign cfg_ctx_upstream = ctx_upstream;
+  assign cfg_ctx_jid = ctx_jid;
+  assign cfg_ctx_tid = ctx_tid;
+  assign cfg_ctx_upstream_port = ctx_upstream_port;
+  assign cfg_ctx_members = ctx_members;
+)V";
+
+// The core's instance in the top: every port by name; its context-table outputs unused.
 const char* const kCoreInstanceHead = R"V(
+  wire [15:0] unused_cfg_agg_port;
+  wire [${C}-1:0] unused_cfg_ctx_enable, unused_cfg_ctx_upstream;
+  wire [${C}*16-1:0] unused_cfg_ctx_jid;
+  wire [${C}*8-1:0] unused_cfg_ctx_tid, unused_cfg_ctx_upstream_port;
+  wire [${C}*${N}-1:0] unused_cfg_ctx_members;
   ${PREFIX}_core u_core (
     .clk(clk), .rst(rst),
     .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
@@ -335,6 +351,9 @@ const char* const kCoreInstanceHead = R"V(
     .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
     .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
     .m_agg_axis_tready(m_agg_axis_tready),
+    .cfg_agg_port(unused_cfg_agg_port), .cfg_ctx_enable(unused_cfg_ctx_enable),
+    .cfg_ctx_upstream(unused_cfg_ctx_upstream), .cfg_ctx_jid(unused_cfg_ctx_jid), .cfg_ctx_tid(unused_cfg_ctx_tid),
+    .cfg_ctx_upstream_port(unused_cfg_ctx_upstream_port), .cfg_ctx_members(unused_cfg_ctx_members),
 )V";
 
 // The end of the core's instance.
@@ -373,14 +392,22 @@ std::string emit_core(const Config& c) {
     << "  output wire [${N}-1:0] m_tvalid,\n"
     << "  output wire [${N}-1:0] m_tlast,\n"
     << "  output wire [${N}-1:0] m_tuser,\n"
-    << "  input  wire [${N}-1:0] m_tready,\n";
+    << "  input  wire [${N}-1:0] m_tready,\n"
+    << "  // The context table, for switch functions beside the core (a standalone board shell).\n"
+    << "  output wire [15:0] cfg_agg_port,\n"
+    << "  output wire [${C}-1:0] cfg_ctx_enable,\n"
+    << "  output wire [${C}-1:0] cfg_ctx_upstream,\n"
+    << "  output wire [${C}*16-1:0] cfg_ctx_jid,\n"
+    << "  output wire [${C}*8-1:0] cfg_ctx_tid,\n"
+    << "  output wire [${C}*8-1:0] cfg_ctx_upstream_port,\n"
+    << "  output wire [${C}*${N}-1:0] cfg_ctx_members,\n";
   agg_and_axil_ports(o);
   o << "  // Ports, contexts, bus bits and bytes.\n"
     << "  localparam N = ${N};\n  localparam C = ${C};\n  localparam W = ${W};\n  localparam BB = ${BB};\n\n";
   o << "  // Free-running cycle count: the age of queue heads for timeouts.\n"
     << "  reg [31:0] now_q;\n"
     << "  always @(posedge clk) now_q <= rst ? 32'd0 : now_q + 32'd1;\n";
-  o << kCoreBodyHead << regs_instance_head(c) << kAxilPassThrough << kCoreBodyTail;
+  o << kCoreBodyHead << kCoreCfgOut << regs_instance_head(c) << kAxilPassThrough << kCoreBodyTail;
   std::string text = o.str();
   replace_all(text, "${PORT_PARAMS}", param_overrides(port_params(c), "        "));
   replace_all(text, "${SCHED_PARAMS}", param_overrides(sched_params(c), "    "));

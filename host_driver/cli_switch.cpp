@@ -270,6 +270,7 @@ BoardSide board_side(const std::string& rtl_dir) {
     throw std::runtime_error("--shell: " + rtl_dir + " is not a board output (panama-gen --board NAME --out DIR)");
   BoardSide b;
   b.agg_port = j["board"]["shell"].value("agg_port", -1);
+  b.standalone = j["board"]["shell"].value("standalone", false);
   try {
     b.mgmt_mac = wire::parse_mac(j["board"]["mgmt"].value("mac", ""));
   } catch (const std::exception&) {
@@ -316,7 +317,10 @@ int run_switch(const SwitchOpts& o) {
   if (board) chip.set_board(*board);
   catch_stop_signals();
   std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
-               o.shell               ? "Verilated board shell (program it with panama-host controller --target; "
+               o.shell && board->standalone
+                   ? "Verilated standalone board shell (program it with panama-host controller --target; it "
+                     "switches by itself: --contexts is not used)"
+               : o.shell             ? "Verilated board shell (program it with panama-host controller --target; "
                                        "--contexts sets only this switch's multicast groups)"
                : o.engine == "model" ? "SystemC model"
                : o.engine == "soft"  ? "soft (C++ rules, CPU tree-order sums)"

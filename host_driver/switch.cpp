@@ -217,6 +217,10 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
   const wire::Bytes& f = o.data;
   if (f.size() < 14) return;  // the accelerator drops runts; nothing to forward
   if (board_ && o.port >= 0) {
+    if (board_->standalone) {
+      enqueue(o.port, f, 0);  // the board forwarded, replicated and marked it already
+      return;
+    }
     if (o.port == board_->agg_port && built_by_board(f)) {
       o.port = -1;  // the board's m_agg, merged into this port's transmit
     } else if (std::equal(f.begin() + 6, f.begin() + 12, board_->mgmt_mac.begin())) {

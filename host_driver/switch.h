@@ -103,9 +103,12 @@ struct PortCounters {
 // context's built frame (a multicast context's RESULT, an upstream context's partial sum) goes
 // where m_agg frames go; a frame from the board's management MAC (a response) goes to its
 // destination even on the port it came from.
+// standalone: the board does the switching itself (panama-gen --standalone); the chip is then a
+// wire from each board port to its link.
 struct BoardSide {
   int agg_port = -1;
   wire::Mac mgmt_mac{};
+  bool standalone = false;
 };
 
 class SwitchChip {

@@ -12,7 +12,9 @@
 //             management port; other ports pass through untouched).
 // The engine's AXI4-Lite master drives the core's register file; the address range just above it
 // (2^AW + 0x00 .. 0x14) reads this block's six counters (docs/mgmt.md), so a controller can see
-// refused requests over the same protocol.
+// refused requests over the same protocol. With EXT = 1, 2^AW + 0x800 .. 0xFFF is a second
+// AXI4-Lite slave (x_axil_*, 11-bit addresses): the standalone switch's registers
+// (panama_l2sw.v).
 `timescale 1ns / 1ps
 `default_nettype none
 
@@ -25,7 +27,8 @@ module panama_mgmt_eth #(
   parameter [47:0] MAC = 48'h02504e4d0001,          // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,               // board management IPv4 address
   parameter [15:0] UDP_PORT = 16'd9057,             // management UDP port
-  parameter MAX_OPS = 8                             // most operations in one request
+  parameter MAX_OPS = 8,                            // most operations in one request
+  parameter EXT = 0                                 // 1: the x_axil_* window at 2^AW + 0x800
 ) (
   input  wire             clk,
   input  wire             rst,
@@ -74,6 +77,23 @@ module panama_mgmt_eth #(
   input  wire [1:0]       m_axil_rresp,
   input  wire             m_axil_rvalid,
   output wire             m_axil_rready,
+  // AXI4-Lite master to the switch's registers (EXT = 1; unused otherwise)
+  output wire [10:0]      x_axil_awaddr,
+  output wire             x_axil_awvalid,
+  input  wire             x_axil_awready,
+  output wire [31:0]      x_axil_wdata,
+  output wire             x_axil_wvalid,
+  input  wire             x_axil_wready,
+  input  wire [1:0]       x_axil_bresp,
+  input  wire             x_axil_bvalid,
+  output wire             x_axil_bready,
+  output wire [10:0]      x_axil_araddr,
+  output wire             x_axil_arvalid,
+  input  wire             x_axil_arready,
+  input  wire [31:0]      x_axil_rdata,
+  input  wire [1:0]       x_axil_rresp,
+  input  wire             x_axil_rvalid,
+  output wire             x_axil_rready,
   // counters (saturating; the engine's, and requests dropped because the collector was busy)
   output wire [31:0]      cnt_accepted,
   output wire [31:0]      cnt_bad_port,
@@ -279,29 +299,48 @@ module panama_mgmt_eth #(
   reg         loc_b_q, loc_r_q;       // a local write / read answers one cycle after its address
   reg  [1:0]  loc_rresp_q;
   reg  [31:0] loc_rdata_q;
-  wire        loc_aw = e_awaddr[AW], loc_ar = e_araddr[AW];
+  // Above the register file (2^AW >= 0x1000): the switch's window (EXT, offset 0x800 .. 0xFFF) or
+  // the counters.
+  wire        x_aw = EXT != 0 && e_awaddr[AW] && e_awaddr[AW-1:11] == 1;
+  wire        x_ar = EXT != 0 && e_araddr[AW] && e_araddr[AW-1:11] == 1;
+  wire        loc_aw = e_awaddr[AW] && !x_aw, loc_ar = e_araddr[AW] && !x_ar;
   // The engine has one transaction outstanding at a time, so the split needs no ordering.
   assign m_axil_awaddr = e_awaddr[AW-1:0];
-  assign m_axil_awvalid = e_awvalid && !loc_aw;
+  assign m_axil_awvalid = e_awvalid && !e_awaddr[AW];
   assign m_axil_wdata = e_wdata;
-  assign m_axil_wvalid = e_wvalid && !loc_aw;
+  assign m_axil_wvalid = e_wvalid && !e_awaddr[AW];
   assign m_axil_bready = e_bready;
   assign m_axil_araddr = e_araddr[AW-1:0];
-  assign m_axil_arvalid = e_arvalid && !loc_ar;
+  assign m_axil_arvalid = e_arvalid && !e_araddr[AW];
   assign m_axil_rready = e_rready_axil;
+  assign x_axil_awaddr = e_awaddr[10:0];
+  assign x_axil_awvalid = e_awvalid && x_aw;
+  assign x_axil_wdata = e_wdata;
+  assign x_axil_wvalid = e_wvalid && x_aw;
+  assign x_axil_bready = e_bready;
+  assign x_axil_araddr = e_araddr[10:0];
+  assign x_axil_arvalid = e_arvalid && x_ar;
+  assign x_axil_rready = e_rready_axil;
+  wire x_b = EXT != 0 && x_axil_bvalid, x_r = EXT != 0 && x_axil_rvalid;
+  wire unused_x = &{1'b0, x_axil_awready, x_axil_wready, x_axil_arready};  // read only through x_aw / x_ar
 
   panama_mgmt #(.N(N), .MGMT_PORTS(MGMT_PORTS), .KEY(KEY), .MAX_OPS(MAX_OPS), .AW(AW + 1)) u_engine (
     .clk(clk), .rst(rst),
     .s_axis_tdata(xd_q), .s_axis_tkeep(x_keep), .s_axis_tvalid(c_state_q == C_XFER), .s_axis_tlast(x_last),
     .s_port(owner_q), .s_axis_tready(e_tready),
     .m_axis_tdata(e_rdata), .m_axis_tvalid(e_rvalid), .m_axis_tlast(e_rlast), .m_axis_tready(e_rready),
-    .m_axil_awaddr(e_awaddr), .m_axil_awvalid(e_awvalid), .m_axil_awready(loc_aw || m_axil_awready),
-    .m_axil_wdata(e_wdata), .m_axil_wvalid(e_wvalid), .m_axil_wready(loc_aw || m_axil_wready),
-    .m_axil_bresp(loc_b_q ? 2'b10 : m_axil_bresp), .m_axil_bvalid(loc_b_q || m_axil_bvalid),
+    .m_axil_awaddr(e_awaddr), .m_axil_awvalid(e_awvalid),
+    .m_axil_awready(x_aw ? x_axil_awready : (loc_aw || m_axil_awready)),
+    .m_axil_wdata(e_wdata), .m_axil_wvalid(e_wvalid),
+    .m_axil_wready(x_aw ? x_axil_wready : (loc_aw || m_axil_wready)),
+    .m_axil_bresp(loc_b_q ? 2'b10 : x_b ? x_axil_bresp : m_axil_bresp),
+    .m_axil_bvalid(loc_b_q || x_b || m_axil_bvalid),
     .m_axil_bready(e_bready),
-    .m_axil_araddr(e_araddr), .m_axil_arvalid(e_arvalid), .m_axil_arready(loc_ar || m_axil_arready),
-    .m_axil_rdata(loc_r_q ? loc_rdata_q : m_axil_rdata), .m_axil_rresp(loc_r_q ? loc_rresp_q : m_axil_rresp),
-    .m_axil_rvalid(loc_r_q || m_axil_rvalid), .m_axil_rready(e_rready_axil),
+    .m_axil_araddr(e_araddr), .m_axil_arvalid(e_arvalid),
+    .m_axil_arready(x_ar ? x_axil_arready : (loc_ar || m_axil_arready)),
+    .m_axil_rdata(loc_r_q ? loc_rdata_q : x_r ? x_axil_rdata : m_axil_rdata),
+    .m_axil_rresp(loc_r_q ? loc_rresp_q : x_r ? x_axil_rresp : m_axil_rresp),
+    .m_axil_rvalid(loc_r_q || x_r || m_axil_rvalid), .m_axil_rready(e_rready_axil),
     .cnt_accepted(cnt_accepted), .cnt_bad_port(cnt_bad_port), .cnt_malformed(cnt_malformed),
     .cnt_bad_tag(cnt_bad_tag), .cnt_replay(cnt_replay));
 

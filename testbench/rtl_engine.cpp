@@ -164,26 +164,22 @@ std::string board_param(const std::string& top_text, const std::string& name) {
 }
 
 // Verilator -G options of the board shell (harness variant "shell"): the shape from config.json
-// "board"."shell" and regmap.json, management from the board top's marked parameters (the key is
-// only there, never in config.json).
+// "board"."shell", the rest from the board top's marked parameters (management, the key included:
+// it is only there, never in config.json; contexts, register-file address bits, standalone).
 std::string shell_params(const std::string& rtl_dir, const Config& cfg) {
   const auto j = nlohmann::json::parse(slurp(fs::path(rtl_dir) / "config.json"));
   if (!j.contains("board") || !j["board"].contains("shell"))
     throw EngineError(rtl_dir + " is not a board output with a shell (panama-gen --board NAME)");
   const auto& sh = j["board"]["shell"];
-  const auto rm = nlohmann::json::parse(slurp(fs::path(rtl_dir) / "regmap.json"));
-  int aw = 0;
-  while ((1ull << aw) < rm.at("size").get<uint64_t>()) ++aw;
   const std::string top = slurp(fs::path(rtl_dir) / (j["board"].at("top").get<std::string>() + ".v"));
   std::ostringstream g;
-  g << " -GN=" << cfg.in.ports << " -GW=" << cfg.bus_bits << " -GAW=" << aw
-    << " -GAGG_PORT=" << sh.at("agg_port").get<int>() << " -GFIFO_AW=" << sh.at("fifo_aw").get<int>();
-  for (const char* p : {"mgmt-ports", "mgmt-key", "mgmt-mac", "mgmt-ip", "mgmt-udp-port"}) {
-    std::string name = "MGMT_" + std::string(p + 5);
-    std::replace(name.begin(), name.end(), '-', '_');
-    std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
-    g << " \"-G" << name << "=" << board_param(top, p) << "\"";
-  }
+  g << " -GN=" << cfg.in.ports << " -GW=" << cfg.bus_bits << " -GAGG_PORT=" << sh.at("agg_port").get<int>()
+    << " -GFIFO_AW=" << sh.at("fifo_aw").get<int>();
+  const std::pair<const char*, const char*> marked[] = {
+      {"mgmt-ports", "MGMT_PORTS"}, {"mgmt-key", "MGMT_KEY"},           {"mgmt-mac", "MGMT_MAC"},
+      {"mgmt-ip", "MGMT_IP"},       {"mgmt-udp-port", "MGMT_UDP_PORT"}, {"contexts", "C"},
+      {"addr-bits", "AW"},          {"standalone", "STANDALONE"}};
+  for (const auto& [mark, name] : marked) g << " \"-G" << name << "=" << board_param(top, mark) << "\"";
   return g.str();
 }
 

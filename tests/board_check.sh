@@ -8,16 +8,16 @@
 #     design is traced to a create_clock / create_generated_clock (board_check.py);
 #  4. Yosys synth_xilinx for the board's family synthesises the shell (core and IP as black
 #     boxes, the real primitives from Yosys's Xilinx cells) and prints its resources.
-# usage: board_check.sh PANAMA_GEN WORKDIR BOARD
+# usage: board_check.sh PANAMA_GEN WORKDIR BOARD [MORE panama-gen OPTIONS, e.g. --standalone]
 set -euo pipefail
-gen=$1; work=$2; board=$3
+gen=$1; work=$2; board=$3; shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 for tool in yosys tclsh python3 iverilog verilator; do
   command -v $tool >/dev/null || { echo "board_check: $tool not installed, skipped"; exit 77; }
 done
 rm -rf "$work"; mkdir -p "$work"
 out=$work/out
-"$gen" --board "$board" --out "$out" >/dev/null
+"$gen" --board "$board" "$@" --out "$out" >/dev/null
 
 tclsh "$here/board_vivado_stub.tcl" "$out" >"$work/stub.txt" || { grep ERROR "$work/stub.txt"; exit 1; }
 top=$(sed -n 's/^top //p' "$work/stub.txt")

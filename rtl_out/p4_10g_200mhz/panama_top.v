@@ -147,6 +147,11 @@ module panama_top (
   assign m03_axis_tuser = m_tuser[3];
   assign m_tready[3] = m03_axis_tready;
 
+  wire [15:0] unused_cfg_agg_port;
+  wire [8-1:0] unused_cfg_ctx_enable, unused_cfg_ctx_upstream;
+  wire [8*16-1:0] unused_cfg_ctx_jid;
+  wire [8*8-1:0] unused_cfg_ctx_tid, unused_cfg_ctx_upstream_port;
+  wire [8*4-1:0] unused_cfg_ctx_members;
   panama_core u_core (
     .clk(clk), .rst(rst),
     .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
@@ -156,6 +161,9 @@ module panama_top (
     .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),
     .m_agg_axis_tvalid(m_agg_axis_tvalid), .m_agg_axis_tlast(m_agg_axis_tlast),
     .m_agg_axis_tready(m_agg_axis_tready),
+    .cfg_agg_port(unused_cfg_agg_port), .cfg_ctx_enable(unused_cfg_ctx_enable),
+    .cfg_ctx_upstream(unused_cfg_ctx_upstream), .cfg_ctx_jid(unused_cfg_ctx_jid), .cfg_ctx_tid(unused_cfg_ctx_tid),
+    .cfg_ctx_upstream_port(unused_cfg_ctx_upstream_port), .cfg_ctx_members(unused_cfg_ctx_members),
     .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
     .s_axil_awready(s_axil_awready), .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb),
     .s_axil_wvalid(s_axil_wvalid), .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp),

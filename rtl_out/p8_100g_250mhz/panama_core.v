@@ -22,6 +22,14 @@ module panama_core (
   output wire [8-1:0] m_tlast,
   output wire [8-1:0] m_tuser,
   input  wire [8-1:0] m_tready,
+  // The context table, for switch functions beside the core (a standalone board shell).
+  output wire [15:0] cfg_agg_port,
+  output wire [8-1:0] cfg_ctx_enable,
+  output wire [8-1:0] cfg_ctx_upstream,
+  output wire [8*16-1:0] cfg_ctx_jid,
+  output wire [8*8-1:0] cfg_ctx_tid,
+  output wire [8*8-1:0] cfg_ctx_upstream_port,
+  output wire [8*8-1:0] cfg_ctx_members,
   // Frames the accelerator builds, to the switch chip's internal port.
   output wire [512-1:0] m_agg_axis_tdata,
   output wire [64-1:0] m_agg_axis_tkeep,
@@ -71,6 +79,14 @@ module panama_core (
   wire [N*16-1:0] port_count_inc;
   wire [C-1:0] ctx_completed_inc, ctx_dropped_inc;
   wire agg_tx_inc;
+
+  assign cfg_agg_port = agg_port;
+  assign cfg_ctx_enable = ctx_enable;
+  assign cfg_ctx_upstream = ctx_upstream;
+  assign cfg_ctx_jid = ctx_jid;
+  assign cfg_ctx_tid = ctx_tid;
+  assign cfg_ctx_upstream_port = ctx_upstream_port;
+  assign cfg_ctx_members = ctx_members;
   panama_regs #(
     .PORTS(8), .CONTEXTS(8), .ADDR_W(14), .PEND_W(9), .BUS_BITS(512), .MAX_ELEMS(362), .FORMAT(0),
     .BUFFER_BYTES(65536)

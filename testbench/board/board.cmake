@@ -48,6 +48,11 @@ foreach(board sume u250)
   set_tests_properties(board.shell.${board} PROPERTIES LABELS "board" TIMEOUT 600
                        SKIP_RETURN_CODE 77)
 endforeach()
+# The standalone shell (panama_l2sw inside) of the 4 x 10G board.
+add_test(NAME board.shell.sume_standalone
+         COMMAND ${CMAKE_SOURCE_DIR}/tests/board_check.sh $<TARGET_FILE:panama-gen>
+                 ${PANAMA_BOARD_TB_DIR}/shell_sume_standalone sume --standalone)
+set_tests_properties(board.shell.sume_standalone PROPERTIES LABELS "board" TIMEOUT 600 SKIP_RETURN_CODE 77)
 
 # SipHash-2-4 (management authentication) against the paper's vectors and a C++ implementation.
 panama_board_tb(siphash TOP panama_siphash TEST board.siphash SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_siphash.v
@@ -107,3 +112,12 @@ add_test(NAME board.mgmt_controller
                  ${PANAMA_BOARD_TB_DIR}/mgmt_eth/mgmt_eth_tb ${mgmt_eth_gen} ${PANAMA_BOARD_TB_DIR}/mgmt_controller)
 set_tests_properties(board.mgmt_controller PROPERTIES LABELS "board;host" TIMEOUT 300
                      PASS_REGULAR_EXPRESSION "mgmt_controller: PASS")
+
+# The standalone switch functions (forwarding table, replication, ECN egress queues) against the
+# forwarding rules written out in the testbench.
+# The testbench's MAXB is 1600 bytes in beats.
+panama_board_tb(l2sw TOP panama_l2sw TEST board.l2sw FLAGS -GN=4 -GW=64 -GC=2 -GFDB=4 -GQAW=9 -GMAXB=200
+                SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_l2sw.v CFLAGS -DTB_QAW=9)
+# Two 512-bit ports as the u250 uses: the TOS byte and the IPv4 checksum in one beat.
+panama_board_tb(l2sw_u250 TB l2sw TOP panama_l2sw TEST board.l2sw_u250 FLAGS -GN=2 -GW=512 -GC=2 -GFDB=4 -GQAW=6 -GMAXB=25
+                SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_l2sw.v CFLAGS -DTB_N=2 -DTB_W=512 -DTB_QAW=6)

@@ -13,6 +13,12 @@
 module panama_sume_top #(
   // Port (0-3, SFP+ cage sfp_{AGG_PORT+1}) that carries the built frames.
   parameter AGG_PORT = 3,
+  // The core's contexts and register-file address bits (regmap.json's size), and the standalone
+  // switch functions (panama_l2sw in the shell instead of the switch beside the board): set by
+  // panama-gen (--contexts, --standalone).
+  parameter C = 8,  // panama-gen: contexts
+  parameter AW = 14,  // panama-gen: addr-bits
+  parameter STANDALONE = 0,  // panama-gen: standalone
   // Management over Ethernet (docs/mgmt.md): the values on the marked lines are set by panama-gen
   // (--mgmt-ports, --mgmt-key, --mgmt-mac, --mgmt-ip, --mgmt-udp-port).
   parameter [3:0] MGMT_PORTS = 4'b0001,  // panama-gen: mgmt-ports
@@ -37,7 +43,6 @@ module panama_sume_top #(
 
   localparam N = 4;
   localparam W = 64;
-  localparam AW = 14;   // register-file address bits of the core (regmap.json)
 
   // ---------------- core clock: 200 MHz oscillator -> MMCM -> 200 MHz core, 100 MHz DRP -------
   wire clk_200_ibuf, clk_200_bufg, mmcm_fb, mmcm_locked, clk_core_mmcm, clk_drp_mmcm;
@@ -127,8 +132,8 @@ module panama_sume_top #(
 
   // ---------------- clock-domain crossing and the core ----------------
   // The 10G MAC flags a good frame with tuser on its last beat; the core wants bad = 1.
-  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(9),
-    .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
+  panama_board_shell #(.N(N), .W(W), .C(C), .AW(AW), .AGG_PORT(AGG_PORT), .STANDALONE(STANDALONE),
+    .FIFO_AW(9), .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
     .MGMT_UDP_PORT(MGMT_UDP_PORT)) u_shell (
     .core_clk(core_clk), .core_rst(core_rst), .mac_clk({N{mac_clk}}), .mac_rst({N{mac_rst}}),
     .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),

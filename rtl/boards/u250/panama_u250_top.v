@@ -14,6 +14,12 @@
 module panama_u250_top #(
   // Port (0 or 1, QSFP28 cage qsfp{AGG_PORT}) that carries the built frames.
   parameter AGG_PORT = 1,
+  // The core's contexts and register-file address bits (regmap.json's size), and the standalone
+  // switch functions (panama_l2sw in the shell instead of the switch beside the board): set by
+  // panama-gen (--contexts, --standalone).
+  parameter C = 8,  // panama-gen: contexts
+  parameter AW = 14,  // panama-gen: addr-bits
+  parameter STANDALONE = 0,  // panama-gen: standalone
   // Management over Ethernet (docs/mgmt.md): the values on the marked lines are set by panama-gen
   // (--mgmt-ports, --mgmt-key, --mgmt-mac, --mgmt-ip, --mgmt-udp-port).
   parameter [1:0] MGMT_PORTS = 2'b01,  // panama-gen: mgmt-ports
@@ -44,7 +50,6 @@ module panama_u250_top #(
 
   localparam N = 2;
   localparam W = 512;
-  localparam AW = 14;   // register-file address bits of the core (regmap.json)
 
   assign qsfp_resetl = 2'b11;
   assign qsfp_lpmode = 2'b00;
@@ -139,8 +144,8 @@ module panama_u250_top #(
   // ---------------- clock-domain crossing and the core ----------------
   // CMAC sets tuser on the last beat of a bad frame: the core's convention already. 64-byte
   // beats: 64 beats hold a 1518-byte frame twice over.
-  panama_board_shell #(.N(N), .W(W), .AW(AW), .AGG_PORT(AGG_PORT), .FIFO_AW(6),
-    .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
+  panama_board_shell #(.N(N), .W(W), .C(C), .AW(AW), .AGG_PORT(AGG_PORT), .STANDALONE(STANDALONE),
+    .FIFO_AW(6), .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
     .MGMT_UDP_PORT(MGMT_UDP_PORT)) u_shell (
     .core_clk(core_clk), .core_rst(core_rst), .mac_clk(mac_clk), .mac_rst(mac_rst),
     .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),
