@@ -5,12 +5,15 @@
 #include <filesystem>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 
 #include "cli.h"
 #include "controller.h"
 #include "mgmt_client.h"
+#include "parse_num.h"
+#include "wire.h"
 
 namespace panama::host::cli {
 namespace {
@@ -21,6 +24,9 @@ struct ControllerOpts {
   int job = -1, trees = 1, index = 0, upstream_port = -1, agg_port = -1;
   uint32_t timeout_cycles = 0;
   bool no_enable = false, show = false, counters = false, json = false;
+  std::vector<std::string> fdb;  // --fdb MAC=P0,P1,...: the standalone switch's forwarding table
+  long ecn_k = -1;               // --ecn-k: the standalone switch's ECN threshold
+  int mgmt_timeout_ms = 300;     // --target: wait for each response this long (5 tries)
 };
 
 // --job: the context entry every tree of the job shares (all but the TID).
@@ -99,9 +105,11 @@ std::vector<RegWrite> writes_to_do(const ControllerOpts& o, const RegLayout& l, 
     ss << in.rdbuf();
     for (auto& x : parse_writes(ss.str())) w.push_back(std::move(x));
   }
-  if (w.empty() && !o.show && !o.counters && o.job_out.empty())
+  if (w.empty() && !o.show && !o.counters && o.job_out.empty() && o.fdb.empty() && o.ecn_k < 0)
     throw std::runtime_error(
-        "nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --show or --counters");
+        "nothing to do: give --contexts, --job, --disable, --agg-port, --apply, --fdb, --ecn-k, --show or --counters");
+  if ((!o.fdb.empty() || o.ecn_k >= 0) && o.target.empty())
+    throw std::runtime_error("--fdb and --ecn-k program a standalone board's switch: they need --target");
   if (!o.control.empty() && !o.target.empty()) throw std::runtime_error("give either --control or --target, not both");
   if (!o.target.empty() && o.key.empty()) throw std::runtime_error("--target needs --key FILE (the board's key)");
   if (!o.key.empty() && o.target.empty()) throw std::runtime_error("--key needs --target");
@@ -128,6 +136,13 @@ class LiveBus {
   virtual std::string where() const = 0;
   // The management block's own counters (board only), as one JSON object; null otherwise.
   virtual nlohmann::ordered_json mgmt_counters(const std::string&) { return nullptr; }
+  // A standalone board's switch (docs/fpga.md "Standalone"): its counters, null without one.
+  virtual nlohmann::ordered_json switch_counters(const std::string&, int) { return nullptr; }
+  // Writes its forwarding table (entries in order, the rest invalid) and ECN threshold (< 0:
+  // unchanged); throws when the board has no switch.
+  virtual void program_switch(const std::string&, const std::vector<std::string>&, long) {
+    throw std::runtime_error("only a board (--target) has a switch");
+  }
 };
 
 class ControlBus : public LiveBus {
@@ -147,16 +162,30 @@ class ControlBus : public LiveBus {
 
 class MgmtBus : public LiveBus {
  public:
-  MgmtBus(const std::string& target, const std::string& key_file) : mc_(target, load_mgmt_key(key_file)) {}
-  uint32_t read(uint32_t a) override { return mc_.read(a); }
+  MgmtBus(const std::string& target, const std::string& key_file, int timeout_ms)
+      : mc_(target, load_mgmt_key(key_file), timeout_ms) {}
+  // Reads go kMgmtMaxOps words at a time (a and the words after it, in order, so a counter's LO
+  // word is still read before its HI word), kept until the next write: reading the whole table
+  // or every counter takes an eighth of the round trips.
+  uint32_t read(uint32_t a) override {
+    const auto it = cache_.find(a);
+    if (it != cache_.end()) return it->second;
+    std::vector<MgmtOp> ops;
+    for (uint32_t i = 0; i < static_cast<uint32_t>(kMgmtMaxOps); ++i) ops.push_back({1, a + 4 * i, 0, 0});
+    const auto r = mc_.run(ops);
+    if (r.empty() || r[0].status != 0) return mc_.read(a);  // the bus error, reported as one read does
+    for (size_t i = 0; i < r.size() && r[i].status == 0; ++i) cache_[a + 4 * static_cast<uint32_t>(i)] = r[i].value;
+    return r[0].value;
+  }
   void write_all(const std::vector<RegWrite>& w) override {
+    cache_.clear();
     std::vector<std::pair<uint32_t, uint32_t>> v;
     for (const auto& x : w) v.emplace_back(x.addr, x.value);
     mc_.write_all(v);
   }
   std::string contexts_json(const RegLayout& l) override {
-    return table_json(read_table(l, [&](uint32_t a) { return mc_.read(a); }),
-                      static_cast<int>(mc_.read(l.g("AGG_PORT")) & 0xFFFF))
+    return table_json(read_table(l, [&](uint32_t a) { return read(a); }),
+                      static_cast<int>(read(l.g("AGG_PORT")) & 0xFFFF))
         .dump();
   }
   std::string where() const override { return mc_.target(); }
@@ -177,9 +206,85 @@ class MgmtBus : public LiveBus {
     }
     return j;
   }
+  nlohmann::ordered_json switch_counters(const std::string& regmap, int ports) override {
+    const uint32_t b = switch_base(regmap);
+    if (!has_switch(b)) return nullptr;
+    std::vector<MgmtOp> ops{{1, b + 0x0c, 0, 0}, {1, b + 0x10, 0, 0}, {1, b + 0x08, 0, 0}};
+    const auto g = mc_.run(ops);
+    nlohmann::ordered_json j;
+    j["flooded"] = g[0].value;
+    j["discarded"] = g[1].value;
+    j["ecn_k"] = g[2].value;
+    j["ports"] = nlohmann::ordered_json::array();
+    for (int p = 0; p < ports; ++p) {
+      const uint32_t a = b + 0x20 + 16 * static_cast<uint32_t>(p);
+      const auto r = mc_.run({{1, a, 0, 0}, {1, a + 4, 0, 0}, {1, a + 8, 0, 0}, {1, a + 12, 0, 0}});
+      j["ports"].push_back(
+          {{"tx_frames", r[0].value}, {"ce_marked", r[1].value}, {"queue_drops", r[2].value}, {"queued", r[3].value}});
+    }
+    return j;
+  }
+  void program_switch(const std::string& regmap, const std::vector<std::string>& fdb, long k) override {
+    cache_.clear();
+    const uint32_t b = switch_base(regmap);
+    if (!has_switch(b))
+      throw std::runtime_error("the board at " + mc_.target() +
+                               " has no switch registers (generated without --standalone); nothing written");
+    const uint32_t entries = mc_.read(b + 4) >> 16, ports = mc_.read(b + 4) >> 8 & 0xff;
+    if (fdb.size() > entries)
+      throw std::runtime_error("--fdb: " + std::to_string(fdb.size()) + " entries, the board's table holds " +
+                               std::to_string(entries));
+    std::vector<std::pair<uint32_t, uint32_t>> w;
+    for (size_t i = 0; i < fdb.size(); ++i) {
+      const auto eq = fdb[i].find('=');
+      if (eq == std::string::npos) throw std::runtime_error("--fdb: '" + fdb[i] + "' is not MAC=P0,P1,...");
+      const wire::Mac m = wire::parse_mac(fdb[i].substr(0, eq));
+      uint32_t mask = 0;
+      std::stringstream ss(fdb[i].substr(eq + 1));
+      for (std::string item; std::getline(ss, item, ',');) {
+        const auto p = parse_unsigned(item, 10, ports ? ports - 1 : 0);
+        if (!p) throw std::runtime_error("--fdb: '" + item + "' in '" + fdb[i] + "' is not a port of this board");
+        mask |= 1u << *p;
+      }
+      if (!mask) throw std::runtime_error("--fdb: '" + fdb[i] + "' names no port");
+      const uint32_t a = b + 0x400 + 16 * static_cast<uint32_t>(i);
+      // The entry stays invalid while its MAC and mask change.
+      w.push_back({a + 4, 0});
+      w.push_back({a, uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]});
+      w.push_back({a + 8, mask});
+      w.push_back({a + 4, 0x80000000u | uint32_t(m[0]) << 8 | m[1]});
+    }
+    for (uint32_t i = static_cast<uint32_t>(fdb.size()); i < entries && !fdb.empty(); ++i)
+      w.push_back({b + 0x400 + 16 * i + 4, 0});
+    if (k >= 0) w.push_back({b + 8, static_cast<uint32_t>(k)});
+    mc_.write_all(w);
+    // Read back: the last value written to each address.
+    std::map<uint32_t, uint32_t> want;
+    for (const auto& x : w) want[x.first] = x.second;
+    for (const auto& [a, v] : want) {
+      const uint32_t got = mc_.read(a);
+      if (got != v) {
+        char msg[96];
+        std::snprintf(msg, sizeof msg, "switch register 0x%X reads back 0x%08X, 0x%08X was written", a, got, v);
+        throw std::runtime_error(msg);
+      }
+    }
+  }
 
  private:
+  // The switch's window: the register map's size + 0x800 (docs/fpga.md).
+  static uint32_t switch_base(const std::string& regmap) {
+    std::string p = regmap;
+    if (std::filesystem::is_directory(p)) p += "/regmap.json";
+    std::ifstream in(p);
+    return nlohmann::json::parse(in).at("size").get<uint32_t>() + 0x800;
+  }
+  bool has_switch(uint32_t b) {
+    const auto r = mc_.run({{1, b, 0, 0}});
+    return r[0].status == 0 && r[0].value == 0x4c325357;  // "L2SW"
+  }
   MgmtClient mc_;
+  std::map<uint32_t, uint32_t> cache_;
 };
 
 // Identity before any write: a register map of another design (other PORTS, CONTEXTS, ...)
@@ -187,7 +292,7 @@ class MgmtBus : public LiveBus {
 std::unique_ptr<LiveBus> connect(const ControllerOpts& o, const RegLayout& l) {
   std::unique_ptr<LiveBus> cc;
   if (!o.target.empty())
-    cc = std::make_unique<MgmtBus>(o.target, o.key);
+    cc = std::make_unique<MgmtBus>(o.target, o.key, o.mgmt_timeout_ms);
   else
     cc = std::make_unique<ControlBus>(o.control);
   const std::string diff = check_identity(l, [&](uint32_t a) { return cc->read(a); });
@@ -275,13 +380,16 @@ int run_controller(const ControllerOpts& o) {
   if (!o.job_out.empty()) write_job_desc(o, l);
   if (!cc) return 0;
   cc->write_all(w);
+  if (!o.fdb.empty() || o.ecn_k >= 0) cc->program_switch(o.regmap, o.fdb, o.ecn_k);
   const int bad = verify(*cc, l, plan);
   if (o.show) std::printf("%s\n", cc->contexts_json(l).c_str());
   if (o.counters) {
     auto j = read_counters(l, [&](uint32_t a) { return cc->read(a); });
     const auto m = cc->mgmt_counters(o.regmap);
+    const auto sw = cc->switch_counters(o.regmap, l.ports);
     if (o.json) {
       if (!m.is_null()) j["management"] = m;
+      if (!sw.is_null()) j["switch"] = sw;
       std::printf("%s\n", j.dump().c_str());
     } else {
       std::printf("%s", counters_table(j).c_str());
@@ -289,6 +397,16 @@ int run_controller(const ControllerOpts& o) {
         std::printf("management:");
         for (const auto& [k, v] : m.items()) std::printf(" %s %u", k.c_str(), v.get<unsigned>());
         std::printf("\n");
+      }
+      if (!sw.is_null()) {
+        std::printf("switch: flooded %u discarded %u ecn_k %u\n", sw["flooded"].get<unsigned>(),
+                    sw["discarded"].get<unsigned>(), sw["ecn_k"].get<unsigned>());
+        for (size_t p = 0; p < sw["ports"].size(); ++p) {
+          const auto& q = sw["ports"][p];
+          std::printf("switch port %zu: tx_frames %u ce_marked %u queue_drops %u queued %u\n", p,
+                      q["tx_frames"].get<unsigned>(), q["ce_marked"].get<unsigned>(), q["queue_drops"].get<unsigned>(),
+                      q["queued"].get<unsigned>());
+        }
       }
     }
   }
@@ -322,9 +440,18 @@ void add_controller_options(CLI::App* ct, ControllerOpts& c) {
   ct->add_option("--control", c.control, "live: the control socket of a running `panama-host switch --control`");
   ct->add_option("--target", c.target, "live: a board's management address IPv4[:PORT] (UDP, default port 9057)");
   ct->add_option("--key", c.key, "--target: file with the board's 128-bit management key (32 hex digits)");
+  ct->add_option("--mgmt-timeout-ms", c.mgmt_timeout_ms,
+                 "--target: how long to wait for each response before asking again (5 tries in all)")
+      ->default_val(300)
+      ->check(CLI::Range(10, 60000));
   ct->add_flag("--show", c.show, "live: print the context table read back from the registers (JSON)");
   ct->add_flag("--counters", c.counters, "live: print the counters read from the registers (a table; --json)");
   ct->add_flag("--json", c.json, "--counters as one line of JSON");
+  ct->add_option("--fdb", c.fdb,
+                 "--target, standalone board: a forwarding-table entry MAC=P0,P1,... (repeat; entries in order, the "
+                 "rest cleared)");
+  ct->add_option("--ecn-k", c.ecn_k, "--target, standalone board: mark CE above this many frames in a port's queue")
+      ->check(CLI::Range(0L, 0xFFFFL));
   ct->add_option("--job-out", c.job_out, "write the job description for the workers (MAX_ELEMS, FORMAT) here");
 }
 

@@ -166,3 +166,26 @@ TEST(GenBoard, ShellFactsMatchTheBoardTop) {
     fs::remove_all(d);
   }
 }
+
+// --standalone: the switch functions in the shell (docs/fpga.md "Standalone"), set in the board
+// top and recorded in config.json; without it the shell is the switch-attached one; it needs
+// --board.
+TEST(GenBoard, StandaloneSetsTheShell) {
+  const fs::path d = scratch("standalone"), d0 = scratch("attached");
+  ASSERT_EQ(gen("--board sume --standalone --out " + d.string()).rc, 0);
+  ASSERT_EQ(gen("--board sume --out " + d0.string()).rc, 0);
+  EXPECT_NE(slurp(d / "panama_sume_top.v").find("parameter STANDALONE = 1,"), std::string::npos);
+  EXPECT_NE(slurp(d0 / "panama_sume_top.v").find("parameter STANDALONE = 0,"), std::string::npos);
+  EXPECT_NE(slurp(d / "config.json").find("\"standalone\": true"), std::string::npos);
+  EXPECT_NE(slurp(d0 / "config.json").find("\"standalone\": false"), std::string::npos);
+  EXPECT_NE(slurp(d / "filelist.f").find("panama_l2sw.v\n"), std::string::npos);
+  // The core's shape is written into the top: contexts and register-file address bits.
+  const fs::path d2 = scratch("contexts");
+  ASSERT_EQ(gen("--board sume --contexts 3 --out " + d2.string()).rc, 0);
+  EXPECT_NE(slurp(d2 / "panama_sume_top.v").find("parameter C = 3,"), std::string::npos);
+  const GenResult r = gen("--ports 4 --gbps 10 --mhz 200 --standalone --out " + scratch("nob").string());
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find("--standalone needs --board"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  for (const auto& p : {d, d0, d2}) fs::remove_all(p);
+}
