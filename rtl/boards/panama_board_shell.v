@@ -5,7 +5,8 @@
 // Management over Ethernet (panama_mgmt_eth, docs/mgmt.md) sits between the crossings and the
 // core: it takes management requests out of the receive streams (they never reach the core),
 // drives the register file's AXI4-Lite slave, and merges each response into the transmit stream
-// of the port its request came in on.
+// of the port its request came in on. On the management ports panama_arp answers ARP for the
+// management address (its replies merged after the responses).
 // STANDALONE = 1 (panama-gen --standalone: servers plugged straight into the board, no switch
 // beside it): panama_l2sw sits between the core's outputs and the ports and does the switch
 // chip's work (forwarding by a MAC table, replication of built frames to their context's members,
@@ -61,6 +62,10 @@ module panama_board_shell #(
   wire [N*W/8-1:0] port_s_tkeep, port_m_tkeep;
   wire [N-1:0]     port_s_tvalid, port_s_tlast, port_s_tuser, port_s_tready;
   wire [N-1:0]     port_m_tvalid, port_m_tlast, port_m_tuser, port_m_tready;
+  // After panama_mgmt_eth on the transmit side, before the ARP replies join (management ports).
+  wire [N*W-1:0]   port_x_tdata;
+  wire [N*W/8-1:0] port_x_tkeep;
+  wire [N-1:0]     port_x_tvalid, port_x_tlast, port_x_tuser, port_x_tready;
   wire [N*W-1:0]   core_s_tdata, core_m_tdata;
   wire [N*W/8-1:0] core_s_tkeep, core_m_tkeep;
   wire [N-1:0]     core_s_tvalid, core_s_tlast, core_s_tuser, core_s_tready;
@@ -118,8 +123,8 @@ module panama_board_shell #(
     .m_rx_tlast(core_s_tlast), .m_rx_tuser(core_s_tuser), .m_rx_tready(core_s_tready),
     .s_tx_tdata(core_m_tdata), .s_tx_tkeep(core_m_tkeep), .s_tx_tvalid(core_m_tvalid),
     .s_tx_tlast(core_m_tlast), .s_tx_tuser(core_m_tuser), .s_tx_tready(core_m_tready),
-    .m_tx_tdata(port_m_tdata), .m_tx_tkeep(port_m_tkeep), .m_tx_tvalid(port_m_tvalid),
-    .m_tx_tlast(port_m_tlast), .m_tx_tuser(port_m_tuser), .m_tx_tready(port_m_tready),
+    .m_tx_tdata(port_x_tdata), .m_tx_tkeep(port_x_tkeep), .m_tx_tvalid(port_x_tvalid),
+    .m_tx_tlast(port_x_tlast), .m_tx_tuser(port_x_tuser), .m_tx_tready(port_x_tready),
     .m_axil_awaddr(s_axil_awaddr), .m_axil_awvalid(s_axil_awvalid), .m_axil_awready(s_axil_awready),
     .m_axil_wdata(s_axil_wdata), .m_axil_wvalid(s_axil_wvalid), .m_axil_wready(s_axil_wready),
     .m_axil_bresp(s_axil_bresp), .m_axil_bvalid(s_axil_bvalid), .m_axil_bready(s_axil_bready),
@@ -133,6 +138,40 @@ module panama_board_shell #(
     .x_axil_rready(x_rready),
     .cnt_accepted(mgmt_accepted), .cnt_bad_port(mgmt_bad_port), .cnt_malformed(mgmt_malformed),
     .cnt_bad_tag(mgmt_bad_tag), .cnt_replay(mgmt_replay), .cnt_rx_busy(mgmt_rx_busy));
+
+  // ARP for the management address, answered on each management port (panama_arp; docs/mgmt.md).
+  generate
+    for (p = 0; p < N; p = p + 1) begin : g_arp
+      if (MGMT_PORTS[p]) begin : g_on
+        wire [W-1:0] a_tdata;
+        wire [W/8-1:0] a_tkeep;
+        wire a_tvalid, a_tlast, a_tready;
+        panama_arp #(.W(W), .MAC(MGMT_MAC), .IP(MGMT_IP)) u_arp (
+          .clk(core_clk), .rst(core_rst),
+          .tap_tdata(port_s_tdata[p*W +: W]), .tap_beat(port_s_tvalid[p] && port_s_tready[p]),
+          .tap_tlast(port_s_tlast[p]), .tap_tkeep(port_s_tkeep[p*W/8 +: W/8]), .tap_tuser(port_s_tuser[p]),
+          .m_axis_tdata(a_tdata), .m_axis_tkeep(a_tkeep), .m_axis_tvalid(a_tvalid), .m_axis_tlast(a_tlast),
+          .m_axis_tready(a_tready));
+        panama_axis_arb2 #(.DATA_WIDTH(W), .USER_WIDTH(1)) u_arp_merge (
+          .clk(core_clk), .rst(core_rst),
+          .s0_axis_tdata(port_x_tdata[p*W +: W]), .s0_axis_tkeep(port_x_tkeep[p*W/8 +: W/8]),
+          .s0_axis_tvalid(port_x_tvalid[p]), .s0_axis_tlast(port_x_tlast[p]), .s0_axis_tuser(port_x_tuser[p]),
+          .s0_axis_tready(port_x_tready[p]),
+          .s1_axis_tdata(a_tdata), .s1_axis_tkeep(a_tkeep), .s1_axis_tvalid(a_tvalid), .s1_axis_tlast(a_tlast),
+          .s1_axis_tuser(1'b0), .s1_axis_tready(a_tready),
+          .m_axis_tdata(port_m_tdata[p*W +: W]), .m_axis_tkeep(port_m_tkeep[p*W/8 +: W/8]),
+          .m_axis_tvalid(port_m_tvalid[p]), .m_axis_tlast(port_m_tlast[p]), .m_axis_tuser(port_m_tuser[p]),
+          .m_axis_tready(port_m_tready[p]));
+      end else begin : g_off
+        assign port_m_tdata[p*W +: W] = port_x_tdata[p*W +: W];
+        assign port_m_tkeep[p*W/8 +: W/8] = port_x_tkeep[p*W/8 +: W/8];
+        assign port_m_tvalid[p] = port_x_tvalid[p];
+        assign port_m_tlast[p] = port_x_tlast[p];
+        assign port_m_tuser[p] = port_x_tuser[p];
+        assign port_x_tready[p] = port_m_tready[p];
+      end
+    end
+  endgenerate
 
   wire [15:0] cfg_agg_port;
   wire [C-1:0] cfg_ctx_enable, cfg_ctx_upstream;

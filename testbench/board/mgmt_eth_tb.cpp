@@ -248,6 +248,9 @@ bool is_from_board(const Bytes& f) {
   return f.size() >= 42 && std::memcmp(&f[6], kBoardMac, 6) == 0 && f[23] == 17 &&
          (uint16_t(f[34] << 8 | f[35]) == kMgmtUdp);
 }
+bool is_arp_from_board(const Bytes& f) {
+  return f.size() >= 42 && f[12] == 0x08 && f[13] == 0x06 && std::memcmp(&f[6], kBoardMac, 6) == 0;
+}
 bool is_agg(const Bytes& f) {
   return panama::wire::classify(f, panama::wire::kDefaultAggPort) == panama::wire::Class::aggregation;
 }
@@ -340,6 +343,7 @@ struct Scenario {
   std::vector<Bytes> bypass_sent[kPorts];
   int bypass_id = 0;
   std::vector<Bytes> responses_expected;  // on port 0, in order
+  std::vector<Bytes> arp_expected;        // ARP replies on port 0, in order
   uint64_t seq = 1000;
   Bytes built;  // the aggregation's result frame
   uint32_t busy_ok = 0, busy_dropped = 0;
@@ -384,6 +388,63 @@ struct Scenario {
     for (int i = 0; i < 6; ++i)
       CHECK(after.v[i] - before.v[i] == (i == which ? 1u : 0u), "%s: counter %s moved by %u\n", what, kCounterNames[i],
             after.v[i] - before.v[i]);
+  }
+
+  // An ARP frame (RFC 826) from host p: operation oper, target IPv4 tpa, to broadcast or the board.
+  static Bytes arp_frame(int p, uint32_t tpa, uint16_t oper, bool bcast) {
+    const Addr h = host(p);
+    Bytes f(60, 0);
+    for (int i = 0; i < 6; ++i) f[size_t(i)] = bcast ? 0xff : kBoardMac[i];
+    std::memcpy(&f[6], h.mac, 6);
+    put16(f, 12, 0x0806);
+    put16(f, 14, 1);
+    put16(f, 16, 0x0800);
+    f[18] = 6, f[19] = 4;
+    put16(f, 20, oper);
+    std::memcpy(&f[22], h.mac, 6);
+    put32(f, 28, h.ip);
+    put32(f, 38, tpa);
+    return f;
+  }
+  // The board's reply to host p, byte by byte from RFC 826 (padded to 60 bytes).
+  static Bytes arp_reply(int p) {
+    const Addr h = host(p);
+    Bytes f(60, 0);
+    std::memcpy(&f[0], h.mac, 6);
+    std::memcpy(&f[6], kBoardMac, 6);
+    put16(f, 12, 0x0806);
+    put16(f, 14, 1);
+    put16(f, 16, 0x0800);
+    f[18] = 6, f[19] = 4;
+    put16(f, 20, 2);
+    std::memcpy(&f[22], kBoardMac, 6);
+    put32(f, 28, kBoardIp);
+    std::memcpy(&f[32], h.mac, 6);
+    put32(f, 38, h.ip);
+    return f;
+  }
+  // ARP for the management address: answered on the management port (broadcast or to the
+  // board's MAC); not answered for another address, an ARP reply, on another port, or with a
+  // bad FCS. Every request goes on through the core like any bypass frame (the switch beside the
+  // board floods it; the bad one with tuser, as rule 1 passes bypass frames).
+  void arp() {
+    auto send = [&](int p, const Bytes& f, bool answered, bool bad = false) {
+      with_bypass(1);
+      if (bad) b.bad_fcs.insert(f);
+      b.rx_q[p].push_back(f);
+      bypass_sent[p].push_back(f);
+      if (answered) arp_expected.push_back(arp_reply(p));
+      with_bypass(1);
+      b.drain();
+    };
+    send(0, arp_frame(0, kBoardIp, 1, true), true);
+    send(0, arp_frame(0, kBoardIp, 1, false), true);
+    send(0, arp_frame(0, kBoardIp ^ 1, 1, true), false);
+    send(0, arp_frame(0, kBoardIp, 2, true), false);
+    send(1, arp_frame(1, kBoardIp, 1, true), false);
+    Bytes odd = arp_frame(0, kBoardIp, 1, true);
+    odd[59] = 1;  // a distinct frame, flagged bad by the MAC
+    send(0, odd, false, true);
   }
 
   void program() {
@@ -577,10 +638,12 @@ struct Scenario {
 
   void check_outputs() {
     for (int p = 0; p < kPorts; ++p) {
-      std::vector<Bytes> resp, agg, rest;
+      std::vector<Bytes> resp, agg, rest, arp;
       for (const auto& f : b.tx[p]) {
         if (is_from_board(f))
           resp.push_back(f);
+        else if (is_arp_from_board(f))
+          arp.push_back(f);
         else if (is_agg(f))
           agg.push_back(f);
         else
@@ -593,8 +656,11 @@ struct Scenario {
           CHECK(resp[i] == responses_expected[i], "port 0: response %zu differs from the expected frame\n", i);
           CHECK(rfc1071(&resp[i][14], 20) == 0, "port 0: response %zu has a bad IPv4 checksum\n", i);
         }
+        CHECK(arp == arp_expected, "port 0: %zu ARP replies, want %zu (or not the expected frames)\n", arp.size(),
+              arp_expected.size());
       } else {
         CHECK(resp.empty(), "port %d: %zu responses (only port 0 is a management port)\n", p, resp.size());
+        CHECK(arp.empty(), "port %d: %zu ARP replies (only port 0 is a management port)\n", p, arp.size());
       }
       if (p == kAggPort) {
         CHECK(agg.size() == 1 && agg[0] == built, "port %d: %zu built frames, or not the expected sum\n", p,
@@ -630,10 +696,13 @@ int main(int argc, char** argv) {
   sc.refused();
   sc.busy();
   sc.still_works();
+  sc.arp();
   sc.check_outputs();
   const Counters c = counters(sc.b);
   sc.b.top->final();
-  std::printf("mgmt_eth_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u, busy %u; bypass frames %d\n",
-              c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], sc.bypass_id);
+  std::printf(
+      "mgmt_eth_tb: accepted %u, bad port %u, malformed %u, bad tag %u, replay %u, busy %u; bypass frames %d; ARP "
+      "replies %zu\n",
+      c.v[0], c.v[1], c.v[2], c.v[3], c.v[4], c.v[5], sc.bypass_id, sc.arp_expected.size());
   return board::verdict("mgmt_eth_tb");
 }
