@@ -175,9 +175,9 @@ void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, bool 
     files.push_back({with_prefix(out_name, c.in.prefix), head + with_prefix(find(path), c.in.prefix), verilog});
   };
   // Verilog in dependency order: shell blocks, IP port lists, the board top.
-  for (const char* v : {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc",
-                        "panama_siphash", "panama_mgmt", "panama_mgmt_match", "panama_mgmt_eth", "panama_arp",
-                        "panama_l2sw"})
+  for (const char* v :
+       {"panama_reset_sync", "panama_axis_async_fifo", "panama_axis_arb2", "panama_port_cdc", "panama_siphash",
+        "panama_mgmt", "panama_mgmt_match", "panama_mgmt_eth", "panama_arp", "panama_l2sw"})
     add(std::string("rtl/") + v + ".v", std::string(v) + ".v", true);
   add("rtl/boards/panama_board_shell.v", "panama_board_shell.v", true);
   add("rtl/boards/panama_xilinx_prim_stubs.v", "panama_xilinx_prim_stubs.v", true);

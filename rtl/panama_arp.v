@@ -30,21 +30,10 @@ module panama_arp #(
   input  wire           m_axis_tready
 );
 
-  function integer clog2;
-    input integer v;
-    integer r;
-    begin
-      r = 0;
-      while ((1 << r) < v) r = r + 1;
-      clog2 = r;
-    end
-  endfunction
-
   localparam BB = W / 8;
   localparam HB = (42 + BB - 1) / BB;        // beats holding bytes 0..41
   localparam RB = (60 + BB - 1) / BB;        // beats of the reply
-  localparam BIW = clog2(HB + 1);
-  localparam RIW = clog2(RB + 1);
+  localparam BIW = 4, RIW = 4;               // HB <= 6 and RB <= 8 at 64 bits or more
   localparam HB_M1 = HB - 1, RB_M1 = RB - 1;
 
   // ---- receive: bytes 0..41 of each frame ----

@@ -29,6 +29,7 @@
 #include "config.h"
 #include "ctx.h"
 #include "ctx_program.h"
+#include "live_protocol.h"
 #include "model.h"
 #include "pcap_io.h"
 #include "ports.h"
@@ -326,71 +327,30 @@ class Harness {
     return res_;
   }
 
-  // --live: a line protocol on stdin/stdout for the switch stand-in (host_driver):
-  //   inject P HEX | run | advance N | outputs | counters | cycles | write ADDR VALUE | read ADDR | quit
-  // run, advance: "ok"; outputs: "out PORT CONTEXT HEX" lines (PORT -1: m_agg), then "end";
-  // counters: one line of counters.json; cycles: a number; write: "ok" (an AXI4-Lite write; the
-  // caller runs the design idle first); read: the word read over AXI4-Lite, in decimal.
+  // --live: the line protocol of testbench/live_protocol.h, for the switch stand-in.
   void live() {
     std::vector<std::deque<wire::Bytes>> q(cfg_.in.ports);
-    std::string line;
-    auto hexbytes = [](const std::string& h) {
-      wire::Bytes b(h.size() / 2);
-      for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(std::stoi(h.substr(2 * i, 2), nullptr, 16));
-      return b;
-    };
-    while (std::getline(std::cin, line)) {
-      std::istringstream is(line);
-      std::string cmd;
-      is >> cmd;
-      if (cmd == "inject") {
-        int p = -1;
-        std::string h;
-        is >> p >> h;
-        if (p < 0 || p >= cfg_.in.ports) throw std::runtime_error("inject: no port " + std::to_string(p));
-        q[p].push_back(hexbytes(h));
-      } else if (cmd == "run") {
-        drive(q, settle_cycles());
-        std::printf("ok\n");
-      } else if (cmd == "advance") {
-        uint64_t n = 0;
-        is >> n;
-        if (n) drive(q, 0, n);
-        std::printf("ok\n");
-      } else if (cmd == "outputs") {
-        auto put = [](int port, int ctx, const wire::Bytes& d) {
-          std::printf("out %d %d ", port, ctx);
-          for (uint8_t b : d) std::printf("%02x", b);
-          std::printf("\n");
-        };
-        for (int p = 0; p < cfg_.in.ports; ++p) {
-          for (const auto& f : res_.ports[p]) put(p, -1, f.data);
-          res_.ports[p].clear();
-        }
-        for (const auto& f : res_.agg) put(-1, context_of(f.data), f.data);
-        res_.agg.clear();
-        std::printf("end\n");
-      } else if (cmd == "counters") {
-        read_counters();
-        std::printf("%s\n", model::counters_json(res_).dump().c_str());
-      } else if (cmd == "write") {
-        std::string a, v;
-        is >> a >> v;
-        axil_write(static_cast<uint32_t>(std::stoul(a, nullptr, 0)), static_cast<uint32_t>(std::stoul(v, nullptr, 0)));
-        std::printf("ok\n");
-      } else if (cmd == "read") {
-        std::string a;
-        is >> a;
-        std::printf("%u\n", axil_read(static_cast<uint32_t>(std::stoul(a, nullptr, 0))));
-      } else if (cmd == "cycles") {
-        std::printf("%llu\n", static_cast<unsigned long long>(cycle_));
-      } else if (cmd == "quit") {
-        break;
-      } else if (!cmd.empty()) {
-        throw std::runtime_error("unknown command '" + cmd + "'");
+    live::Handlers h;
+    h.ports = cfg_.in.ports;
+    h.inject = [&](int p, wire::Bytes f) { q[static_cast<size_t>(p)].push_back(std::move(f)); };
+    h.run = [&] { drive(q, settle_cycles()); };
+    h.advance = [&](uint64_t n) { drive(q, 0, n); };
+    h.outputs = [&] {
+      for (int p = 0; p < cfg_.in.ports; ++p) {
+        for (const auto& f : res_.ports[p]) live::put_frame(p, -1, f.data);
+        res_.ports[p].clear();
       }
-      std::fflush(stdout);
-    }
+      for (const auto& f : res_.agg) live::put_frame(-1, context_of(f.data), f.data);
+      res_.agg.clear();
+    };
+    h.counters = [&] {
+      read_counters();
+      return model::counters_json(res_).dump();
+    };
+    h.cycles = [&] { return cycle_; };
+    h.write = [&](uint32_t a, uint32_t v) { axil_write(a, v); };
+    h.read = [&](uint32_t a) { return axil_read(a); };
+    live::serve(h);
     finish();
   }
 

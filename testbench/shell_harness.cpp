@@ -9,12 +9,11 @@
 //
 // testbench/rtl_engine.cpp verilates this file with the design on first use (harness variant
 // "shell", top <prefix>_board_shell with the board top's parameters) and the stand-in runs it with
-// --live, speaking the line protocol of testbench/rtl_harness.cpp on stdin/stdout:
-//   inject P HEX | run | advance N | outputs | counters | cycles | quit
-// outputs: "out PORT -1 HEX" per frame the MACs transmitted, then "end" (the frames the core
-// built leave on port AGG_PORT among that port's own; the register file is reached only by
-// management requests, so there is no read or write command); counters: one JSON line with the
-// shell's management counters and receive-FIFO drops; run, advance: "ok".
+// --live, speaking the line protocol of testbench/live_protocol.h on stdin/stdout: outputs are
+// "out PORT -1 HEX" per frame the MACs transmitted (the frames the core built leave on port
+// AGG_PORT among that port's own, or through the standalone switch); the register file is reached
+// only by management requests, so read and write are refused; counters: one JSON line with the
+// shell's management counters and receive-FIFO drops.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -32,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Vtop.h"
+#include "live_protocol.h"
 #include "tb_util.h"
 #include "verilated.h"
 
@@ -272,54 +272,19 @@ class Shell {
   std::vector<std::pair<int, Bytes>> out_;
 };
 
-Bytes hexbytes(const std::string& h) {
-  if (h.size() % 2) throw std::runtime_error("inject: odd number of hex digits");
-  Bytes b(h.size() / 2);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<uint8_t>(std::stoi(h.substr(2 * i, 2), nullptr, 16));
-  return b;
-}
-
-void live(Shell& sh, int ports) {
-  std::string line;
-  while (std::getline(std::cin, line)) {
-    std::istringstream is(line);
-    std::string cmd;
-    is >> cmd;
-    if (cmd == "inject") {
-      int p = -1;
-      std::string h;
-      is >> p >> h;
-      if (p < 0 || p >= ports) throw std::runtime_error("inject: no port " + std::to_string(p));
-      sh.inject(p, hexbytes(h));
-    } else if (cmd == "run") {
-      sh.run_until_idle();
-      std::printf("ok\n");
-    } else if (cmd == "advance") {
-      uint64_t n = 0;
-      is >> n;
-      sh.run_core(n);
-      std::printf("ok\n");
-    } else if (cmd == "outputs") {
-      for (const auto& o : sh.take_outputs()) {
-        std::printf("out %d -1 ", o.first);
-        for (uint8_t b : o.second) std::printf("%02x", b);
-        std::printf("\n");
-      }
-      std::printf("end\n");
-    } else if (cmd == "counters") {
-      std::printf("%s\n", sh.counters().dump().c_str());
-    } else if (cmd == "cycles") {
-      std::printf("%llu\n", static_cast<unsigned long long>(sh.cycles()));
-    } else if (cmd == "write" || cmd == "read") {
-      throw std::runtime_error(
-          "the board shell has no register port: program it over management (controller --target)");
-    } else if (cmd == "quit") {
-      break;
-    } else if (!cmd.empty()) {
-      throw std::runtime_error("unknown command '" + cmd + "'");
-    }
-    std::fflush(stdout);
-  }
+void live_shell(Shell& sh, int ports) {
+  live::Handlers h;
+  h.ports = ports;
+  h.inject = [&](int p, Bytes f) { sh.inject(p, std::move(f)); };
+  h.run = [&] { sh.run_until_idle(); };
+  h.advance = [&](uint64_t n) { sh.run_core(n); };
+  h.outputs = [&] {
+    for (const auto& o : sh.take_outputs()) live::put_frame(o.first, -1, o.second);
+  };
+  h.counters = [&] { return sh.counters().dump(); };
+  h.cycles = [&] { return sh.cycles(); };
+  h.no_registers = "the board shell has no register port: program it over management (controller --target)";
+  live::serve(h);
 }
 
 }  // namespace
@@ -341,7 +306,7 @@ int main(int argc, char** argv) {
     const Shape s = read_shape(config);
     Shell sh(s);
     sh.reset();
-    live(sh, s.ports);
+    live_shell(sh, s.ports);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "panama-host switch --shell (board shell harness): %s\n", e.what());
     return 1;

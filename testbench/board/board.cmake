@@ -81,7 +81,7 @@ add_custom_command(
   DEPENDS panama-gen
   COMMENT "panama-gen --board sume (mgmt_eth)")
 panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regmap ${mgmt_eth_gen}/regmap.json
-                FLAGS -GN=4 -GW=64 -GAW=14 -GAGG_PORT=3 -GFIFO_AW=9 -GMGMT_PORTS=1
+                FLAGS -GN=4 -GW=64 -GAW=14 -GAGG_PORT=3 -GFIFO_AW=9 "-GMGMT_PORTS=4'b0001"
                       "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
                       "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_gen}/filelist.f
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
@@ -98,7 +98,7 @@ add_custom_command(
   COMMENT "panama-gen --board u250 (mgmt_eth_u250)")
 panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt_eth_u250
                 ARGS --regmap ${mgmt_eth_u250_gen}/regmap.json
-                FLAGS -GN=2 -GW=512 -GAW=14 -GAGG_PORT=1 -GFIFO_AW=6 -GMGMT_PORTS=1
+                FLAGS -GN=2 -GW=512 -GAW=14 -GAGG_PORT=1 -GFIFO_AW=6 "-GMGMT_PORTS=2'b01"
                       "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
                       "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_u250_gen}/filelist.f
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
