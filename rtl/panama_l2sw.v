@@ -13,7 +13,8 @@
 //   - Never back to the port it came from.
 // A frame is forwarded to all its ports at once: an allocator grants a source every egress port
 // of its frame in one step, when none is busy (one grant per cycle, round robin), so replication
-// needs no copy and cannot deadlock. An egress queue without room for the longest frame (MAXB
+// needs no copy and cannot deadlock; the source first in the round-robin order has the ports it
+// waits for reserved, so a frame for several ports is not starved either. An egress queue without room for the longest frame (MAXB
 // beats) drops the frame for that port only (`queue_drops`); the frame goes on to the others.
 // Queues are store-and-forward frame FIFOs in block RAM; a frame leaves only once it is whole.
 // ECN: a frame is marked when, at its grant, any of its queues holds more than K frames (one
@@ -180,22 +181,32 @@ module panama_l2sw #(
       assign if_ne[s] = if_wp_q != if_rp_q;
       assign if_head[s*EW +: EW] = if_mem[if_rp_q[IFAW-1:0]];
       // Decision FIFO: the port mask of each frame, in order. At most three lookups of a source
-      // are in flight, so a lookup starts only with four entries free.
+      // are in flight, so a lookup starts only with four entries free (the head register holds
+      // one more).
       reg [N-1:0] df_mem [0:7];
       reg [3:0] df_wp_q, df_rp_q;
+      // The head entry waits in a register (the allocator reads no RAM).
+      reg [N-1:0] dh_q;
+      reg dh_v_q;
+      wire df_any = df_wp_q != df_rp_q;
+      wire df_load = df_any && (!dh_v_q || df_pop[s]);
       always @(posedge clk) begin
         if (df_push[s]) df_mem[df_wp_q[2:0]] <= df_push_mask;
+        if (df_load) dh_q <= df_mem[df_rp_q[2:0]];
         if (rst) begin
           df_wp_q <= 4'd0;
           df_rp_q <= 4'd0;
+          dh_v_q <= 1'b0;
         end else begin
           if (df_push[s]) df_wp_q <= df_wp_q + 4'd1;
-          if (df_pop[s]) df_rp_q <= df_rp_q + 4'd1;
+          if (df_load) df_rp_q <= df_rp_q + 4'd1;
+          if (df_load) dh_v_q <= 1'b1;
+          else if (df_pop[s]) dh_v_q <= 1'b0;
         end
       end
       assign df_room[s] = (df_wp_q - df_rp_q) <= 4'd4;
-      assign df_ne[s] = df_wp_q != df_rp_q;
-      assign dfh_a[s] = df_mem[df_rp_q[2:0]];
+      assign df_ne[s] = dh_v_q;
+      assign dfh_a[s] = dh_q;
       assign df_head[s*N +: N] = dfh_a[s];
     end
   endgenerate
@@ -299,15 +310,28 @@ module panama_l2sw #(
   reg [S*N-1:0] conn_q;
   reg [S*MBW-1:0] xcnt_q;                    // beats of the frame popped so far (saturating)
   reg [N*SW-1:0] owner_q;
+  // The source at rr2_q has priority: while it waits, the ports it wants are reserved for it (no
+  // other source is granted them), so a frame for several ports is not starved by single-port
+  // traffic freeing those ports at different times; the pointer moves on once that source has
+  // been granted or has nothing waiting.
   reg [SW-1:0] rr2_q;
   reg found2;
   reg [SW-1:0] pick2;
+  // (The reservation is registered: it takes effect a cycle after the source's turn starts.)
+  wire pr_wait = df_ne[rr2_q] && !xfer_q[rr2_q];
+  reg [N-1:0] resv;
+  reg [SW-1:0] resv_src;
+  always @(posedge clk) begin
+    resv <= rst || !pr_wait ? {N{1'b0}} : dfh_a[rr2_q];
+    resv_src <= rr2_q;
+  end
   always @(*) begin
     found2 = 1'b0;
     pick2 = {SW{1'b0}};
     for (x = 0; x < 2 * S; x = x + 1) begin
       y = x % S;
-      if (!found2 && x >= rr2_q && df_ne[y] && !xfer_q[y] && (df_head[y*N +: N] & busy_q) == {N{1'b0}}) begin
+      if (!found2 && x >= rr2_q && df_ne[y] && !xfer_q[y] &&
+          (df_head[y*N +: N] & (busy_q | (y[SW-1:0] == resv_src ? {N{1'b0}} : resv))) == {N{1'b0}}) begin
         found2 = 1'b1;
         pick2 = y[SW-1:0];
       end
@@ -400,11 +424,12 @@ module panama_l2sw #(
                                            : (xcnt_q[x*MBW +: MBW] == MAXB[MBW-1:0] ? xcnt_q[x*MBW +: MBW]
                                                                           : xcnt_q[x*MBW +: MBW] + 1'b1);
       end
+      if (!pr_wait || (found2 && pick2 == rr2_q)) rr2_q <= rr2_q == S_M1[SW-1:0] ? {SW{1'b0}} : rr2_q + 1'b1;
       if (found2) begin
         xfer_q[pick2] <= 1'b1;
         for (x = 0; x < S; x = x + 1) if (pick2 == x[SW-1:0]) conn_q[x*N +: N] <= grant2;
         mark_q[pick2] <= |(grant2 & cong_q);
-        rr2_q <= pick2 == S_M1[SW-1:0] ? {SW{1'b0}} : pick2 + 1'b1;
+
       end
     end
     for (x = 0; x < N; x = x + 1) if (grant2[x]) owner_q[x*SW +: SW] <= pick2;
@@ -505,7 +530,7 @@ module panama_l2sw #(
       always @(posedge clk) begin
         if (rst) qf_q <= 16'd0;
         else qf_q <= qf_q + {15'd0, commit} - {15'd0, take && m_tlast[e]};
-        cong_q[e] <= !rst && qf_q > k_q[15:0];
+        cong_q[e] <= !rst && {16'd0, qf_q} > k_q;
       end
       assign qframes[e*16 +: 16] = qf_q;
       always @(*) begin
@@ -524,7 +549,13 @@ module panama_l2sw #(
     sat = (inc && v != 32'hffffffff) ? v + 32'd1 : v;
   endfunction
   reg [N*32-1:0] tx_q, ce_q, qd_q;
-  wire discard = found2 && grant2 == {N{1'b0}};
+  // The allocator's events reach the counters a cycle later (off its path).
+  reg discard_q;
+  reg [N-1:0] qdrop_q;
+  always @(posedge clk) begin
+    discard_q <= !rst && found2 && grant2 == {N{1'b0}} && want2 == {N{1'b0}};
+    qdrop_q <= rst ? {N{1'b0}} : qdrop_inc;
+  end
   always @(posedge clk) begin
     if (rst) begin
       flooded_q <= 32'd0;
@@ -534,11 +565,11 @@ module panama_l2sw #(
       qd_q <= {(N*32){1'b0}};
     end else begin
       flooded_q <= sat(flooded_q, l3_flood);
-      discarded_q <= sat(discarded_q, discard && want2 == {N{1'b0}});
+      discarded_q <= sat(discarded_q, discard_q);
       for (x = 0; x < N; x = x + 1) begin
         tx_q[x*32 +: 32] <= sat(tx_q[x*32 +: 32], tx_inc[x]);
         ce_q[x*32 +: 32] <= sat(ce_q[x*32 +: 32], ce_inc[x]);
-        qd_q[x*32 +: 32] <= sat(sat(qd_q[x*32 +: 32], qdrop_inc[x]), qdrop_long[x]);
+        qd_q[x*32 +: 32] <= sat(sat(qd_q[x*32 +: 32], qdrop_q[x]), qdrop_long[x]);
       end
     end
   end
