@@ -123,6 +123,10 @@ module panama_port #(
   // Bus width in bits and bytes.
   localparam W = DATA_W;
   localparam BB = DATA_W / 8;
+  // Bits of a byte index within a beat, and a bypass FIFO word: {tuser, tlast, the beat's bytes
+  // (KW + 1 bits), tdata}.
+  localparam KW = $clog2(BB);
+  localparam XW = W + KW + 3;
   // Bypass FIFO: depth in beats, pointer and count widths.
   localparam BYP = BYP_BEATS;
   localparam BPW = BYP_PTR_W;
@@ -166,14 +170,24 @@ module panama_port #(
   // The beat is registered once, so that a frame's last beat is written in the cycle the
   // parser's descriptor arrives, and the commit or rewind of one frame is settled before the
   // next frame's first beat is written.
+  // tkeep is all ones but on a frame's last beat, where it is contiguous from bit 0
+  // (accelerator.md), so the bypass FIFO keeps the beat's byte count instead (KW + 1 bits, not
+  // W/8: one block RAM fewer per port) and mPP gets tkeep back from it.
   reg [W-1:0] rx_data_q;
-  reg [BB-1:0] rx_keep_q;
+  reg [KW:0] rx_bytes_q;
   reg rx_valid_q, rx_last_q, rx_user_q;
+  reg [KW:0] rx_bytes;
+  integer kb;
+  always @* begin
+    rx_bytes = {(KW+1){1'b0}};
+    for (kb = 0; kb < BB; kb = kb + 1)
+      if (s_axis_tkeep[kb]) rx_bytes = kb[KW:0] + 1'b1;
+  end
   always @(posedge clk) begin
     if (rst) rx_valid_q <= 1'b0;
     else rx_valid_q <= s_axis_tvalid;
     rx_data_q <= s_axis_tdata;
-    rx_keep_q <= s_axis_tkeep;
+    rx_bytes_q <= rx_bytes;
     rx_last_q <= s_axis_tlast;
     rx_user_q <= s_axis_tuser;
   end
@@ -184,7 +198,8 @@ module panama_port #(
   wire [1:0] desc_class;
   wire desc_rx_error, desc_malformed;
   wire [7:0] desc_flags, desc_tid, desc_tos;
-  wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part;
+  wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part, hdr_jid;
+  wire [7:0] hdr_tid;
   wire [31:0] desc_vid, desc_ip_dst;
   wire [1:0] desc_ecn;
   wire [47:0] desc_eth_dst;
@@ -196,10 +211,10 @@ module panama_port #(
     .desc_rx_error(desc_rx_error), .desc_malformed(desc_malformed), .desc_flags(desc_flags),
     .desc_jid(desc_jid), .desc_tid(desc_tid), .desc_count(desc_count), .desc_vid(desc_vid),
     .desc_rank(desc_rank), .desc_ecn(desc_ecn), .desc_eth_dst(desc_eth_dst), .desc_tos(desc_tos),
-    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part));
+    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part), .hdr_jid(hdr_jid), .hdr_tid(hdr_tid));
   // Length, RANK, the too-long flag and FLAGS but RESULT and FIN decide nothing here: the stored
   // beats carry tlast/tkeep.
-  wire unused_desc = ^{desc_len, desc_too_long, desc_rank, desc_flags[7:2]};
+  wire unused_desc = ^{desc_len, desc_too_long, desc_rank, desc_flags[7:2], desc_jid, desc_tid};
 
   wire rx_beat = rx_valid_q;
   wire rx_end = rx_valid_q & rx_last_q;
@@ -207,7 +222,7 @@ module panama_port #(
   // ---------------------------------------------------------------- bypass FIFO
   // Every frame is written speculatively; its last beat commits it (bypass, or a final sum
   // passing through) or rewinds the write pointer. Each word keeps tuser, tlast and tkeep.
-  reg [W+BB+1:0] byp_mem [0:BYP-1];
+  reg [XW-1:0] byp_mem [0:BYP-1];
   reg [BPW-1:0] byp_wr_q, byp_start_q, byp_rd_q;
   reg [BCW-1:0] byp_count_q;   // committed beats not yet read
   reg [BCW-1:0] byp_spec_q;    // beats of the frame being received
@@ -216,7 +231,7 @@ module panama_port #(
   wire byp_write = rx_beat & ~byp_ovf_q & (byp_space != {BCW{1'b0}});
   wire [BPW-1:0] byp_wr_next = (byp_wr_q == BYP[BPW-1:0] - 1'b1) ? {BPW{1'b0}} : byp_wr_q + 1'b1;
   always @(posedge clk) begin
-    if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_keep_q, rx_data_q};
+    if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_bytes_q, rx_data_q};
   end
 
   // ---------------------------------------------------------------- contribution memory
@@ -288,12 +303,17 @@ module panama_port #(
   // The register file never has two enabled contexts with the same (JID, TID) (accelerator.md:
   // enabling is refused for a duplicate, and fields are writable only while disabled), so at
   // most one context matches and the match vector is already one-hot: no priority encoder.
+  // The (JID, TID) compares are made on the parser's header bytes during the last beat and
+  // registered (`match_q`), so the decision a cycle later starts from flip-flops; a context's
+  // enable is taken as it is at the decision.
   wire [C-1:0] hit;
+  reg [C-1:0] match_q;
   integer c;
   genvar ga;
   generate
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
-      assign hit[ga] = ctx_enable[ga] & (ctx_jid[ga*16 +: 16] == desc_jid) & (ctx_tid[ga*8 +: 8] == desc_tid);
+      always @(posedge clk) match_q[ga] <= (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid);
+      assign hit[ga] = ctx_enable[ga] & match_q[ga];
     end
   endgenerate
   wire [C-1:0] sel = hit;
@@ -548,15 +568,20 @@ module panama_port #(
       wire pop = q_pop[g] & ne_q;
       assign pops[g] = pop;
       assign becomes_head[g] = push & (~ne_q | (pop & one_q));
-      // Beats freed from this context this cycle, and its use with and without this cycle's
-      // push (both ready before admission decides, which only picks one): the held frame on
-      // its release, else this queue's head when it is the dropped one.
+      // Beats freed from this context: the held frame on its release, else this queue's head
+      // when it is the dropped one. They leave the accounting the cycle after (fr_q), from a
+      // register: until then the frame still counts as queued, which only ever refuses more.
       wire [SBW-1:0] freed = rel_now ? ((held_ctx_q == g) ? held_beats_q : {SBW{1'b0}})
                                      : ((pop & ~q_hold) ? pop_beats_in : {SBW{1'b0}});
-      wire [UW-1:0] sub = {{(UW-SBW){1'b0}}, freed};
-      wire [UW-1:0] used_n = used_q - sub;
+      reg [SBW-1:0] fr_q;
+      // The context's use with and without this cycle's push (both ready before admission
+      // decides, which only picks one). A free of f beats takes min(f, over(used)) off
+      // over(used): over(u - f) = max(0, over(u) - f).
+      wire [UW-1:0] fr = {{(UW-SBW){1'b0}}, fr_q};
+      wire [UW-1:0] fo = (fr < over_q) ? fr : over_q;
+      wire [UW-1:0] used_n = used_q - fr;
+      wire [UW-1:0] over_n = over_q - fo;
       wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
-      wire [UW-1:0] over_n = (used_n > SB) ? used_n - SB : {UW{1'b0}};
       wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
       always @(posedge clk) begin
         if (rst) begin
@@ -565,7 +590,9 @@ module panama_port #(
           one_q <= 1'b0;
           used_q <= {UW{1'b0}};
           over_q <= {UW{1'b0}};
+          fr_q <= {SBW{1'b0}};
         end else begin
+          fr_q <= freed;
           occ_q <= occ_d;
           ne_q <= occ_d != {DCW{1'b0}};
           one_q <= occ_d == OCC_ONE;
@@ -586,7 +613,7 @@ module panama_port #(
       assign tail_flat[g*DW +: DW] = tail_q;
       assign used_flat[g*UW +: UW] = used_q;
       assign over_flat[g*UW +: UW] = over_q;
-      assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
+      assign dn_flat[g*(UW+1) +: UW+1] = {(UW+1){1'b0}} - {1'b0, fo};
       assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
       assign q_valid[g] = ne_q;
       assign ne_vec[g] = ne_q;
@@ -717,9 +744,9 @@ module panama_port #(
   // ---------------------------------------------------------------- transmit (mPP)
   // Reads committed beats into a four-entry FIFO; a read is issued only when the FIFO can take
   // it, so a started frame never underruns (the whole frame is already in memory).
-  reg [W+BB+1:0] tx_word_q;
+  reg [XW-1:0] tx_word_q;
   reg tx_inflight_q;
-  reg [W+BB+1:0] tx_fifo [0:3];
+  reg [XW-1:0] tx_fifo [0:3];
   reg [1:0] tx_wp_q, tx_rp_q;
   reg [2:0] tx_cnt_q;
   assign tx_issue = (byp_count_q != {BCW{1'b0}}) & (({1'b0, tx_cnt_q} + {3'b0, tx_inflight_q}) < 4'd3);
@@ -746,10 +773,14 @@ module panama_port #(
     end
   end
   // Output register: mPP is driven by flip-flops only.
+  // tkeep from the byte count as the output register is loaded.
+  wire [XW-1:0] tx_head = tx_fifo[tx_rp_q];
+  wire [KW:0] tx_bytes = tx_head[W +: KW+1];
+  wire [BB-1:0] tx_keep = tx_head[W+KW+1] ? ~({BB{1'b1}} << tx_bytes) : {BB{1'b1}};
   reg [W+BB+1:0] tx_out_q;
   reg tx_out_valid_q;
   always @(posedge clk) begin
-    if (tx_take) tx_out_q <= tx_fifo[tx_rp_q];
+    if (tx_take) tx_out_q <= {tx_head[W+KW+2], tx_head[W+KW+1], tx_keep, tx_head[W-1:0]};
     if (rst) tx_out_valid_q <= 1'b0;
     else tx_out_valid_q <= tx_take | (tx_out_valid_q & ~m_axis_tready);
   end

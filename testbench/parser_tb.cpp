@@ -505,6 +505,14 @@ class Bench {
       const bool last = b + 1 == beats;
       dut_->s_axis_tlast = last;
       dut_->s_axis_tuser = last ? e.rx_error : gen_.rnd(0, 1);
+      if (last && e.fields) {
+        // JID and TID during the last beat (the port's context match registers them then).
+        dut_->eval();
+        if (dut_->hdr_jid != e.hdr.jid || dut_->hdr_tid != e.hdr.tid)
+          fail("hdr_jid/hdr_tid = " + std::to_string(dut_->hdr_jid) + "/" + std::to_string(dut_->hdr_tid) +
+                   " during the last beat, expected " + std::to_string(e.hdr.jid) + "/" + std::to_string(e.hdr.tid),
+               e);
+      }
       tick();
       // The descriptor register loads on the edge that samples the last beat: it is visible
       // from the cycle after that beat on, for exactly one cycle.
