@@ -521,30 +521,35 @@ Resources estimate_resources(const Config& c) {
   // Port (parser included): T = the contribution memory's beats, D = frame descriptors. The
   // contribution memory, its links, the free segments, the bypass FIFO and the descriptor headers
   // are block RAM read synchronously; what stays in distributed RAM is the descriptors' head
-  // fields and next pointers (read asynchronously when a queue pops: D deep, 64 words per LUT
-  // group) and mPP's four-beat FIFO. LUTs: 4524 at T = 4285 (W 64), 3741 at T = 536 (W 512), both
-  // with C = 8; each context adds about 22 for the rotating timeout check (a C-way selection of
-  // the head's age). Flip-flops grow with the bus (beat registers, the
-  // bypass FIFO's output, mPP's register): 2295 at W 64, 3141 at W 512.
+  // fields (read asynchronously for the scheduler's look at one context) and next pointers
+  // (read when a queue pops), D deep, 64 words per LUT group, and mPP's four-beat FIFO. LUTs:
+  // 3772 at T = 4285 (W 64), 3174 at T = 536 (W 512), both with C = 8; each context adds about
+  // 22 for the rotating timeout check (a C-way selection of the head's age). Flip-flops grow
+  // with the bus (beat registers, the bypass FIFO's output, mPP's register): 1790 at W 64, 2601
+  // at W 512 (the heads' fields are no longer registers: 2295 and 3141 before).
   const long T = plan.mem_beats, D = plan.descs;
-  const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 57;
-  const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((W + BB + 2 + 13) / 14);
-  ModuleEstimate port{"port", N, 3453 + 22 * C + (T * 209) / 1000, port_lutram, 2174 + (W * 189) / 100, 0, 0};
-  // Block RAM, memory by memory as Yosys maps them (bram36_for): 24.5 at W 64, 26 at W 512.
-  port.bram36 = bram36_for(plan.byp_beats, W + BB + 2) + bram36_for(T, W + BW) + bram36_for(T, BW) +
+  const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
+  const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
+  const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((XW + 13) / 14);
+  ModuleEstimate port{"port", N, 2913 + 22 * C + (T * 16) / 100, port_lutram, 1674 + (W * 181) / 100, 0, 0};
+  // Block RAM, memory by memory as Yosys maps them (bram36_for): 23.5 at W 64, 25 at W 512.
+  port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, W + BW) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);
   r.modules.push_back(port);
-  // Scheduler, result builder and m_agg FIFO, with the adder tree: the decision logic of every
-  // (port, context) pair and the builder's selection of one word from every member port (N x W):
-  // 5633 LUTs at 4 x 10G and 11047 at 8 x 100G without the tree, since the head ages moved to the
-  // ports and the smallest head distance became a running minimum (8903 and 18263 at first, and
-  // 16467 at 8 x 10G, which showed the N x C term); each
-  // context's registered action and E, the build's parameters, the output register. The header
-  // word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD
-  // beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else distributed RAM.
+  // Scheduler, result builder and m_agg FIFO, with the adder tree. It looks at one context per
+  // cycle, so its decision logic is per port (A1's checks, the minimum tree) and per context
+  // (E, the pick, the context's addresses for the build); the builder selects one word from
+  // every member port (N x W). Without the tree: 2873 LUTs at 4 x 10G and 4539 at 8 x 100G
+  // against the tree's estimate (5633 and 11047 when every (port, context) pair was evaluated
+  // every cycle). Flip-flops: E and its time per context, a per-port pipeline of the heads'
+  // first beats and beats (A2, B, the issue stage), the minimum tree, the output register. The
+  // header word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1
+  // bits, FD beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else
+  // distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
-  sched.luts = tree.luts + 2017 + 109 * N * C + (N * W) / 2;
-  sched.ffs = tree.ffs + 550 + 120 * C + (W * 171) / 100;
+  const long NB = clog2(plan.frame_beats + 1);
+  sched.luts = tree.luts + 1882 + 110 * C + (N * W * 434) / 1000;
+  sched.ffs = tree.ffs + 600 + 66 * C + 2 * N * C + N * (3 * (BW + NB) + 38) + W / 2;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
   {
     const long fw = W + BB + 1, fd = plan.agg_fifo;
