@@ -58,7 +58,11 @@ module panama_parser #(
   output reg  [47:0] desc_eth_dst,
   output reg  [7:0] desc_tos,
   output reg  [31:0] desc_ip_dst,
-  output reg  [15:0] desc_csum_part
+  output reg  [15:0] desc_csum_part,
+  // JID and TID as they stand during the frame's last beat (live when that beat carries them):
+  // the port matches its contexts on them a cycle before the descriptor comes out.
+  output wire [15:0] hdr_jid,
+  output wire [7:0] hdr_tid
 );
 
 // Constants the RTL shares with the register map (regmap.json), the wire format
@@ -272,6 +276,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [15:0] udp_dport = {`PANAMA_PARSER_BYTE(OFF_UDP_DPORT), `PANAMA_PARSER_BYTE(OFF_UDP_DPORT+1)};
   wire [15:0] udp_len = {`PANAMA_PARSER_BYTE(OFF_UDP_LEN), `PANAMA_PARSER_BYTE(OFF_UDP_LEN+1)};
   wire [15:0] count = {`PANAMA_PARSER_BYTE(OFF_COUNT), `PANAMA_PARSER_BYTE(OFF_COUNT+1)};
+  assign hdr_jid = {`PANAMA_PARSER_BYTE(OFF_JID), `PANAMA_PARSER_BYTE(OFF_JID+1)};
+  assign hdr_tid = `PANAMA_PARSER_BYTE(OFF_TID);
   wire [47:0] eth_dst = hdr[8*OFF_ETH_DST +: 48];
   wire [31:0] ip_dst = hdr[8*OFF_IP_DST +: 32];
   wire [31:0] vid = hdr[8*OFF_VID +: 32];
@@ -319,8 +325,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       desc_rx_error <= s_axis_tuser;
       desc_malformed <= is_agg & malformed;
       desc_flags <= `PANAMA_PARSER_BYTE(OFF_FLAGS);
-      desc_jid <= {`PANAMA_PARSER_BYTE(OFF_JID), `PANAMA_PARSER_BYTE(OFF_JID+1)};
-      desc_tid <= `PANAMA_PARSER_BYTE(OFF_TID);
+      desc_jid <= hdr_jid;
+      desc_tid <= hdr_tid;
       desc_count <= count;
       desc_vid <= vid_be;
       desc_rank <= {`PANAMA_PARSER_BYTE(OFF_RANK), `PANAMA_PARSER_BYTE(OFF_RANK+1)};

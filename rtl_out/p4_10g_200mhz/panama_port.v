@@ -77,19 +77,32 @@ module panama_port #(
   output wire m_axis_tlast,
   output wire m_axis_tuser,
   input  wire m_axis_tready,
-  // Queue heads per context, to the scheduler.
+  // Queue state per context, to the scheduler: a head is present, and the head has waited
+  // longer than its context's timeout since it became head (registered; found at most CONTEXTS
+  // cycles late, cleared when the head changes).
   output wire [CONTEXTS-1:0] q_valid,
-  output wire [CONTEXTS*32-1:0] q_vid,
-  output wire [CONTEXTS*16-1:0] q_count,
-  output wire [CONTEXTS-1:0] q_fin,
-  output wire [CONTEXTS-1:0] q_ce,
-  // First beat of each head frame.
-  output wire [CONTEXTS*MEM_PTR_W-1:0] q_ptr,
-  // The head has waited longer than its context's timeout since it became head (registered;
-  // found at most CONTEXTS cycles late, cleared when the head changes).
   output wire [CONTEXTS-1:0] q_expired,
-  // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold).
+  // The scheduler looks at one context per cycle: ev_ctx and its expected VID ev_e (registered in
+  // the scheduler). The head of that context's queue comes back the cycle after, registered:
+  // present, VID stale against ev_e (serial-number arithmetic), VID = ev_e, VID - ev_e, COUNT,
+  // FIN, CE, first beat, beats, timed out.
+  input  wire [CTX_W-1:0] ev_ctx,
+  input  wire [31:0] ev_e,
+  output reg  ev_valid,
+  output reg  ev_stale,
+  output reg  ev_at_e,
+  output reg  [31:0] ev_dist,
+  output reg  [15:0] ev_count,
+  output reg  ev_fin,
+  output reg  ev_ce,
+  output reg  [MEM_PTR_W-1:0] ev_ptr,
+  output reg  [FRAME_CNT_W-1:0] ev_beats,
+  output reg  ev_expired,
+  // Remove the head of context c (its descriptor becomes free; its beats too unless q_hold),
+  // with the head's first beat and beats as ev_* gave them (registered in the scheduler).
   input  wire [CONTEXTS-1:0] q_pop,
+  input  wire [MEM_PTR_W-1:0] pop_first_in,
+  input  wire [FRAME_CNT_W-1:0] pop_beats_in,
   // The frame popped this cycle is a build's: keep its beats until q_release.
   input  wire q_hold,
   // The build's last read is done: free the beats of the frame held.
@@ -100,7 +113,6 @@ module panama_port #(
   output wire [7:0] meta_tos,
   output wire [31:0] meta_ip_dst,
   output wire [15:0] meta_csum_part,
-  output wire [7:0] meta_flags,
   // Contribution memory read port, one cycle of latency: the beat at rd_addr and the address
   // of its frame's next beat.
   input  wire [MEM_PTR_W-1:0] rd_addr,
@@ -218,6 +230,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // Bus width in bits and bytes.
   localparam W = DATA_W;
   localparam BB = DATA_W / 8;
+  // Bits of a byte index within a beat, and a bypass FIFO word: {tuser, tlast, the beat's bytes
+  // (KW + 1 bits), tdata}.
+  localparam KW = $clog2(BB);
+  localparam XW = W + KW + 3;
   // Bypass FIFO: depth in beats, pointer and count widths.
   localparam BYP = BYP_BEATS;
   localparam BPW = BYP_PTR_W;
@@ -239,10 +255,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   localparam D = DESCS;
   localparam DW = DESC_PTR_W;
   localparam DCW = DESC_CNT_W;
-  // A descriptor's head fields {CE, FLAGS, COUNT, VID, beats, first beat} (VID at IB) and the
+  // A descriptor's head fields {CE, FIN, COUNT, VID, beats, first beat} (VID at IB) and the
   // header fields the result builder copies.
   localparam IB = BW + SBW;
-  localparam HIW = IB + 57;
+  localparam HIW = IB + 50;
   localparam HDW = 104;
   // Constants sized to their registers.
   localparam [RW-1:0] REM_ONE = 1;
@@ -261,14 +277,24 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The beat is registered once, so that a frame's last beat is written in the cycle the
   // parser's descriptor arrives, and the commit or rewind of one frame is settled before the
   // next frame's first beat is written.
+  // tkeep is all ones but on a frame's last beat, where it is contiguous from bit 0
+  // (accelerator.md), so the bypass FIFO keeps the beat's byte count instead (KW + 1 bits, not
+  // W/8: one block RAM fewer per port) and mPP gets tkeep back from it.
   reg [W-1:0] rx_data_q;
-  reg [BB-1:0] rx_keep_q;
+  reg [KW:0] rx_bytes_q;
   reg rx_valid_q, rx_last_q, rx_user_q;
+  reg [KW:0] rx_bytes;
+  integer kb;
+  always @* begin
+    rx_bytes = {(KW+1){1'b0}};
+    for (kb = 0; kb < BB; kb = kb + 1)
+      if (s_axis_tkeep[kb]) rx_bytes = kb[KW:0] + 1'b1;
+  end
   always @(posedge clk) begin
     if (rst) rx_valid_q <= 1'b0;
     else rx_valid_q <= s_axis_tvalid;
     rx_data_q <= s_axis_tdata;
-    rx_keep_q <= s_axis_tkeep;
+    rx_bytes_q <= rx_bytes;
     rx_last_q <= s_axis_tlast;
     rx_user_q <= s_axis_tuser;
   end
@@ -279,7 +305,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [1:0] desc_class;
   wire desc_rx_error, desc_malformed;
   wire [7:0] desc_flags, desc_tid, desc_tos;
-  wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part;
+  wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part, hdr_jid;
+  wire [7:0] hdr_tid;
   wire [31:0] desc_vid, desc_ip_dst;
   wire [1:0] desc_ecn;
   wire [47:0] desc_eth_dst;
@@ -291,9 +318,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     .desc_rx_error(desc_rx_error), .desc_malformed(desc_malformed), .desc_flags(desc_flags),
     .desc_jid(desc_jid), .desc_tid(desc_tid), .desc_count(desc_count), .desc_vid(desc_vid),
     .desc_rank(desc_rank), .desc_ecn(desc_ecn), .desc_eth_dst(desc_eth_dst), .desc_tos(desc_tos),
-    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part));
-  // Length, RANK and the too-long flag decide nothing here: the stored beats carry tlast/tkeep.
-  wire unused_desc = ^{desc_len, desc_too_long, desc_rank};
+    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part), .hdr_jid(hdr_jid), .hdr_tid(hdr_tid));
+  // Length, RANK, the too-long flag and FLAGS but RESULT and FIN decide nothing here: the stored
+  // beats carry tlast/tkeep.
+  wire unused_desc = ^{desc_len, desc_too_long, desc_rank, desc_flags[7:2], desc_jid, desc_tid};
 
   wire rx_beat = rx_valid_q;
   wire rx_end = rx_valid_q & rx_last_q;
@@ -301,7 +329,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // ---------------------------------------------------------------- bypass FIFO
   // Every frame is written speculatively; its last beat commits it (bypass, or a final sum
   // passing through) or rewinds the write pointer. Each word keeps tuser, tlast and tkeep.
-  reg [W+BB+1:0] byp_mem [0:BYP-1];
+  reg [XW-1:0] byp_mem [0:BYP-1];
   reg [BPW-1:0] byp_wr_q, byp_start_q, byp_rd_q;
   reg [BCW-1:0] byp_count_q;   // committed beats not yet read
   reg [BCW-1:0] byp_spec_q;    // beats of the frame being received
@@ -310,7 +338,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire byp_write = rx_beat & ~byp_ovf_q & (byp_space != {BCW{1'b0}});
   wire [BPW-1:0] byp_wr_next = (byp_wr_q == BYP[BPW-1:0] - 1'b1) ? {BPW{1'b0}} : byp_wr_q + 1'b1;
   always @(posedge clk) begin
-    if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_keep_q, rx_data_q};
+    if (byp_write) byp_mem[byp_wr_q] <= {rx_user_q, rx_last_q, rx_bytes_q, rx_data_q};
   end
 
   // ---------------------------------------------------------------- contribution memory
@@ -382,12 +410,17 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The register file never has two enabled contexts with the same (JID, TID) (accelerator.md:
   // enabling is refused for a duplicate, and fields are writable only while disabled), so at
   // most one context matches and the match vector is already one-hot: no priority encoder.
+  // The (JID, TID) compares are made on the parser's header bytes during the last beat and
+  // registered (`match_q`), so the decision a cycle later starts from flip-flops; a context's
+  // enable is taken as it is at the decision.
   wire [C-1:0] hit;
+  reg [C-1:0] match_q;
   integer c;
   genvar ga;
   generate
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
-      assign hit[ga] = ctx_enable[ga] & (ctx_jid[ga*16 +: 16] == desc_jid) & (ctx_tid[ga*8 +: 8] == desc_tid);
+      always @(posedge clk) match_q[ga] <= (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid);
+      assign hit[ga] = ctx_enable[ga] & match_q[ga];
     end
   endgenerate
   wire [C-1:0] sel = hit;
@@ -486,14 +519,14 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // the header fields the result builder copies. Free descriptors: first the never-used ones
   // (d_fresh_q up to D), then a FIFO of released ones.
   reg [DW-1:0] d_next [0:D-1];     // the next descriptor of the same queue
-  reg [HIW-1:0] d_info [0:D-1];    // {CE, FLAGS, COUNT, VID, beats, first beat}
+  reg [HIW-1:0] d_info [0:D-1];    // {CE, FIN, COUNT, VID, beats, first beat}
   reg [HDW-1:0] d_hdr [0:D-1];     // {checksum partial sum, ipv4.dst, TOS, eth.dst}
   reg [DW-1:0] d_free [0:D-1];
   reg [DCW-1:0] d_fresh_q;
   reg [DW-1:0] d_free_rd_q, d_free_wr_q;
   wire d_from_fresh = d_fresh_q != D[DCW-1:0];
   wire [DW-1:0] d_new = d_from_fresh ? d_fresh_q[DW-1:0] : d_free[d_free_rd_q];
-  wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags, desc_count, desc_vid, frame_beats, frame_first};
+  wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags[0], desc_count, desc_vid, frame_beats, frame_first};
   always @(posedge clk) begin
     if (commit_contrib) begin
       d_info[d_new] <= new_info;
@@ -502,33 +535,27 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   end
 
   // The head being removed (at most one per cycle: the scheduler pops one context at a time;
-  // q_pop comes from a register in the scheduler).
+  // q_pop comes from a register in the scheduler). Its first beat and beats come with the pop
+  // (pop_first_in, pop_beats_in: the scheduler has them from the ev_* read it decided on).
   wire [C*DW-1:0] head_flat, tail_flat;
-  wire [C*HIW-1:0] info_flat;
-  // The same heads as arrays, for the selection by meta_sel (a multiplexer, not an index product).
+  // The same heads as an array, for the selections by ev_ctx and meta_sel (multiplexers).
   wire [DW-1:0] head_arr [0:C-1];
-  wire [7:0] flags_arr [0:C-1];
-  wire [C-1:0] becomes_head, pops;
-  // At most one queue pops per cycle (the scheduler pops one context at a time), so `pops` is
-  // one-hot or zero and the popped head's fields are an AND-OR of the heads.
+  wire [C-1:0] becomes_head, pops, ne_vec, exp_vec;
+  // At most one queue pops per cycle, so `pops` is one-hot or zero and the popped head's
+  // descriptor is an AND-OR of the heads.
   reg pop_any;
   reg [CW-1:0] pop_ctx;
   reg [DW-1:0] pop_desc;
-  reg [HIW-1:0] pop_info;
   always @* begin
     pop_any = |pops;
     pop_ctx = {CW{1'b0}};
     pop_desc = {DW{1'b0}};
-    pop_info = {HIW{1'b0}};
     for (c = 0; c < C; c = c + 1) begin
       pop_ctx = pop_ctx | ({CW{pops[c]}} & c[CW-1:0]);
       pop_desc = pop_desc | ({DW{pops[c]}} & head_flat[c*DW +: DW]);
-      pop_info = pop_info | ({HIW{pops[c]}} & info_flat[c*HIW +: HIW]);
     end
   end
   wire [DW-1:0] after_desc = d_next[pop_desc];
-  wire [HIW-1:0] after_info = d_info[after_desc];
-  wire unused_pop_info = ^pop_info[HIW-1:IB];  // the head fields go to the scheduler, not here
   // A frame popped by a build is still being read: its beats (and its share of the context's
   // use) are freed only at q_release, after its last read. At most one frame is held: the
   // release of one build and the pop of the next can fall in the same cycle, never two pops.
@@ -542,16 +569,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     else if (q_release) held_q <= 1'b0;
     if (pop_any & q_hold) begin
       held_ctx_q <= pop_ctx;
-      held_first_q <= pop_info[BW-1:0];
-      held_beats_q <= pop_info[BW +: SBW];
+      held_first_q <= pop_first_in;
+      held_beats_q <= pop_beats_in;
     end
   end
   // Frames whose beats go back to the free chain this cycle: a dropped head, or the held frame.
-  // The scheduler never drops while a build's frame is held and not released this cycle.
+  // The scheduler never drops a head in the cycle the held frame is released.
   wire rel_now = q_release & held_q;
   wire free_any = rel_now | (pop_any & ~q_hold);
-  wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_info[BW-1:0];
-  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_info[BW +: SBW];
+  wire [BW-1:0] pop_first = rel_now ? held_first_q : pop_first_in;
+  wire [SBW-1:0] pop_beats = rel_now ? held_beats_q : pop_beats_in;
 
   always @(posedge clk) begin
     if (rst) begin
@@ -629,8 +656,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   end
 
   // ---------------------------------------------------------------- queues
-  // One linked list of descriptors per context: head, tail, occupancy, the head's fields in
-  // registers (the scheduler reads every context's head at once) and the context's beats in use.
+  // One linked list of descriptors per context: head, tail, occupancy and the context's beats in
+  // use in registers; the head's fields stay in its descriptor (d_info), read for the
+  // scheduler one context per cycle (ev_* below).
   // over(used) change per context without a push, and what a push adds to it (da - dn).
   wire [C*(UW+1)-1:0] dn_flat, gr_flat;
   genvar g;
@@ -638,7 +666,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     for (g = 0; g < C; g = g + 1) begin : g_queue
       reg [DW-1:0] head_q, tail_q;
       reg [DCW-1:0] occ_q;
-      reg [HIW-1:0] info_q;
       reg [31:0] since_q;
       reg [UW-1:0] used_q, over_q;
       wire push = push_ctx[g];
@@ -648,16 +675,20 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       wire pop = q_pop[g] & ne_q;
       assign pops[g] = pop;
       assign becomes_head[g] = push & (~ne_q | (pop & one_q));
-      // Beats freed from this context this cycle, and its use with and without this cycle's
-      // push (both ready before admission decides, which only picks one).
-      // (free_any & free_ctx == g ? pop_beats : 0, from this queue's own registers: the held
-      // frame on its release, else this queue's head when it is the dropped one.)
+      // Beats freed from this context: the held frame on its release, else this queue's head
+      // when it is the dropped one. They leave the accounting the cycle after (fr_q), from a
+      // register: until then the frame still counts as queued, which only ever refuses more.
       wire [SBW-1:0] freed = rel_now ? ((held_ctx_q == g) ? held_beats_q : {SBW{1'b0}})
-                                     : ((pop & ~q_hold) ? info_q[BW +: SBW] : {SBW{1'b0}});
-      wire [UW-1:0] sub = {{(UW-SBW){1'b0}}, freed};
-      wire [UW-1:0] used_n = used_q - sub;
+                                     : ((pop & ~q_hold) ? pop_beats_in : {SBW{1'b0}});
+      reg [SBW-1:0] fr_q;
+      // The context's use with and without this cycle's push (both ready before admission
+      // decides, which only picks one). A free of f beats takes min(f, over(used)) off
+      // over(used): over(u - f) = max(0, over(u) - f).
+      wire [UW-1:0] fr = {{(UW-SBW){1'b0}}, fr_q};
+      wire [UW-1:0] fo = (fr < over_q) ? fr : over_q;
+      wire [UW-1:0] used_n = used_q - fr;
+      wire [UW-1:0] over_n = over_q - fo;
       wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
-      wire [UW-1:0] over_n = (used_n > SB) ? used_n - SB : {UW{1'b0}};
       wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
       always @(posedge clk) begin
         if (rst) begin
@@ -666,7 +697,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           one_q <= 1'b0;
           used_q <= {UW{1'b0}};
           over_q <= {UW{1'b0}};
+          fr_q <= {SBW{1'b0}};
         end else begin
+          fr_q <= freed;
           occ_q <= occ_d;
           ne_q <= occ_d != {DCW{1'b0}};
           one_q <= occ_d == OCC_ONE;
@@ -675,30 +708,22 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         end
         if (becomes_head[g]) begin
           head_q <= d_new;
-          info_q <= new_info;
           since_q <= now;
         end else if (pop) begin
           head_q <= after_desc;
-          info_q <= after_info;
           since_q <= now;
         end
         if (push) tail_q <= d_new;
       end
       assign head_flat[g*DW +: DW] = head_q;
       assign head_arr[g] = head_q;
-      assign flags_arr[g] = info_q[IB+48 +: 8];
       assign tail_flat[g*DW +: DW] = tail_q;
-      assign info_flat[g*HIW +: HIW] = info_q;
       assign used_flat[g*UW +: UW] = used_q;
       assign over_flat[g*UW +: UW] = over_q;
-      assign dn_flat[g*(UW+1) +: UW+1] = {1'b0, over_n} - {1'b0, over_q};
+      assign dn_flat[g*(UW+1) +: UW+1] = {(UW+1){1'b0}} - {1'b0, fo};
       assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
       assign q_valid[g] = ne_q;
-      assign q_ptr[g*BW +: BW] = info_q[BW-1:0];
-      assign q_vid[g*32 +: 32] = info_q[IB +: 32];
-      assign q_count[g*16 +: 16] = info_q[IB+32 +: 16];
-      assign q_fin[g] = info_q[IB+48];
-      assign q_ce[g] = info_q[IB+56];
+      assign ne_vec[g] = ne_q;
       assign since_arr[g] = since_q;
       // Set when the rotating check below finds this head too old; cleared by a new head.
       reg exp_q;
@@ -707,8 +732,29 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         else if (exp_hit[g]) exp_q <= 1'b1;
       end
       assign q_expired[g] = exp_q;
+      assign exp_vec[g] = exp_q;
     end
   endgenerate
+  // The head of context ev_ctx for the scheduler, registered. The scheduler never asks for a
+  // context whose pops are pending or being applied, so the head read here is the one it
+  // pops if it decides to; a push that makes a head in the same cycle is seen by the next
+  // request (the scheduler asks again when q_valid changes).
+  wire [HIW-1:0] ev_info = d_info[head_arr[ev_ctx]];
+  wire [31:0] ev_vid = ev_info[IB +: 32];
+  wire [31:0] ev_d = ev_vid - ev_e;
+  always @(posedge clk) begin
+    ev_valid <= ne_vec[ev_ctx];
+    ev_expired <= exp_vec[ev_ctx];
+    // Serial-number arithmetic: stale iff (v - E) mod 2^32 >= 2^31.
+    ev_stale <= ev_d[31];
+    ev_at_e <= ev_vid == ev_e;
+    ev_dist <= ev_d;
+    ev_count <= ev_info[IB+32 +: 16];
+    ev_fin <= ev_info[IB+48];
+    ev_ce <= ev_info[IB+49];
+    ev_ptr <= ev_info[BW-1:0];
+    ev_beats <= ev_info[BW +: SBW];
+  end
   // The running sum of over(used): only the pushed context and the freed one change. dn of a
   // context is zero unless it is the freed one, so without a push the sum moves by their OR
   // (shared_0); a push into context g adds over(used_a) - over(used_n) to that (g's own dn is
@@ -801,14 +847,13 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   assign meta_tos = sel_hdr[55:48];
   assign meta_ip_dst = sel_hdr[87:56];
   assign meta_csum_part = sel_hdr[103:88];
-  assign meta_flags = flags_arr[meta_sel];
 
   // ---------------------------------------------------------------- transmit (mPP)
   // Reads committed beats into a four-entry FIFO; a read is issued only when the FIFO can take
   // it, so a started frame never underruns (the whole frame is already in memory).
-  reg [W+BB+1:0] tx_word_q;
+  reg [XW-1:0] tx_word_q;
   reg tx_inflight_q;
-  reg [W+BB+1:0] tx_fifo [0:3];
+  reg [XW-1:0] tx_fifo [0:3];
   reg [1:0] tx_wp_q, tx_rp_q;
   reg [2:0] tx_cnt_q;
   assign tx_issue = (byp_count_q != {BCW{1'b0}}) & (({1'b0, tx_cnt_q} + {3'b0, tx_inflight_q}) < 4'd3);
@@ -835,10 +880,14 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     end
   end
   // Output register: mPP is driven by flip-flops only.
+  // tkeep from the byte count as the output register is loaded.
+  wire [XW-1:0] tx_head = tx_fifo[tx_rp_q];
+  wire [KW:0] tx_bytes = tx_head[W +: KW+1];
+  wire [BB-1:0] tx_keep = tx_head[W+KW+1] ? ~({BB{1'b1}} << tx_bytes) : {BB{1'b1}};
   reg [W+BB+1:0] tx_out_q;
   reg tx_out_valid_q;
   always @(posedge clk) begin
-    if (tx_take) tx_out_q <= tx_fifo[tx_rp_q];
+    if (tx_take) tx_out_q <= {tx_head[W+KW+2], tx_head[W+KW+1], tx_keep, tx_head[W-1:0]};
     if (rst) tx_out_valid_q <= 1'b0;
     else tx_out_valid_q <= tx_take | (tx_out_valid_q & ~m_axis_tready);
   end

@@ -107,14 +107,18 @@ module panama_core (
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
 
   // ---------------------------------------------------------------- ports and scheduler
-  wire [N*C-1:0] q_valid, q_fin, q_ce, q_pop, q_expired;
+  wire [N*C-1:0] q_valid, q_pop, q_expired;
   wire q_hold, q_release;
-  wire [N*C*32-1:0] q_vid;
-  wire [N*C*16-1:0] q_count;
-  wire [N*C*10-1:0] q_ptr;
+  wire [3-1:0] ev_ctx;
+  wire [31:0] ev_e;
+  wire [N-1:0] ev_valid, ev_stale, ev_at_e, ev_fin, ev_ce, ev_expired;
+  wire [N*32-1:0] ev_dist;
+  wire [N*16-1:0] ev_count;
+  wire [N*10-1:0] ev_ptr, pop_first;
+  wire [N*5-1:0] ev_beats, pop_beats;
   wire [3-1:0] meta_sel;
   wire [N*48-1:0] meta_eth_dst;
-  wire [N*8-1:0] meta_tos, meta_flags;
+  wire [N*8-1:0] meta_tos;
   wire [N*32-1:0] meta_ip_dst;
   wire [N*16-1:0] meta_csum_part;
   wire [N*10-1:0] rd_addr, rd_link;
@@ -143,12 +147,14 @@ module panama_core (
         .s_axis_tlast(s_tlast[p]), .s_axis_tuser(s_tuser[p]), .s_axis_tready(s_tready[p]),
         .m_axis_tdata(m_tdata[p*W +: W]), .m_axis_tkeep(m_tkeep[p*BB +: BB]), .m_axis_tvalid(m_tvalid[p]),
         .m_axis_tlast(m_tlast[p]), .m_axis_tuser(m_tuser[p]), .m_axis_tready(m_tready[p]),
-        .q_valid(q_valid[p*C +: C]), .q_vid(q_vid[p*C*32 +: C*32]), .q_count(q_count[p*C*16 +: C*16]),
-        .q_fin(q_fin[p*C +: C]), .q_ce(q_ce[p*C +: C]), .q_ptr(q_ptr[p*C*10 +: C*10]),
-        .q_expired(q_expired[p*C +: C]), .q_pop(q_pop[p*C +: C]), .q_hold(q_hold), .q_release(q_release),
+        .q_valid(q_valid[p*C +: C]), .q_expired(q_expired[p*C +: C]),
+        .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid[p]), .ev_stale(ev_stale[p]), .ev_at_e(ev_at_e[p]),
+        .ev_dist(ev_dist[p*32 +: 32]), .ev_count(ev_count[p*16 +: 16]), .ev_fin(ev_fin[p]), .ev_ce(ev_ce[p]),
+        .ev_ptr(ev_ptr[p*10 +: 10]), .ev_beats(ev_beats[p*5 +: 5]), .ev_expired(ev_expired[p]),
+        .q_pop(q_pop[p*C +: C]), .pop_first_in(pop_first[p*10 +: 10]),
+        .pop_beats_in(pop_beats[p*5 +: 5]), .q_hold(q_hold), .q_release(q_release),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
-        .meta_flags(meta_flags[p*8 +: 8]),
         .rd_addr(rd_addr[p*10 +: 10]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*10 +: 10]),
         .count_inc(port_inc[p*12 +: 12]));
       assign port_count_inc[p*16 +: 16] = {drop_inc[p*4 +: 4], port_inc[p*12 +: 12]};
@@ -164,10 +170,12 @@ module panama_core (
     .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
     .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid),
-    .q_valid(q_valid), .q_vid(q_vid), .q_count(q_count), .q_fin(q_fin), .q_ce(q_ce), .q_ptr(q_ptr),
-    .q_expired(q_expired), .q_pop(q_pop), .q_hold(q_hold), .q_release(q_release),
+    .q_valid(q_valid), .q_expired(q_expired), .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid),
+    .ev_stale(ev_stale), .ev_at_e(ev_at_e), .ev_dist(ev_dist), .ev_count(ev_count), .ev_fin(ev_fin), .ev_ce(ev_ce),
+    .ev_ptr(ev_ptr), .ev_beats(ev_beats), .ev_expired(ev_expired), .q_pop(q_pop), .pop_first(pop_first),
+    .pop_beats(pop_beats), .q_hold(q_hold), .q_release(q_release),
     .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst), .meta_tos(meta_tos), .meta_ip_dst(meta_ip_dst),
-    .meta_csum_part(meta_csum_part), .meta_flags(meta_flags),
+    .meta_csum_part(meta_csum_part),
     .rd_addr(rd_addr), .rd_data(rd_data), .rd_link(rd_link), .drop_inc(drop_inc),
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc),
     .m_agg_axis_tdata(m_agg_axis_tdata), .m_agg_axis_tkeep(m_agg_axis_tkeep),

@@ -7,11 +7,11 @@
 `default_nettype none
 
 // The aggregation scheduler (docs/rtl.md, accelerator.md rules 5-8: stale, build, count
-// mismatch, incomplete, skip, timeout), the result builder and the m_agg FIFO. It watches the
-// queue heads of every port's contexts, decides one context at a time, pops the heads, reads
-// a build's contributions from every member port into the adder tree (<prefix>_addtree, which
-// the generator writes for the configuration), rewrites the copied header beside the tree and
-// queues the built frame for m_agg.
+// mismatch, incomplete, skip, timeout), the result builder and the m_agg FIFO. It looks at one
+// context per cycle: the ports answer with that context's queue heads, a pipeline decides on
+// them, pops the heads, reads a build's contributions from every member port into the adder
+// tree (<prefix>_addtree, which the generator writes for the configuration), rewrites the
+// copied header beside the tree and queues the built frame for m_agg.
 module panama_sched #(
   // Switch ports, 2..256.
   parameter PORTS = 8,
@@ -46,18 +46,31 @@ module panama_sched #(
   input  wire [CONTEXTS*32-1:0] ctx_own_ip,
   input  wire [CONTEXTS*32-1:0] ctx_timeout,
   output wire [CONTEXTS*32-1:0] ctx_expected_vid,
-  // Queue heads of every port: port p, context c at index p*C + c.
+  // Queue state of every port: port p, context c at index p*C + c. A head is present; the head
+  // has waited longer than its context's timeout since it became head (the port checks one
+  // context per cycle; registered). The scheduler looks again at a context when these change.
   input  wire [PORTS*CONTEXTS-1:0] q_valid,
-  input  wire [PORTS*CONTEXTS*32-1:0] q_vid,
-  input  wire [PORTS*CONTEXTS*16-1:0] q_count,
-  input  wire [PORTS*CONTEXTS-1:0] q_fin,
-  input  wire [PORTS*CONTEXTS-1:0] q_ce,
-  input  wire [PORTS*CONTEXTS*ADDR_W-1:0] q_ptr,
-  // The head has waited longer than its context's timeout since it became head (the port
-  // checks one context per cycle; registered).
   input  wire [PORTS*CONTEXTS-1:0] q_expired,
-  // Registered: remove these heads; q_hold: they are a build's (free the beats at q_release).
+  // The context looked at (registered) and its expected VID; every port answers the cycle
+  // after with its head of that context (registered in the port): present, stale, at E,
+  // VID - E, COUNT, FIN, CE, first beat, beats, timed out.
+  output reg  [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] ev_ctx,
+  output reg  [31:0] ev_e,
+  input  wire [PORTS-1:0] ev_valid,
+  input  wire [PORTS-1:0] ev_stale,
+  input  wire [PORTS-1:0] ev_at_e,
+  input  wire [PORTS*32-1:0] ev_dist,
+  input  wire [PORTS*16-1:0] ev_count,
+  input  wire [PORTS-1:0] ev_fin,
+  input  wire [PORTS-1:0] ev_ce,
+  input  wire [PORTS*ADDR_W-1:0] ev_ptr,
+  input  wire [PORTS*BEAT_W-1:0] ev_beats,
+  input  wire [PORTS-1:0] ev_expired,
+  // Registered: remove these heads, whose first beats and beats are pop_first and pop_beats;
+  // q_hold: they are a build's (free the beats at q_release).
   output reg  [PORTS*CONTEXTS-1:0] q_pop,
+  output reg  [PORTS*ADDR_W-1:0] pop_first,
+  output reg  [PORTS*BEAT_W-1:0] pop_beats,
   output reg  q_hold,
   output reg  q_release,
   // Header fields of each port's head of context meta_sel (registered; answered the cycle after).
@@ -66,7 +79,6 @@ module panama_sched #(
   input  wire [PORTS*8-1:0] meta_tos,
   input  wire [PORTS*32-1:0] meta_ip_dst,
   input  wire [PORTS*16-1:0] meta_csum_part,
-  input  wire [PORTS*8-1:0] meta_flags,
   // Contribution memory reads, one per port; beat and link one cycle later.
   output wire [PORTS*ADDR_W-1:0] rd_addr,
   input  wire [PORTS*DATA_W-1:0] rd_data,
@@ -205,242 +217,324 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   localparam CW = C > 1 ? $clog2(C) : 1;
   localparam FAW = $clog2(FD);
   localparam FCW = $clog2(FD + 1);
+  // Levels of the minimum tree over the ports' head distances.
+  localparam LV = N > 1 ? $clog2(N) : 1;
   // Actions of one context (accelerator.md rules 5-7).
   localparam [2:0] ACT_NONE = 3'd0, ACT_STALE = 3'd1, ACT_BUILD = 3'd2, ACT_MISMATCH = 3'd3,
                    ACT_INCOMPLETE = 3'd4, ACT_SKIP = 3'd5, ACT_TDROP = 3'd6, ACT_TSKIP = 3'd7;
 
-  genvar g;
+  genvar g, h;
+  integer k, m;
 
-  // The decision is a pipeline of registered stages:
-  //  A  (every cycle, every context) the action of each context from its member heads and E,
-  //     registered (a_*);
-  //  B  the lowest-index context whose registered action is ready goes first (rule 8); its
-  //     pops, counter pulses and build parameters are registered;
-  //  I  a build issues one read per cycle to every member's contribution memory.
-  // A context's heads and E change only one cycle after its own decision (the ports pop from
-  // the registered q_pop, E moves from the registered decision), so its stage-A result is stale
-  // for the two cycles after a decision: the context is masked for them ("dirty"). A build may
-  // be decided in the last issue cycle of the one before, so back-to-back vectors of one
-  // context leave at one beat per cycle as long as a vector is at least three beats long.
+  // The decision is a pipeline that looks at one context per cycle (docs/rtl.md):
+  //  P   pick the lowest-index context that needs a look (dirty) and is not in the pipeline;
+  //  EV  the ports read that context's heads (ev_ctx, ev_e); the members are looked up;
+  //  A1  per member port: present, stale, at E, COUNT against the lowest member's, timed out;
+  //      the minimum of the distances starts (a tree, one level per cycle);
+  //  A2  the action (rules 5-7 in order), the vector's beats; a context with an action goes
+  //      to B if B is free or fires this cycle, else it is looked at again;
+  //  B   holds one decision until it can fire: a build when the issue stage is free (its last
+  //      read, or idle) and the m_agg FIFO has room for the whole frame; a skip once its minimum
+  //      has come out of the tree; a drop in any cycle but a build's last read (its pops free
+  //      beats at once, which must not meet that build's release, the cycle after). Firing
+  //      registers the pops, the counter pulses and the build's parameters, and moves E.
+  //  I   a build issues one read per cycle to every member's contribution memory.
+  // A context is in at most one stage at a time, and its heads and E change only through its own
+  // decisions (pops are applied the cycle after firing, before the next read of that context can
+  // happen), so every stage sees the heads it will pop. A context needs a look when one of its
+  // heads appears or goes, a timeout mark rises, it is enabled, its own decision fired, or its
+  // look was dropped (B busy, or the context disabled or re-enabled meanwhile).
 
-  // ---------------------------------------------------------------- A: actions per context
-  wire [C*3-1:0] act;
-  wire [C*N-1:0] act_stale, act_at_e;
-  wire [C*NB-1:0] act_beats;
-  wire [C*(KW+1)-1:0] act_rem;
-  wire [C*32-1:0] act_min;  // smallest distance VID - E among the heads considered
-  wire [C*PW-1:0] act_low;  // the lowest member (it supplies the copied header)
-  wire [C-1:0] act_fin, act_ce;
-  // Expected VIDs and the cycles of their last changes (registers in g_e below).
-  // A decision one and two cycles ago, and its context (stage B below).
-  reg d1_q, d2_q;
-  reg [CW-1:0] d1_ctx_q, d2_ctx_q;
-  // The port whose head each context's running minimum looks at this cycle.
-  reg [PW-1:0] min_rot_q;
-  localparam integer N_LAST_I = PORTS - 1;
-  always @(posedge clk) begin
-    if (rst || min_rot_q == N_LAST_I[PW-1:0]) min_rot_q <= {PW{1'b0}};
-    else min_rot_q <= min_rot_q + 1'b1;
+  // ---------------------------------------------------------------- P: pick
+  wire [C-1:0] kill = ~ctx_enable | ctx_enable_set;
+  reg [C-1:0] dirty_q, e_old_q;
+  reg [N*C-1:0] qv_prev_q, qx_prev_q;
+  reg ev_go_q, a1_go_q, a2_go_q, b_valid_q;
+  reg [CW-1:0] a1_ctx_q, a2_ctx_q, b_ctx_q;
+  reg [C-1:0] lock;
+  always @* begin
+    for (k = 0; k < C; k = k + 1)
+      lock[k] = (ev_go_q & (ev_ctx == k[CW-1:0])) | (a1_go_q & (a1_ctx_q == k[CW-1:0])) |
+                (a2_go_q & (a2_ctx_q == k[CW-1:0])) | (b_valid_q & (b_ctx_q == k[CW-1:0]));
   end
+  wire [C-1:0] cand = dirty_q & ~lock & ~kill;
+  wire [C-1:0] pick_oh = cand & (~cand + {{(C-1){1'b0}}, 1'b1});
+  wire pick_any = |cand;
   wire [C*32-1:0] e_flat, echg_flat;
+  // The pick's index and E: OR reductions of transposed vectors on the one-hot.
+  wire [CW-1:0] pick_idx;
+  wire [31:0] pick_e;
   generate
-    for (g = 0; g < C; g = g + 1) begin : g_ctx
-      wire [N-1:0] mem = ctx_members[g*N +: N];
-      wire [31:0] e_g = e_flat[g*32 +: 32];
-      wire [31:0] echg_g = echg_flat[g*32 +: 32];
-      reg [N-1:0] has, stale, at_e, cnt_ne, expired;
-      reg [15:0] ref_cnt;
-      reg [31:0] d;
-      // The distance of every head and whether it counts for the minimum (present, not stale).
-      reg [32*N-1:0] d_all;
-      reg [N-1:0] d_ok;
-      reg e_old;
-      reg [PW-1:0] low;
-      reg fin_or, ce_or;
-      integer p;
-      always @* begin
-        ref_cnt = 16'd0;
-        low = {PW{1'b0}};
-        fin_or = 1'b0;
-        ce_or = 1'b0;
-        for (p = N - 1; p >= 0; p = p - 1)
-          if (mem[p]) begin
-            ref_cnt = q_count[(p*C + g)*16 +: 16];
-            low = p[PW-1:0];
-            fin_or = fin_or | q_fin[p*C + g];
-            ce_or = ce_or | q_ce[p*C + g];
-          end
-        // A head waits from when it became head or from the last change of E, the later: it
-        // has waited more than the timeout iff both times lie more than the timeout back.
-        e_old = (now - echg_g) > ctx_timeout[g*32 +: 32];
-        for (p = 0; p < N; p = p + 1) begin
-          has[p] = mem[p] & q_valid[p*C + g];
-          d = q_vid[(p*C + g)*32 +: 32] - e_g;
-          // Serial-number arithmetic: stale iff (v - E) mod 2^32 >= 2^31.
-          stale[p] = has[p] & d[31];
-          at_e[p] = has[p] & (d == 32'd0);
-          cnt_ne[p] = has[p] & (q_count[(p*C + g)*16 +: 16] != ref_cnt);
-          d_all[p*32 +: 32] = d;
-          d_ok[p] = has[p] & ~d[31];
-          // q_expired is only ever set under a non-zero timeout (the port tests it, and clears
-          // the mark when the context is disabled, the only time its timeout can change).
-          expired[p] = has[p] & e_old & q_expired[p*C + g];
-        end
+    for (g = 0; g < CW; g = g + 1) begin : g_pick_idx
+      wire [C-1:0] col;
+      for (h = 0; h < C; h = h + 1) begin : g_col
+        localparam [31:0] HV = h;
+        assign col[h] = HV[g];
       end
-      // The smallest distance of the heads (rule 6's skip, rule 7's): one port per cycle, in
-      // turn (min_rot_q), into a running minimum that starts again whenever what it is taken
-      // over may change - a decision of this context in the last two cycles (its pops and E
-      // take effect two cycles after it), a member queue gaining or losing its head, the context
-      // disabled or enabled - and is valid once every port has been looked at since. Heads of a
-      // context change only in those ways. A skip waits for it (up to N + 3 cycles); nothing
-      // else uses it. One comparison per context instead of a tree of N - 1 per context.
-      reg [N-1:0] has_prev_q;
-      reg [31:0] run_q;
-      reg [PW:0] left_q;
-      wire restart = ~ctx_enable[g] | ctx_enable_set[g] | (has != has_prev_q) |
-                     (d1_q & (d1_ctx_q == g)) | (d2_q & (d2_ctx_q == g));
-      wire [31:0] smp_d = d_all[min_rot_q*32 +: 32];
-      wire smp_ok = d_ok[min_rot_q];
-      wire min_valid = (left_q == {(PW+1){1'b0}}) & ~restart;
-      always @(posedge clk) begin
-        has_prev_q <= has;
-        if (restart) begin
-          run_q <= 32'hFFFFFFFF;
-          left_q <= N[PW:0];
-        end else begin
-          if (smp_ok && smp_d < run_q) run_q <= smp_d;
-          if (left_q != {(PW+1){1'b0}}) left_q <= left_q - 1'b1;
-        end
+      assign pick_idx[g] = |(col & pick_oh);
+    end
+    for (g = 0; g < 32; g = g + 1) begin : g_pick_e
+      wire [C-1:0] col;
+      for (h = 0; h < C; h = h + 1) begin : g_col
+        assign col[h] = e_flat[h*32 + g];
       end
-      wire all_heads = (&(has | ~mem)) & (|mem);
-      wire all_at_e = &(at_e | ~mem);
-      wire [2:0] my_act = ~ctx_enable[g] ? ACT_NONE :
-                      (|stale) ? ACT_STALE :
-                      all_heads ? (all_at_e ? ((|cnt_ne) ? ACT_MISMATCH : ACT_BUILD) :
-                                   (|at_e) ? ACT_INCOMPLETE : min_valid ? ACT_SKIP : ACT_NONE) :
-                      ((|has) & (|expired)) ? ((|at_e) ? ACT_TDROP : min_valid ? ACT_TSKIP : ACT_NONE) :
-                      ACT_NONE;
-      wire [17:0] len = 18'd64 + ref_cnt * ES;
-      /* verilator lint_off UNUSEDSIGNAL */
-      wire [17:0] beats = (len + BB - 1) >> KW;
-      /* verilator lint_on UNUSEDSIGNAL */
-      reg [2:0] act_q;
-      reg [N-1:0] stale_q, at_e_q;
-      reg [NB-1:0] beats_q;
-      reg [KW:0] rem_q;
-      reg [PW-1:0] low_q;
-      reg fin_q, ce_q;
-      always @(posedge clk) begin
-        if (rst) act_q <= ACT_NONE;
-        else act_q <= my_act;
-        stale_q <= stale;
-        at_e_q <= at_e;
-        beats_q <= beats[NB-1:0];
-        rem_q <= {1'b0, len[KW-1:0]};
-        low_q <= low;
-        fin_q <= fin_or;
-        ce_q <= ce_or;
-      end
-      assign act[g*3 +: 3] = act_q;
-      assign act_stale[g*N +: N] = stale_q;
-      assign act_at_e[g*N +: N] = at_e_q;
-      // The registered action's minimum: run_q of the next cycle has taken in one more sample,
-      // of the same heads and E (a change restarts it and holds the action back first).
-      assign act_min[g*32 +: 32] = run_q;
-      assign act_beats[g*NB +: NB] = beats_q;
-      assign act_rem[g*(KW+1) +: KW+1] = rem_q;
-      assign act_low[g*PW +: PW] = low_q;
-      assign act_fin[g] = fin_q;
-      assign act_ce[g] = ce_q;
+      assign pick_e[g] = |(col & pick_oh);
     end
   endgenerate
+  always @(posedge clk) begin
+    if (rst) ev_go_q <= 1'b0;
+    else ev_go_q <= pick_any;
+    ev_ctx <= pick_idx;
+    ev_e <= pick_e;
+  end
 
-  // ---------------------------------------------------------------- B: choice
-  // Building waits for room in the m_agg FIFO for the whole frame, so a started frame never
-  // stalls in the tree's pipeline. A build may be decided while the issue stage sends the last
-  // beat of the one before; any other action waits until the issue stage is idle (its pops
-  // free beats at once, which must not meet a build's release in the same cycle).
+  // ---------------------------------------------------------------- EV: members
+  wire [C-1:0] ev_oh;
+  wire [N-1:0] ev_mem;
+  generate
+    for (h = 0; h < C; h = h + 1) begin : g_ev_oh
+      assign ev_oh[h] = ev_ctx == h;
+    end
+    for (g = 0; g < N; g = g + 1) begin : g_ev_mem
+      wire [C-1:0] col;
+      for (h = 0; h < C; h = h + 1) begin : g_col
+        assign col[h] = ctx_members[h*N + g];
+      end
+      assign ev_mem[g] = |(col & ev_oh);
+    end
+  endgenerate
+  reg [PW-1:0] ev_low;
+  always @* begin
+    ev_low = {PW{1'b0}};
+    for (k = N - 1; k >= 0; k = k - 1)
+      if (ev_mem[k]) ev_low = k[PW-1:0];
+  end
+  wire ev_kill = ev_go_q & kill[ev_ctx];
+  reg [N-1:0] a1_mem_q;
+  reg [PW-1:0] a1_low_q;
+  reg a1_eold_q;
+  always @(posedge clk) begin
+    if (rst) a1_go_q <= 1'b0;
+    else a1_go_q <= ev_go_q & ~kill[ev_ctx];
+    a1_ctx_q <= ev_ctx;
+    a1_mem_q <= ev_mem;
+    a1_low_q <= ev_low;
+    a1_eold_q <= e_old_q[ev_ctx];
+  end
+
+  // ---------------------------------------------------------------- A1: per port
+  wire [N-1:0] has = a1_mem_q & ev_valid;
+  wire [15:0] ref_cnt = ev_count[a1_low_q*16 +: 16];
+  reg [N-1:0] cnt_ne;
+  always @* begin
+    for (k = 0; k < N; k = k + 1) cnt_ne[k] = has[k] & (ev_count[k*16 +: 16] != ref_cnt);
+  end
+  wire a1_kill = a1_go_q & kill[a1_ctx_q];
+  reg [N-1:0] a2_mem_q, a2_has_q, a2_stale_q, a2_at_e_q, a2_cnt_ne_q, a2_expired_q;
+  reg [15:0] a2_cnt_q;
+  reg [PW-1:0] a2_low_q;
+  reg a2_fin_q, a2_ce_q;
+  reg [N*BW-1:0] a2_ptr_q;
+  reg [N*NB-1:0] a2_pbeats_q;
+  always @(posedge clk) begin
+    if (rst) a2_go_q <= 1'b0;
+    else a2_go_q <= a1_go_q & ~kill[a1_ctx_q];
+    a2_ctx_q <= a1_ctx_q;
+    a2_mem_q <= a1_mem_q;
+    a2_has_q <= has;
+    a2_stale_q <= has & ev_stale;
+    a2_at_e_q <= has & ev_at_e;
+    a2_cnt_ne_q <= cnt_ne;
+    a2_expired_q <= has & ev_expired & {N{a1_eold_q}};
+    a2_cnt_q <= ref_cnt;
+    a2_low_q <= a1_low_q;
+    a2_fin_q <= |(has & ev_fin);
+    a2_ce_q <= |(has & ev_ce);
+    a2_ptr_q <= ev_ptr;
+    a2_pbeats_q <= ev_beats;
+  end
+
+  // The smallest distance VID - E of the heads present and not stale (rule 6's skip, rule 7's):
+  // a tree of N - 1 comparisons, registered at every level (level 1 in A2's cycle). Only skips
+  // use it: B waits for the tree's output of the decision it holds, which is marked in the
+  // tree from level 2 on (`mt_tag`); at most one such decision is in flight.
+  function integer lvn(input integer l);
+    lvn = (N + (1 << l) - 1) >> l;
+  endfunction
+  function integer lvoff(input integer l);  // entries before level l (levels 1..) in mt_w
+    integer j;
+    begin
+      lvoff = 0;
+      for (j = 1; j < l; j = j + 1) lvoff = lvoff + lvn(j);
+    end
+  endfunction
+  localparam integer MT = lvoff(LV + 1);
+  wire [N*32-1:0] mt_in;
+  wire [MT*32-1:0] mt_w;
+  generate
+    for (g = 0; g < N; g = g + 1) begin : g_mt_in
+      assign mt_in[g*32 +: 32] = (has[g] & ~ev_stale[g]) ? ev_dist[g*32 +: 32] : 32'hFFFFFFFF;
+    end
+    for (g = 1; g <= LV; g = g + 1) begin : g_mt_lvl
+      localparam integer NI = lvn(g);
+      localparam integer NP = lvn(g - 1);
+      localparam integer OI = lvoff(g);
+      localparam integer OP = lvoff(g - 1);
+      // The level below.
+      wire [NP*32-1:0] below;
+      if (g == 1) begin : g_leaf
+        assign below = mt_in;
+      end else begin : g_inner
+        assign below = mt_w[OP*32 +: NP*32];
+      end
+      for (h = 0; h < NI; h = h + 1) begin : g_node
+        // This node's two entries (one when it is the last of an odd count).
+        wire [31:0] mn;
+        if (2*h + 1 < NP) begin : g_pair
+          wire [31:0] x = below[(2*h)*32 +: 32];
+          wire [31:0] y = below[(2*h+1)*32 +: 32];
+          assign mn = (y < x) ? y : x;
+        end else begin : g_odd
+          assign mn = below[(2*h)*32 +: 32];
+        end
+        reg [31:0] m_q;
+        always @(posedge clk) m_q <= mn;
+        assign mt_w[(OI + h)*32 +: 32] = m_q;
+      end
+    end
+  endgenerate
+  wire [31:0] mt_out = mt_w[(MT-1)*32 +: 32];
+
+  // ---------------------------------------------------------------- A2: action
+  wire all_heads = (&(a2_has_q | ~a2_mem_q)) & (|a2_mem_q);
+  wire all_at_e = &(a2_at_e_q | ~a2_mem_q);
+  wire [2:0] a2_act = (|a2_stale_q) ? ACT_STALE :
+                      all_heads ? (all_at_e ? ((|a2_cnt_ne_q) ? ACT_MISMATCH : ACT_BUILD) :
+                                   (|a2_at_e_q) ? ACT_INCOMPLETE : ACT_SKIP) :
+                      ((|a2_has_q) & (|a2_expired_q)) ? ((|a2_at_e_q) ? ACT_TDROP : ACT_TSKIP) :
+                      ACT_NONE;
+  wire [17:0] a2_len = 18'd64 + a2_cnt_q * ES;
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [17:0] a2_beats = (a2_len + BB - 1) >> KW;
+  /* verilator lint_on UNUSEDSIGNAL */
+  wire a2_kill = a2_go_q & kill[a2_ctx_q];
+  wire a2_has_act = a2_go_q & ~kill[a2_ctx_q] & (a2_act != ACT_NONE);
+  wire fire;
+  wire b_kill = b_valid_q & kill[b_ctx_q];
+  wire b_take = a2_has_act & (~b_valid_q | fire | b_kill);
+  wire a2_skip = (a2_act == ACT_SKIP) | (a2_act == ACT_TSKIP);
+
+  // ---------------------------------------------------------------- B: decision
   reg busy_q;                    // I is issuing a build's reads
   reg [NB-1:0] b_beat_q;         // the beat I issues
   reg [FCW-1:0] reserved_q;      // FIFO entries held by frames being built or queued
-  reg [2:0] d1_act_q;
-  reg [31:0] d1_min_q;
   reg [NB-1:0] n_beats_q;        // the build being issued: beats, bytes of the last beat
   reg [KW:0] n_rem_q;
   wire last_issue = busy_q & (b_beat_q == n_beats_q - 1'b1);
   wire issue_free = ~busy_q | last_issue;
-  reg [C-1:0] ready;
-  reg [CW-1:0] sel;
-  reg any_ready;
-  integer k;
-  always @* begin
-    sel = {CW{1'b0}};
-    any_ready = 1'b0;
-    for (k = C - 1; k >= 0; k = k - 1) begin
-      ready[k] = (act[k*3 +: 3] != ACT_NONE) &
-                 ~(d1_q & (d1_ctx_q == k[CW-1:0])) & ~(d2_q & (d2_ctx_q == k[CW-1:0])) &
-                 ((act[k*3 +: 3] != ACT_BUILD) |
-                  ({{(32-FCW){1'b0}}, reserved_q} + {{(32-NB){1'b0}}, act_beats[k*NB +: NB]} <= FD));
-      if (ready[k]) begin
-        sel = k[CW-1:0];
-        any_ready = 1'b1;
-      end
-    end
-  end
-  // The chosen context as a one-hot (the lowest ready index, as sel), and its fields through
-  // AND-OR multiplexers on it: one OR reduction of a transposed vector per bit. (A part-select
-  // at sel * WIDTH with a WIDTH that is not a power of two infers a multiplier: six DSP48E2 at
-  // 8 x 100G before.) The row of context k: act, members, beats, low, rem, upstream, fin, ce,
-  // group MAC, own MAC, group IP, own IP, stale heads, heads at E.
-  wire [C-1:0] sel_oh = ready & (~ready + {{(C-1){1'b0}}, 1'b1});
-  localparam integer RW = 3 + N + NB + PW + (KW + 1) + 3 + 160 + 2 * N;
-  wire [C*RW-1:0] sel_rows;
-  wire [RW-1:0] sel_row;
-  wire [C-1:0] build_k;  // per context: its registered action is a build
-  generate
-    for (g = 0; g < C; g = g + 1) begin : g_sel_row
-      assign sel_rows[g*RW +: RW] = {act[g*3 +: 3], ctx_members[g*N +: N], act_beats[g*NB +: NB], act_low[g*PW +: PW],
-                                     act_rem[g*(KW+1) +: KW+1], ctx_upstream[g], act_fin[g], act_ce[g],
-                                     ctx_group_mac[g*48 +: 48], ctx_own_mac[g*48 +: 48], ctx_group_ip[g*32 +: 32],
-                                     ctx_own_ip[g*32 +: 32], act_stale[g*N +: N], act_at_e[g*N +: N]};
-      assign build_k[g] = act[g*3 +: 3] == ACT_BUILD;
-    end
-    for (g = 0; g < RW; g = g + 1) begin : g_sel_bit
-      wire [C-1:0] col;
-      genvar h;
-      for (h = 0; h < C; h = h + 1) begin : g_col
-        assign col[h] = sel_rows[h*RW + g];
-      end
-      assign sel_row[g] = |(col & sel_oh);
-    end
-  endgenerate
-  wire [2:0] sel_act;
-  wire [N-1:0] sel_mem;
-  wire [NB-1:0] sel_beats;
-  wire [PW-1:0] sel_low;
-  wire [KW:0] sel_rem;
-  wire sel_up, sel_fin, sel_ce;
-  wire [47:0] sel_gmac, sel_omac;
-  wire [31:0] sel_gip, sel_oip;
-  wire [N-1:0] sel_stale, sel_at_e;
-  assign {sel_act, sel_mem, sel_beats, sel_low, sel_rem, sel_up, sel_fin, sel_ce, sel_gmac, sel_omac, sel_gip, sel_oip,
-          sel_stale, sel_at_e} = sel_row;
-  wire sel_build = |(build_k & sel_oh);
-  wire fire = any_ready & (sel_build ? issue_free : ~busy_q);
-  wire start_build = fire & sel_build;
-  wire [31:0] sel32 = {{(32-CW){1'b0}}, sel};
+  reg [2:0] b_act_q;
+  reg [C-1:0] b_oh_q;
+  reg [N-1:0] b_mem_q, b_stale_q, b_at_e_q;
+  reg [NB-1:0] b_beats_q;
+  reg [KW:0] b_rem_q;
+  reg [PW-1:0] b_low_q;
+  reg b_fin_q, b_ce_q;
+  reg [N*BW-1:0] b_ptr_q;
+  reg [N*NB-1:0] b_pbeats_q;
+  reg [31:0] b_min_q;
+  reg b_min_ok_q;
+  // The tree's output is the minimum of the decision B holds (a skip's, from level 2 on).
+  wire min_here;
+  wire min_ready = b_min_ok_q | min_here;
+  wire [31:0] b_min = b_min_ok_q ? b_min_q : mt_out;
+  wire b_build = b_act_q == ACT_BUILD;
+  wire b_skip = (b_act_q == ACT_SKIP) | (b_act_q == ACT_TSKIP);
   // The chosen build's beats, sized to the FIFO count (FIFO_DEPTH holds more than a frame).
-  wire [FCW-1:0] sel_beats_f;
+  wire [FCW-1:0] b_beats_f;
   generate
     if (FCW > NB) begin : g_beats_ext
-      assign sel_beats_f = {{(FCW-NB){1'b0}}, sel_beats};
+      assign b_beats_f = {{(FCW-NB){1'b0}}, b_beats_q};
     end else begin : g_beats_cut
-      assign sel_beats_f = sel_beats[FCW-1:0];
+      assign b_beats_f = b_beats_q[FCW-1:0];
     end
   endgenerate
+  wire room = {{(32-FCW){1'b0}}, reserved_q} + {{(32-FCW){1'b0}}, b_beats_f} <= FD;
+  assign fire = b_valid_q & ~kill[b_ctx_q] &
+                (b_build ? (issue_free & room) : b_skip ? min_ready : ~last_issue);
+  wire start_build = fire & b_build;
+  always @(posedge clk) begin
+    if (rst) b_valid_q <= 1'b0;
+    else if (b_take) b_valid_q <= 1'b1;
+    else if (fire | b_kill) b_valid_q <= 1'b0;
+    if (b_take) begin
+      b_ctx_q <= a2_ctx_q;
+      b_act_q <= a2_act;
+      b_mem_q <= a2_mem_q;
+      b_stale_q <= a2_stale_q;
+      b_at_e_q <= a2_at_e_q;
+      b_beats_q <= a2_beats[NB-1:0];
+      b_rem_q <= {1'b0, a2_len[KW-1:0]};
+      b_low_q <= a2_low_q;
+      b_fin_q <= a2_fin_q;
+      b_ce_q <= a2_ce_q;
+      b_ptr_q <= a2_ptr_q;
+      b_pbeats_q <= a2_pbeats_q;
+    end
+    // The minimum of the decision B holds: level 1 is in A2's cycle when the tree has one level.
+    if (rst) b_min_ok_q <= 1'b0;
+    else if (b_take) b_min_ok_q <= LV == 1;
+    else if (min_here) b_min_ok_q <= 1'b1;
+    if (b_take & (LV == 1)) b_min_q <= mt_out;
+    else if (min_here & ~b_min_ok_q) b_min_q <= mt_out;
+  end
+  generate
+    for (h = 0; h < C; h = h + 1) begin : g_b_oh
+      always @(posedge clk)
+        if (b_take) b_oh_q[h] <= a2_ctx_q == h;
+    end
+    if (LV >= 2) begin : g_mt_tag
+      // tag_q[l]: the node of level l holds the minimum of B's skip. A killed decision's mark
+      // is dropped; the one taken in the same cycle is kept.
+      reg [LV:2] tag_q;
+      wire tag_in = b_take & a2_skip;
+      if (LV == 2) begin : g_one
+        always @(posedge clk) tag_q <= ~rst & tag_in;
+      end else begin : g_shift
+        always @(posedge clk) begin
+          if (rst) tag_q <= {(LV-1){1'b0}};
+          else tag_q <= {tag_q[LV-1:2] & {(LV-2){~b_kill}}, tag_in};
+        end
+      end
+      assign min_here = tag_q[LV];
+    end else begin : g_mt_tag1
+      wire unused_skip = a2_skip;  // one level: B takes the minimum with the decision
+      assign min_here = 1'b0;
+    end
+  endgenerate
+  // The context's fields for the build, AND-OR multiplexers on B's one-hot.
+  localparam integer RW = 160;
+  wire [RW-1:0] b_row;
+  wire [C*RW-1:0] b_rows;
+  generate
+    for (h = 0; h < C; h = h + 1) begin : g_b_rows
+      assign b_rows[h*RW +: RW] = {ctx_group_mac[h*48 +: 48], ctx_own_mac[h*48 +: 48], ctx_group_ip[h*32 +: 32],
+                                   ctx_own_ip[h*32 +: 32]};
+    end
+    for (g = 0; g < RW; g = g + 1) begin : g_b_row
+      wire [C-1:0] col;
+      for (h = 0; h < C; h = h + 1) begin : g_col
+        assign col[h] = b_rows[h*RW + g];
+      end
+      assign b_row[g] = |(col & b_oh_q);
+    end
+  endgenerate
+  wire [47:0] b_gmac, b_omac;
+  wire [31:0] b_gip, b_oip;
+  assign {b_gmac, b_omac, b_gip, b_oip} = b_row;
+  wire [31:0] b_ctx32 = {{(32-CW){1'b0}}, b_ctx_q};
 
   // Pops and counter pulses of the decision, registered.
-  integer m;
+  reg [CW-1:0] d1_ctx_q;
   always @(posedge clk) begin
     q_pop <= {N*C{1'b0}};
     drop_inc <= {N*4{1'b0}};
@@ -448,51 +542,47 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     ctx_dropped_inc <= {C{1'b0}};
     q_hold <= start_build;
     q_release <= last_issue;
+    pop_first <= b_ptr_q;
+    pop_beats <= b_pbeats_q;
     if (fire) begin
       for (m = 0; m < N; m = m + 1) begin
-        case (sel_act)
-          ACT_BUILD: q_pop[m*C + sel32] <= sel_mem[m];
+        case (b_act_q)
+          ACT_BUILD: q_pop[m*C + b_ctx32] <= b_mem_q[m];
           ACT_STALE: begin
-            q_pop[m*C + sel32] <= sel_stale[m];
-            drop_inc[m*4 + 0] <= sel_stale[m];
+            q_pop[m*C + b_ctx32] <= b_stale_q[m];
+            drop_inc[m*4 + 0] <= b_stale_q[m];
           end
           ACT_INCOMPLETE: begin
-            q_pop[m*C + sel32] <= sel_at_e[m];
-            drop_inc[m*4 + 1] <= sel_at_e[m];
+            q_pop[m*C + b_ctx32] <= b_at_e_q[m];
+            drop_inc[m*4 + 1] <= b_at_e_q[m];
           end
           ACT_MISMATCH: begin
-            q_pop[m*C + sel32] <= sel_mem[m];
-            drop_inc[m*4 + 2] <= sel_mem[m];
+            q_pop[m*C + b_ctx32] <= b_mem_q[m];
+            drop_inc[m*4 + 2] <= b_mem_q[m];
           end
           ACT_TDROP: begin
-            q_pop[m*C + sel32] <= sel_at_e[m];
-            drop_inc[m*4 + 3] <= sel_at_e[m];
+            q_pop[m*C + b_ctx32] <= b_at_e_q[m];
+            drop_inc[m*4 + 3] <= b_at_e_q[m];
           end
           default: ;
         endcase
       end
-      if (sel_act == ACT_BUILD) ctx_completed_inc[sel] <= 1'b1;
-      if (sel_act == ACT_INCOMPLETE || sel_act == ACT_MISMATCH || sel_act == ACT_TDROP)
-        ctx_dropped_inc[sel] <= 1'b1;
+      if (b_act_q == ACT_BUILD) ctx_completed_inc[b_ctx_q] <= 1'b1;
+      if (b_act_q == ACT_INCOMPLETE || b_act_q == ACT_MISMATCH || b_act_q == ACT_TDROP)
+        ctx_dropped_inc[b_ctx_q] <= 1'b1;
     end
     if (rst) begin
       q_pop <= {N*C{1'b0}};
       q_hold <= 1'b0;
       q_release <= 1'b0;
-      d1_q <= 1'b0;
-      d2_q <= 1'b0;
-    end else begin
-      d1_q <= fire;
-      d2_q <= d1_q;
     end
-    d1_ctx_q <= sel;
-    d2_ctx_q <= d1_ctx_q;
-    d1_act_q <= sel_act;
-    d1_min_q <= act_min[sel*32 +: 32];
+    d1_ctx_q <= b_ctx_q;
   end
 
-  // E moves, one cycle after the decision (with the pops): to 0 on enabling; +1 after a built,
-  // mismatched, incomplete or timed-out vector; to the smallest waiting VID on a skip.
+  // E moves when the decision fires: to 0 on enabling; +1 after a built, mismatched, incomplete
+  // or timed-out vector; to the smallest waiting VID on a skip. The context's next look reads
+  // its heads after its pops (the cycle after firing) and this E.
+  wire [C-1:0] e_chg = b_oh_q & {C{fire & (b_act_q != ACT_STALE)}};
   generate
     for (g = 0; g < C; g = g + 1) begin : g_e
       reg [31:0] e_q, echg_q;
@@ -500,8 +590,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         if (ctx_enable_set[g]) begin
           e_q <= 32'd0;
           echg_q <= now;
-        end else if (d1_q && d1_ctx_q == g && d1_act_q != ACT_STALE) begin
-          e_q <= (d1_act_q == ACT_SKIP || d1_act_q == ACT_TSKIP) ? e_q + d1_min_q : e_q + 32'd1;
+        end else if (e_chg[g]) begin
+          e_q <= b_skip ? e_q + b_min : e_q + 32'd1;
           echg_q <= now;
         end
       end
@@ -510,6 +600,46 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign ctx_expected_vid[g*32 +: 32] = e_q;
     end
   endgenerate
+
+  // A head waits from when it became head or from the last change of E, the later: it has
+  // waited more than the timeout iff both times lie more than the timeout back. The ports mark
+  // heads (q_expired); E's side is checked here, one context per cycle in turn (e_old_q, set
+  // until E changes or the context is enabled). Rule 7 only asks that the head waited longer.
+  reg [CW-1:0] eo_rot_q;
+  localparam integer C_LAST_I = CONTEXTS - 1;
+  wire [31:0] eo_echg = echg_flat[eo_rot_q*32 +: 32];
+  wire [31:0] eo_to = ctx_timeout[eo_rot_q*32 +: 32];
+  wire eo_old = (now - eo_echg) > eo_to;
+  reg [C-1:0] e_old_d;
+  always @* begin
+    for (k = 0; k < C; k = k + 1)
+      e_old_d[k] = ~(ctx_enable_set[k] | e_chg[k]) & (e_old_q[k] | (eo_old & (eo_rot_q == k[CW-1:0])));
+  end
+  // What makes a context need a look (see the pipeline above).
+  wire [N*C-1:0] q_chg = (q_valid ^ qv_prev_q) | (q_expired & ~qx_prev_q);
+  reg [C-1:0] heads_chg, redo;
+  always @* begin
+    for (k = 0; k < C; k = k + 1) begin
+      heads_chg[k] = 1'b0;
+      for (m = 0; m < N; m = m + 1) heads_chg[k] = heads_chg[k] | q_chg[m*C + k];
+      redo[k] = (ev_kill & (ev_ctx == k[CW-1:0])) | (a1_kill & (a1_ctx_q == k[CW-1:0])) |
+                ((a2_kill | (a2_has_act & ~b_take)) & (a2_ctx_q == k[CW-1:0])) |
+                ((b_kill | fire) & b_oh_q[k]);
+    end
+  end
+  always @(posedge clk) begin
+    if (rst) begin
+      dirty_q <= {C{1'b0}};
+      e_old_q <= {C{1'b0}};
+      eo_rot_q <= {CW{1'b0}};
+    end else begin
+      dirty_q <= (dirty_q & ~pick_oh) | heads_chg | (e_old_d & ~e_old_q) | ctx_enable_set | redo;
+      e_old_q <= e_old_d;
+      eo_rot_q <= (eo_rot_q == C_LAST_I[CW-1:0]) ? {CW{1'b0}} : eo_rot_q + 1'b1;
+    end
+    qv_prev_q <= q_valid;
+    qx_prev_q <= q_expired;
+  end
 
   // ---------------------------------------------------------------- builder state
   // Captured at the decision (n_*), used by the issue stage; copied into p_* when the first
@@ -524,35 +654,20 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [15:0] b_csum_q;
   always @(posedge clk) begin
     if (start_build) begin
-      n_mask_q <= sel_mem;
-      n_low_q <= sel_low;
-      n_beats_q <= sel_beats;
-      n_rem_q <= sel_rem;
-      n_mcast_q <= ~sel_up;
-      n_fin_q <= sel_fin;
-      n_ce_q <= sel_ce;
-      n_gmac_q <= sel_gmac;
-      n_omac_q <= sel_omac;
-      n_gip_q <= sel_gip;
-      n_oip_q <= sel_oip;
+      n_mask_q <= b_mem_q;
+      n_low_q <= b_low_q;
+      n_beats_q <= b_beats_q;
+      n_rem_q <= b_rem_q;
+      n_mcast_q <= ~ctx_upstream[b_ctx_q];
+      n_fin_q <= b_fin_q;
+      n_ce_q <= b_ce_q;
+      n_gmac_q <= b_gmac;
+      n_omac_q <= b_omac;
+      n_gip_q <= b_gip;
+      n_oip_q <= b_oip;
+      n_ptr_q <= b_ptr_q;
     end
   end
-  generate
-    for (g = 0; g < N; g = g + 1) begin : g_ptr
-      // Port g's head pointer of the chosen context (one-hot AND-OR, as above).
-      wire [BW-1:0] ptr;
-      genvar pb, pk;
-      for (pb = 0; pb < BW; pb = pb + 1) begin : g_bit
-        wire [C-1:0] col;
-        for (pk = 0; pk < C; pk = pk + 1) begin : g_col
-          assign col[pk] = q_ptr[(g*C + pk)*BW + pb];
-        end
-        assign ptr[pb] = |(col & sel_oh);
-      end
-      always @(posedge clk)
-        if (start_build) n_ptr_q[g*BW +: BW] <= ptr;
-    end
-  endgenerate
 
   // ---------------------------------------------------------------- I: reads
   // Beat 0 at each member's head frame, then each following beat at the link read with the
@@ -595,7 +710,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [7:0] low_tos = meta_tos[p_low_q*8 +: 8];
   wire [31:0] low_ip = meta_ip_dst[p_low_q*32 +: 32];
   wire [15:0] low_part = meta_csum_part[p_low_q*16 +: 16];
-  wire unused_meta_flags = ^meta_flags;  // the copied FLAGS byte is patched from the stored word
   // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
   // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
   wire [7:0] new_tos = {low_tos[7:2], p_ce_q ? 2'b11 : low_tos[1:0]};
@@ -754,7 +868,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       if (tree_valid) f_wp_q <= f_wp_q + 1'b1;
       if (f_take) f_rp_q <= f_rp_q + 1'b1;
       f_cnt_q <= f_cnt_q + {{(FCW-1){1'b0}}, tree_valid} - {{(FCW-1){1'b0}}, f_take};
-      reserved_q <= reserved_q + (start_build ? sel_beats_f : {FCW{1'b0}}) -
+      reserved_q <= reserved_q + (start_build ? b_beats_f : {FCW{1'b0}}) -
                     {{(FCW-1){1'b0}}, f_pop};
     end
   end
