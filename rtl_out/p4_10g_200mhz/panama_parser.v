@@ -31,8 +31,10 @@ module panama_parser #(
   input  wire s_axis_tvalid,
   input  wire s_axis_tlast,
   input  wire s_axis_tuser,
-  // One-cycle pulse, the cycle after the last beat was accepted; the desc_* fields hold
-  // until the next pulse.
+  // One-cycle pulse, the cycle after the last beat was accepted. desc_len .. desc_malformed
+  // hold until the next pulse; the header fields (desc_flags .. desc_csum_part) are the
+  // header bytes the parser keeps anyway, valid in the pulse's cycle only (the next frame's
+  // bytes replace them from the cycle after on).
   output reg  desc_valid,
   // Frame length in bytes, 65535 for every longer frame (then desc_too_long = 1).
   output reg  [15:0] desc_len,
@@ -44,21 +46,21 @@ module panama_parser #(
   // An aggregation frame that is not well-formed (0 for other classes).
   output reg  desc_malformed,
   // Header fields; meaningful for aggregation frames of at least 64 bytes.
-  output reg  [7:0] desc_flags,
-  output reg  [15:0] desc_jid,
-  output reg  [7:0] desc_tid,
-  output reg  [15:0] desc_count,
-  output reg  [31:0] desc_vid,
-  output reg  [15:0] desc_rank,
+  output wire [7:0] desc_flags,
+  output wire [15:0] desc_jid,
+  output wire [7:0] desc_tid,
+  output wire [15:0] desc_count,
+  output wire [31:0] desc_vid,
+  output wire [15:0] desc_rank,
   // IPv4 ECN (the low two bits of the TOS byte).
-  output reg  [1:0] desc_ecn,
+  output wire [1:0] desc_ecn,
   // For rebuilding the header: eth.dst (byte 0 in [47:40]), the TOS byte, ipv4.dst, and the
   // ones'-complement sum (folded, not inverted) of the IPv4 header words that a rebuilt
   // header copies unchanged: total length, identification, flags/fragment, TTL/protocol.
-  output reg  [47:0] desc_eth_dst,
-  output reg  [7:0] desc_tos,
-  output reg  [31:0] desc_ip_dst,
-  output reg  [15:0] desc_csum_part,
+  output wire [47:0] desc_eth_dst,
+  output wire [7:0] desc_tos,
+  output wire [31:0] desc_ip_dst,
+  output wire [15:0] desc_csum_part,
   // JID and TID as they stand during the frame's last beat (live when that beat carries them):
   // the port matches its contexts on them a cycle before the descriptor comes out.
   output wire [15:0] hdr_jid,
@@ -261,37 +263,33 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire unused_tdata = ^s_axis_tdata;
   wire unused_hdr = ^{hdr[8*OFF_ETH_SRC +: 48], hdr[8*OFF_IP_CSUM +: 48], hdr[8*OFF_UDP_SPORT +: 16],
                       hdr[8*OFF_UDP_CSUM +: 16], hdr[8*(OFF_TID+1) +: 8]};
+  // Bytes the descriptor takes from hdr_q, a cycle later, not from the live view: eth.dst, the
+  // identification and TTL (checksum words), ipv4.dst, FLAGS, VID, RANK, the TOS byte's ECN;
+  // and DF with the reserved bit, which no check reads.
+  wire unused_live = ^{hdr[8*OFF_ETH_DST +: 48], hdr[8*(OFF_IP_TOTAL_LEN+2) +: 16], hdr[8*(OFF_IP_PROTO-1) +: 8],
+                       hdr[8*OFF_IP_DST +: 32], hdr[8*OFF_FLAGS +: 8], hdr[8*OFF_VID +: 32], hdr[8*OFF_RANK +: 16],
+                       hdr[8*OFF_IP_TOS +: 2], hdr[8*OFF_IP_FRAG+6 +: 2]};
 
   // Byte k of the frame.
   `define PANAMA_PARSER_BYTE(k) hdr[8*(k) +: 8]
   wire [15:0] eth_type = {`PANAMA_PARSER_BYTE(OFF_ETH_TYPE), `PANAMA_PARSER_BYTE(OFF_ETH_TYPE+1)};
   wire [7:0] ver_ihl = `PANAMA_PARSER_BYTE(OFF_IP);
-  wire [7:0] tos = `PANAMA_PARSER_BYTE(OFF_IP_TOS);
+  wire [5:0] dscp = hdr[8*OFF_IP_TOS+2 +: 6];
   wire [15:0] ip_total_len = {`PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN), `PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+1)};
-  wire [15:0] ip_ident = {`PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+2), `PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+3)};
-  wire [15:0] ip_frag_word = {`PANAMA_PARSER_BYTE(OFF_IP_FRAG), `PANAMA_PARSER_BYTE(OFF_IP_FRAG+1)};
   // MF and the offset; DF (bit 14) and the reserved bit are not looked at.
-  wire [13:0] ip_frag = ip_frag_word[13:0];
-  wire [15:0] ttl_proto = {`PANAMA_PARSER_BYTE(OFF_IP_PROTO-1), `PANAMA_PARSER_BYTE(OFF_IP_PROTO)};
+  wire [13:0] ip_frag = {hdr[8*OFF_IP_FRAG +: 6], `PANAMA_PARSER_BYTE(OFF_IP_FRAG+1)};
+  wire [7:0] ip_proto = `PANAMA_PARSER_BYTE(OFF_IP_PROTO);
   wire [15:0] udp_dport = {`PANAMA_PARSER_BYTE(OFF_UDP_DPORT), `PANAMA_PARSER_BYTE(OFF_UDP_DPORT+1)};
   wire [15:0] udp_len = {`PANAMA_PARSER_BYTE(OFF_UDP_LEN), `PANAMA_PARSER_BYTE(OFF_UDP_LEN+1)};
   wire [15:0] count = {`PANAMA_PARSER_BYTE(OFF_COUNT), `PANAMA_PARSER_BYTE(OFF_COUNT+1)};
   assign hdr_jid = {`PANAMA_PARSER_BYTE(OFF_JID), `PANAMA_PARSER_BYTE(OFF_JID+1)};
   assign hdr_tid = `PANAMA_PARSER_BYTE(OFF_TID);
-  wire [47:0] eth_dst = hdr[8*OFF_ETH_DST +: 48];
-  wire [31:0] ip_dst = hdr[8*OFF_IP_DST +: 32];
-  wire [31:0] vid = hdr[8*OFF_VID +: 32];
-  // Multi-byte fields are big-endian on the wire: byte OFF first, i.e. most significant.
-  wire [47:0] eth_dst_be = {eth_dst[7:0], eth_dst[15:8], eth_dst[23:16], eth_dst[31:24], eth_dst[39:32], eth_dst[47:40]};
-  wire [31:0] ip_dst_be = {ip_dst[7:0], ip_dst[15:8], ip_dst[23:16], ip_dst[31:24]};
-  wire [31:0] vid_be = {vid[7:0], vid[15:8], vid[23:16], vid[31:24]};
-
   // wire-format.md classification: at least 42 bytes, eth.type 0x0800 (no VLAN tag), IPv4
   // without options (0x45), DSCP 56, not a fragment (MF = 0, offset 0; DF ignored), UDP to the
   // aggregation port.
   wire is_runt = len_total < LEN_ETH_HDR;
   wire is_agg = len_total >= LEN_MIN_CLASSIFY && eth_type == ETHERTYPE_IPV4 && ver_ihl == IPV4_VER_IHL &&
-                tos[7:2] == AGG_DSCP && ip_frag == 14'd0 && ttl_proto[7:0] == IP_PROTO_UDP &&
+                dscp == AGG_DSCP && ip_frag == 14'd0 && ip_proto == IP_PROTO_UDP &&
                 udp_dport == agg_port;
 
   // Well-formedness: VER 1, 1 <= COUNT <= MAX_ELEMS, UDP length = 30 + ES*COUNT, IPv4 total
@@ -304,12 +302,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire bad_ip_len = {1'b0, ip_total_len} != len_total - LEN_ETH_HDR;
   wire bad_frame_len = {2'b00, len_total} != {1'b0, payload_bytes} + FRAME_LEN_FIXED;
   wire malformed = bad_ver | bad_count | bad_udp_len | bad_ip_len | bad_frame_len;
-
-  // RFC 1071 arithmetic: a 16-bit ones'-complement sum is the binary sum with its carries
-  // folded back in.
-  wire [17:0] csum_wide = {2'b00, ip_total_len} + {2'b00, ip_ident} + {2'b00, ip_frag_word} + {2'b00, ttl_proto};
-  wire [16:0] csum_fold1 = {1'b0, csum_wide[15:0]} + {15'd0, csum_wide[17:16]};
-  wire [15:0] csum_fold2 = csum_fold1[15:0] + {15'd0, csum_fold1[16]};
 
   always @(posedge clk) begin
     if (rst) desc_valid <= 1'b0;
@@ -324,20 +316,38 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       desc_class <= is_runt ? CLASS_RUNT : is_agg ? CLASS_AGG : CLASS_BYPASS;
       desc_rx_error <= s_axis_tuser;
       desc_malformed <= is_agg & malformed;
-      desc_flags <= `PANAMA_PARSER_BYTE(OFF_FLAGS);
-      desc_jid <= hdr_jid;
-      desc_tid <= hdr_tid;
-      desc_count <= count;
-      desc_vid <= vid_be;
-      desc_rank <= {`PANAMA_PARSER_BYTE(OFF_RANK), `PANAMA_PARSER_BYTE(OFF_RANK+1)};
-      desc_ecn <= tos[1:0];
-      desc_eth_dst <= eth_dst_be;
-      desc_tos <= tos;
-      desc_ip_dst <= ip_dst_be;
-      desc_csum_part <= csum_fold2;
     end
   end
   `undef PANAMA_PARSER_BYTE
+
+  // The header fields of the descriptor, from the kept bytes (hdr_q has every header byte of
+  // the frame from the cycle after its last beat until the next frame's beat carrying it).
+  `define PANAMA_PARSER_KEPT(k) hdr_q[8*(k) +: 8]
+  assign desc_flags = `PANAMA_PARSER_KEPT(OFF_FLAGS);
+  assign desc_jid = {`PANAMA_PARSER_KEPT(OFF_JID), `PANAMA_PARSER_KEPT(OFF_JID+1)};
+  assign desc_tid = `PANAMA_PARSER_KEPT(OFF_TID);
+  assign desc_count = {`PANAMA_PARSER_KEPT(OFF_COUNT), `PANAMA_PARSER_KEPT(OFF_COUNT+1)};
+  // Multi-byte fields are big-endian on the wire: byte OFF first, i.e. most significant.
+  assign desc_vid = {`PANAMA_PARSER_KEPT(OFF_VID), `PANAMA_PARSER_KEPT(OFF_VID+1), `PANAMA_PARSER_KEPT(OFF_VID+2),
+                     `PANAMA_PARSER_KEPT(OFF_VID+3)};
+  assign desc_rank = {`PANAMA_PARSER_KEPT(OFF_RANK), `PANAMA_PARSER_KEPT(OFF_RANK+1)};
+  assign desc_tos = `PANAMA_PARSER_KEPT(OFF_IP_TOS);
+  assign desc_ecn = desc_tos[1:0];
+  assign desc_eth_dst = {`PANAMA_PARSER_KEPT(OFF_ETH_DST), `PANAMA_PARSER_KEPT(OFF_ETH_DST+1),
+                         `PANAMA_PARSER_KEPT(OFF_ETH_DST+2), `PANAMA_PARSER_KEPT(OFF_ETH_DST+3),
+                         `PANAMA_PARSER_KEPT(OFF_ETH_DST+4), `PANAMA_PARSER_KEPT(OFF_ETH_DST+5)};
+  assign desc_ip_dst = {`PANAMA_PARSER_KEPT(OFF_IP_DST), `PANAMA_PARSER_KEPT(OFF_IP_DST+1),
+                        `PANAMA_PARSER_KEPT(OFF_IP_DST+2), `PANAMA_PARSER_KEPT(OFF_IP_DST+3)};
+  // RFC 1071 arithmetic: a 16-bit ones'-complement sum is the binary sum with its carries
+  // folded back in. The words a rebuilt header copies unchanged: total length, identification,
+  // flags/fragment, TTL/protocol.
+  wire [17:0] csum_wide = {2'b00, `PANAMA_PARSER_KEPT(OFF_IP_TOTAL_LEN), `PANAMA_PARSER_KEPT(OFF_IP_TOTAL_LEN+1)} +
+                          {2'b00, `PANAMA_PARSER_KEPT(OFF_IP_TOTAL_LEN+2), `PANAMA_PARSER_KEPT(OFF_IP_TOTAL_LEN+3)} +
+                          {2'b00, `PANAMA_PARSER_KEPT(OFF_IP_FRAG), `PANAMA_PARSER_KEPT(OFF_IP_FRAG+1)} +
+                          {2'b00, `PANAMA_PARSER_KEPT(OFF_IP_PROTO-1), `PANAMA_PARSER_KEPT(OFF_IP_PROTO)};
+  wire [16:0] csum_fold1 = {1'b0, csum_wide[15:0]} + {15'd0, csum_wide[17:16]};
+  assign desc_csum_part = csum_fold1[15:0] + {15'd0, csum_fold1[16]};
+  `undef PANAMA_PARSER_KEPT
 
 endmodule
 

@@ -227,7 +227,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   integer k, m;
 
   // The decision is a pipeline that looks at one context per cycle (docs/rtl.md):
-  //  P   pick the lowest-index context that needs a look (dirty) and is not in the pipeline;
+  //  P   pick the lowest-index context that needs a look (dirty) and has no decision in B;
   //  EV  the ports read that context's heads (ev_ctx, ev_e); the members are looked up;
   //  A1  per member port: present, stale, at E, COUNT against the lowest member's, timed out;
   //      the minimum of the distances starts (a tree, one level per cycle);
@@ -239,9 +239,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   //      beats at once, which must not meet that build's release, the cycle after). Firing
   //      registers the pops, the counter pulses and the build's parameters, and moves E.
   //  I   a build issues one read per cycle to every member's contribution memory.
-  // A context is in at most one stage at a time, and its heads and E change only through its own
-  // decisions (pops are applied the cycle after firing, before the next read of that context can
-  // happen), so every stage sees the heads it will pop. A context needs a look when one of its
+  // A context's heads and E change only through its own decisions (pushes only add heads). Its
+  // decision in B is the only one of it: while B holds it, it is not picked, and when it fires,
+  // every look at it still in the pipeline (read before the pops) is dropped; the pops are
+  // applied the cycle after firing, before the next read of it. So B sees the heads it pops. A context needs a look when one of its
   // heads appears or goes, a timeout mark rises, it is enabled, its own decision fired, or its
   // look was dropped (B busy, or the context disabled or re-enabled meanwhile).
 
@@ -251,11 +252,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [N*C-1:0] qv_prev_q, qx_prev_q;
   reg ev_go_q, a1_go_q, a2_go_q, b_valid_q;
   reg [CW-1:0] a1_ctx_q, a2_ctx_q, b_ctx_q;
+  // Only the context whose decision B holds is not picked. Other looks may overlap (a context
+  // whose heads change again is looked at again at once); a look that read the heads before
+  // its context's decision fired is dropped when it fires (`stale_*` below).
   reg [C-1:0] lock;
   always @* begin
-    for (k = 0; k < C; k = k + 1)
-      lock[k] = (ev_go_q & (ev_ctx == k[CW-1:0])) | (a1_go_q & (a1_ctx_q == k[CW-1:0])) |
-                (a2_go_q & (a2_ctx_q == k[CW-1:0])) | (b_valid_q & (b_ctx_q == k[CW-1:0]));
+    for (k = 0; k < C; k = k + 1) lock[k] = b_valid_q & (b_ctx_q == k[CW-1:0]);
   end
   wire [C-1:0] cand = dirty_q & ~lock & ~kill;
   wire [C-1:0] pick_oh = cand & (~cand + {{(C-1){1'b0}}, 1'b1});
@@ -309,13 +311,17 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     for (k = N - 1; k >= 0; k = k - 1)
       if (ev_mem[k]) ev_low = k[PW-1:0];
   end
+  // The decision of the context of B fires this cycle: looks at it still in the pipeline read
+  // its heads before the pops (picked before it fired) and are dropped.
+  wire fire;
+  wire ev_stale_look = fire & (ev_ctx == b_ctx_q);
   wire ev_kill = ev_go_q & kill[ev_ctx];
   reg [N-1:0] a1_mem_q;
   reg [PW-1:0] a1_low_q;
   reg a1_eold_q;
   always @(posedge clk) begin
     if (rst) a1_go_q <= 1'b0;
-    else a1_go_q <= ev_go_q & ~kill[ev_ctx];
+    else a1_go_q <= ev_go_q & ~kill[ev_ctx] & ~ev_stale_look;
     a1_ctx_q <= ev_ctx;
     a1_mem_q <= ev_mem;
     a1_low_q <= ev_low;
@@ -330,6 +336,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     for (k = 0; k < N; k = k + 1) cnt_ne[k] = has[k] & (ev_count[k*16 +: 16] != ref_cnt);
   end
   wire a1_kill = a1_go_q & kill[a1_ctx_q];
+  wire a1_stale_look = fire & (a1_ctx_q == b_ctx_q);
   reg [N-1:0] a2_mem_q, a2_has_q, a2_stale_q, a2_at_e_q, a2_cnt_ne_q, a2_expired_q;
   reg [15:0] a2_cnt_q;
   reg [PW-1:0] a2_low_q;
@@ -338,7 +345,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [N*NB-1:0] a2_pbeats_q;
   always @(posedge clk) begin
     if (rst) a2_go_q <= 1'b0;
-    else a2_go_q <= a1_go_q & ~kill[a1_ctx_q];
+    else a2_go_q <= a1_go_q & ~kill[a1_ctx_q] & ~a1_stale_look;
     a2_ctx_q <= a1_ctx_q;
     a2_mem_q <= a1_mem_q;
     a2_has_q <= has;
@@ -418,8 +425,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [17:0] a2_beats = (a2_len + BB - 1) >> KW;
   /* verilator lint_on UNUSEDSIGNAL */
   wire a2_kill = a2_go_q & kill[a2_ctx_q];
-  wire a2_has_act = a2_go_q & ~kill[a2_ctx_q] & (a2_act != ACT_NONE);
-  wire fire;
+  wire a2_has_act = a2_go_q & ~kill[a2_ctx_q] & ~(fire & (a2_ctx_q == b_ctx_q)) & (a2_act != ACT_NONE);
   wire b_kill = b_valid_q & kill[b_ctx_q];
   wire b_take = a2_has_act & (~b_valid_q | fire | b_kill);
   wire a2_skip = (a2_act == ACT_SKIP) | (a2_act == ACT_TSKIP);
