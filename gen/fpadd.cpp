@@ -502,8 +502,9 @@ Resources estimate_resources(const Config& c) {
   r.ffs = tree.ffs;
   if (c.in.module != "top") return r;
   const BufferPlan plan = buffer_plan(c);
-  // Parser (inside each port): 489 LUTs / 552 FFs at W 64, 540 / 547 at W 512.
-  const ModuleEstimate parser{"parser", N, 480 + (W * 12) / 100, 0, 550, 0, 0};
+  // Parser (inside each port): 307 LUTs / 352 FFs at W 64, 364 / 347 at W 512 (the descriptor's
+  // header fields are the kept header bytes; 489 / 552 and 540 / 547 when they were copied).
+  const ModuleEstimate parser{"parser", N, 299 + (W * 127) / 1000, 0, 350, 0, 0};
   r.modules.push_back(parser);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
   // per RAMB36), each with a PW-bit pending count and a valid bit in flip-flops, plus the context
@@ -523,15 +524,16 @@ Resources estimate_resources(const Config& c) {
   // are block RAM read synchronously; what stays in distributed RAM is the descriptors' head
   // fields (read asynchronously for the scheduler's look at one context) and next pointers
   // (read when a queue pops), D deep, 64 words per LUT group, and mPP's four-beat FIFO. LUTs:
-  // 3772 at T = 4285 (W 64), 3174 at T = 536 (W 512), both with C = 8; each context adds about
+  // 3604 at T = 4285 (W 64), 3020 at T = 536 (W 512), both with C = 8; each context adds about
   // 22 for the rotating timeout check (a C-way selection of the head's age). Flip-flops grow
-  // with the bus (beat registers, the bypass FIFO's output, mPP's register): 1790 at W 64, 2601
-  // at W 512 (the heads' fields are no longer registers: 2295 and 3141 before).
+  // with the bus (beat registers, the bypass FIFO's output, mPP's register): 1636 at W 64, 2447
+  // at W 512 (2295 and 3141 when the heads' fields were registers and the parser copied its
+  // descriptor).
   const long T = plan.mem_beats, D = plan.descs;
   const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
   const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
   const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((XW + 13) / 14);
-  ModuleEstimate port{"port", N, 2913 + 22 * C + (T * 16) / 100, port_lutram, 1674 + (W * 181) / 100, 0, 0};
+  ModuleEstimate port{"port", N, 2760 + 22 * C + (T * 156) / 1000, port_lutram, 1520 + (W * 181) / 100, 0, 0};
   // Block RAM, memory by memory as Yosys maps them (bram36_for): 23.5 at W 64, 25 at W 512.
   port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, W + BW) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);
