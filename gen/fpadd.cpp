@@ -526,14 +526,15 @@ Resources estimate_resources(const Config& c) {
   // (read when a queue pops), D deep, 64 words per LUT group, and mPP's four-beat FIFO. LUTs:
   // 3604 at T = 4285 (W 64), 3020 at T = 536 (W 512), both with C = 8; each context adds about
   // 22 for the rotating timeout check (a C-way selection of the head's age). Flip-flops grow
-  // with the bus (beat registers, the bypass FIFO's output, mPP's register): 1636 at W 64, 2447
-  // at W 512 (2295 and 3141 when the heads' fields were registers and the parser copied its
-  // descriptor).
+  // with the bus (beat registers, the bypass FIFO's output, mPP's register): 1388 at W 64, 2199
+  // at W 512 (2295 and 3141 when the heads' fields and ages were registers and the parser
+  // copied its descriptor). The heads' ages are two C-word distributed RAMs (32 bits each).
   const long T = plan.mem_beats, D = plan.descs;
   const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
   const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
-  const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((XW + 13) / 14);
-  ModuleEstimate port{"port", N, 2760 + 22 * C + (T * 156) / 1000, port_lutram, 1520 + (W * 181) / 100, 0, 0};
+  const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((XW + 13) / 14) +
+                           2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32);
+  ModuleEstimate port{"port", N, 2760 + 22 * C + (T * 156) / 1000, port_lutram, 1520 - 31 * C + (W * 181) / 100, 0, 0};
   // Block RAM, memory by memory as Yosys maps them (bram36_for): 23.5 at W 64, 25 at W 512.
   port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, W + BW) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);

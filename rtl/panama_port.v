@@ -559,7 +559,6 @@ module panama_port #(
     for (g = 0; g < C; g = g + 1) begin : g_queue
       reg [DW-1:0] head_q, tail_q;
       reg [DCW-1:0] occ_q;
-      reg [31:0] since_q;
       reg [UW-1:0] used_q, over_q;
       wire push = push_ctx[g];
       // occ_q != 0 and occ_q == 1, registered beside it.
@@ -599,13 +598,8 @@ module panama_port #(
           used_q <= push ? used_a : used_n;
           over_q <= push ? over_a : over_n;
         end
-        if (becomes_head[g]) begin
-          head_q <= d_new;
-          since_q <= now;
-        end else if (pop) begin
-          head_q <= after_desc;
-          since_q <= now;
-        end
+        if (becomes_head[g]) head_q <= d_new;
+        else if (pop) head_q <= after_desc;
         if (push) tail_q <= d_new;
       end
       assign head_flat[g*DW +: DW] = head_q;
@@ -617,7 +611,6 @@ module panama_port #(
       assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
       assign q_valid[g] = ne_q;
       assign ne_vec[g] = ne_q;
-      assign since_arr[g] = since_q;
       // Set when the rotating check below finds this head too old; cleared by a new head.
       reg exp_q;
       always @(posedge clk) begin
@@ -709,7 +702,23 @@ module panama_port #(
   // timeout is seen at most C cycles after it passed (rule 7 only asks that the head waited
   // longer). The check reads the head's time in the same cycle as its flag is written, so a
   // head that changes in that cycle is never marked by its predecessor's age.
-  wire [31:0] since_arr [0:C-1];
+  // When each head became head: a push that makes a head and a pop can fall in the same cycle
+  // (for different contexts), so each writes its own small memory (distributed RAM, C words),
+  // and one bit per context says which of the two holds the head's time.
+  reg [31:0] since_push [0:C-1];
+  reg [31:0] since_pop [0:C-1];
+  reg [C-1:0] since_by_pop_q;
+  wire [C-1:0] head_by_pop = pops & ~becomes_head;
+  reg [CW-1:0] push_head_ctx;
+  always @* begin
+    push_head_ctx = {CW{1'b0}};
+    for (c = 0; c < C; c = c + 1) push_head_ctx = push_head_ctx | ({CW{becomes_head[c]}} & c[CW-1:0]);
+  end
+  always @(posedge clk) begin
+    if (|becomes_head) since_push[push_head_ctx] <= now;
+    if (|head_by_pop) since_pop[pop_ctx] <= now;
+    since_by_pop_q <= (since_by_pop_q & ~becomes_head) | head_by_pop;
+  end
   wire [31:0] timeout_arr [0:C-1];
   reg [CW-1:0] exp_rot_q;
   genvar gt;
@@ -719,7 +728,8 @@ module panama_port #(
     end
   endgenerate
   wire [31:0] chk_timeout = timeout_arr[exp_rot_q];
-  wire chk_old = (chk_timeout != 32'd0) & ((now - since_arr[exp_rot_q]) > chk_timeout);
+  wire [31:0] chk_since = since_by_pop_q[exp_rot_q] ? since_pop[exp_rot_q] : since_push[exp_rot_q];
+  wire chk_old = (chk_timeout != 32'd0) & ((now - chk_since) > chk_timeout);
   reg [C-1:0] exp_hit;
   always @* begin
     for (c = 0; c < C; c = c + 1) exp_hit[c] = chk_old & (exp_rot_q == c[CW-1:0]);

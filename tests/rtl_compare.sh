@@ -9,6 +9,8 @@
 # usage: rtl_compare.sh BUILD_DIR WORK SCENARIO SEED "SIM_OPTIONS" panama-gen-args...
 # env PANAMA_TRACE=FILE.fst: the RTL run writes a waveform there (a separate --trace-fst build).
 # env PANAMA_VECTORS=N: vectors per job (24).
+# Scenario late: the comparison must be exact (its timeouts are longer than any head waits, so
+#   a timeout counted by the RTL is a head that timed out early).
 set -uo pipefail
 build=$1; work=$2; scenario=$3; seed=$4; simopts=$5; shift 5
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +27,10 @@ out=$($cmd --stats "${trace[@]}" 2>&1); rc=$?
 echo "$out" | tail -n 12
 ok=1
 if [ $rc -ne 0 ] || ! echo "$out" | grep -q "compare: equal"; then ok=0; fi
+if [ "$scenario" = late ] && ! echo "$out" | grep -q "^compare: exact comparison"; then
+  echo "not an exact comparison: $(echo "$out" | grep '^compare:' | head -n 1)"
+  ok=0
+fi
 if [ "$scenario" = line-rate ] && [ -z "$simopts" ]; then
   # rate: rx beats offered O accepted A; rx accepted beats/cycle per port (min) R; m_agg beats B
   # in C cycles, S beats/cycle; drops D, vectors dropped V
