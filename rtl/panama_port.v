@@ -173,16 +173,11 @@ module panama_port #(
   // tkeep is all ones but on a frame's last beat, where it is contiguous from bit 0
   // (accelerator.md), so the bypass FIFO keeps the beat's byte count instead (KW + 1 bits, not
   // W/8: one block RAM fewer per port) and mPP gets tkeep back from it.
+  // The count is the parser's (`beat_bytes`, which also counts the frame's length).
   reg [W-1:0] rx_data_q;
   reg [KW:0] rx_bytes_q;
   reg rx_valid_q, rx_last_q, rx_user_q;
-  reg [KW:0] rx_bytes;
-  integer kb;
-  always @* begin
-    rx_bytes = {(KW+1){1'b0}};
-    for (kb = 0; kb < BB; kb = kb + 1)
-      if (s_axis_tkeep[kb]) rx_bytes = kb[KW:0] + 1'b1;
-  end
+  wire [KW:0] rx_bytes;
   always @(posedge clk) begin
     if (rst) rx_valid_q <= 1'b0;
     else rx_valid_q <= s_axis_tvalid;
@@ -211,7 +206,8 @@ module panama_port #(
     .desc_rx_error(desc_rx_error), .desc_malformed(desc_malformed), .desc_flags(desc_flags),
     .desc_jid(desc_jid), .desc_tid(desc_tid), .desc_count(desc_count), .desc_vid(desc_vid),
     .desc_rank(desc_rank), .desc_ecn(desc_ecn), .desc_eth_dst(desc_eth_dst), .desc_tos(desc_tos),
-    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part), .hdr_jid(hdr_jid), .hdr_tid(hdr_tid));
+    .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part), .hdr_jid(hdr_jid), .hdr_tid(hdr_tid),
+    .beat_bytes(rx_bytes));
   // Length, RANK, the too-long flag and FLAGS but RESULT and FIN decide nothing here: the stored
   // beats carry tlast/tkeep.
   wire unused_desc = ^{desc_len, desc_too_long, desc_rank, desc_flags[7:2], desc_jid, desc_tid};
@@ -433,7 +429,7 @@ module panama_port #(
   wire [C*DW-1:0] head_flat, tail_flat;
   // The same heads as an array, for the selections by ev_ctx and meta_sel (multiplexers).
   wire [DW-1:0] head_arr [0:C-1];
-  wire [C-1:0] becomes_head, pops, ne_vec, exp_vec;
+  wire [C-1:0] becomes_head, pops;
   // At most one queue pops per cycle, so `pops` is one-hot or zero and the popped head's
   // descriptor is an AND-OR of the heads.
   reg pop_any;
@@ -610,7 +606,6 @@ module panama_port #(
       assign dn_flat[g*(UW+1) +: UW+1] = {(UW+1){1'b0}} - {1'b0, fo};
       assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
       assign q_valid[g] = ne_q;
-      assign ne_vec[g] = ne_q;
       // Set when the rotating check below finds this head too old; cleared by a new head.
       reg exp_q;
       always @(posedge clk) begin
@@ -618,19 +613,18 @@ module panama_port #(
         else if (exp_hit[g]) exp_q <= 1'b1;
       end
       assign q_expired[g] = exp_q;
-      assign exp_vec[g] = exp_q;
     end
   endgenerate
-  // The head of context ev_ctx for the scheduler, registered. The scheduler never asks for a
-  // context whose pops are pending or being applied, so the head read here is the one it
-  // pops if it decides to; a push that makes a head in the same cycle is seen by the next
-  // request (the scheduler asks again when q_valid changes).
+  // The head of context ev_ctx for the scheduler, registered. A read made before the pops of
+  // that context's decision are applied is dropped by the scheduler when the decision fires,
+  // so the head it pops is the one it read; a push that makes a head in the same cycle is seen
+  // by the next request (the scheduler asks again when q_valid changes).
   wire [HIW-1:0] ev_info = d_info[head_arr[ev_ctx]];
   wire [31:0] ev_vid = ev_info[IB +: 32];
   wire [31:0] ev_d = ev_vid - ev_e;
   always @(posedge clk) begin
-    ev_valid <= ne_vec[ev_ctx];
-    ev_expired <= exp_vec[ev_ctx];
+    ev_valid <= q_valid[ev_ctx];
+    ev_expired <= q_expired[ev_ctx];
     // Serial-number arithmetic: stale iff (v - E) mod 2^32 >= 2^31.
     ev_stale <= ev_d[31];
     ev_at_e <= ev_vid == ev_e;
@@ -708,11 +702,13 @@ module panama_port #(
   reg [31:0] since_push [0:C-1];
   reg [31:0] since_pop [0:C-1];
   reg [C-1:0] since_by_pop_q;
+  // A push that makes a head is the matched context's (`sel`, from registers, so the write
+  // address stays off the admission decision).
   wire [C-1:0] head_by_pop = pops & ~becomes_head;
   reg [CW-1:0] push_head_ctx;
   always @* begin
     push_head_ctx = {CW{1'b0}};
-    for (c = 0; c < C; c = c + 1) push_head_ctx = push_head_ctx | ({CW{becomes_head[c]}} & c[CW-1:0]);
+    for (c = 0; c < C; c = c + 1) push_head_ctx = push_head_ctx | ({CW{sel[c]}} & c[CW-1:0]);
   end
   always @(posedge clk) begin
     if (|becomes_head) since_push[push_head_ctx] <= now;

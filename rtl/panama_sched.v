@@ -145,13 +145,11 @@ module panama_sched #(
   reg [N*C-1:0] qv_prev_q, qx_prev_q;
   reg ev_go_q, a1_go_q, a2_go_q, b_valid_q;
   reg [CW-1:0] a1_ctx_q, a2_ctx_q, b_ctx_q;
+  reg [C-1:0] b_oh_q;  // B's context as a one-hot
   // Only the context whose decision B holds is not picked. Other looks may overlap (a context
   // whose heads change again is looked at again at once); a look that read the heads before
-  // its context's decision fired is dropped when it fires (`stale_*` below).
-  reg [C-1:0] lock;
-  always @* begin
-    for (k = 0; k < C; k = k + 1) lock[k] = b_valid_q & (b_ctx_q == k[CW-1:0]);
-  end
+  // its context's decision fired is dropped when it fires (`*_stale_look` below).
+  wire [C-1:0] lock = b_oh_q & {C{b_valid_q}};
   wire [C-1:0] cand = dirty_q & ~lock & ~kill;
   wire [C-1:0] pick_oh = cand & (~cand + {{(C-1){1'b0}}, 1'b1});
   wire pick_any = |cand;
@@ -332,7 +330,6 @@ module panama_sched #(
   wire last_issue = busy_q & (b_beat_q == n_beats_q - 1'b1);
   wire issue_free = ~busy_q | last_issue;
   reg [2:0] b_act_q;
-  reg [C-1:0] b_oh_q;
   reg [N-1:0] b_mem_q, b_stale_q, b_at_e_q;
   reg [NB-1:0] b_beats_q;
   reg [KW:0] b_rem_q;
@@ -521,7 +518,7 @@ module panama_sched #(
     for (k = 0; k < C; k = k + 1) begin
       heads_chg[k] = 1'b0;
       for (m = 0; m < N; m = m + 1) heads_chg[k] = heads_chg[k] | q_chg[m*C + k];
-      redo[k] = (ev_kill & (ev_ctx == k[CW-1:0])) | (a1_kill & (a1_ctx_q == k[CW-1:0])) |
+      redo[k] = (ev_kill & ev_oh[k]) | (a1_kill & (a1_ctx_q == k[CW-1:0])) |
                 ((a2_kill | (a2_has_act & ~b_take)) & (a2_ctx_q == k[CW-1:0])) |
                 ((b_kill | fire) & b_oh_q[k]);
     end

@@ -505,9 +505,14 @@ class Bench {
       const bool last = b + 1 == beats;
       dut_->s_axis_tlast = last;
       dut_->s_axis_tuser = last ? e.rx_error : gen_.rnd(0, 1);
+      dut_->eval();
+      // The beat's byte count (the port's bypass FIFO keeps it instead of tkeep).
+      if (dut_->beat_bytes != static_cast<uint32_t>(n_bytes))
+        fail("beat_bytes = " + std::to_string(dut_->beat_bytes) + " in beat " + std::to_string(b) + ", expected " +
+                 std::to_string(n_bytes),
+             e);
       if (last && e.fields) {
         // JID and TID during the last beat (the port's context match registers them then).
-        dut_->eval();
         if (dut_->hdr_jid != e.hdr.jid || dut_->hdr_tid != e.hdr.tid)
           fail("hdr_jid/hdr_tid = " + std::to_string(dut_->hdr_jid) + "/" + std::to_string(dut_->hdr_tid) +
                    " during the last beat, expected " + std::to_string(e.hdr.jid) + "/" + std::to_string(e.hdr.tid),

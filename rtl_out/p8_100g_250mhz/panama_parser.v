@@ -64,7 +64,10 @@ module panama_parser #(
   // JID and TID as they stand during the frame's last beat (live when that beat carries them):
   // the port matches its contexts on them a cycle before the descriptor comes out.
   output wire [15:0] hdr_jid,
-  output wire [7:0] hdr_tid
+  output wire [7:0] hdr_tid,
+  // Bytes in the beat on the bus (tkeep's top set bit + 1; 0 when bit 0 is clear), for the
+  // port's bypass FIFO.
+  output wire [$clog2(DATA_W/8):0] beat_bytes
 );
 
 // Constants the RTL shares with the register map (regmap.json), the wire format
@@ -233,7 +236,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign keep_idx[j] = |sel;
     end
   endgenerate
-  wire [KIW:0] beat_bytes = s_axis_tkeep[0] ? {1'b0, keep_idx} + 1'b1 : {(KIW+1){1'b0}};
+  assign beat_bytes = s_axis_tkeep[0] ? {1'b0, keep_idx} + 1'b1 : {(KIW+1){1'b0}};
   wire [LEN_W:0] len_sum = {1'b0, len_q} + {{(LEN_W-KIW){1'b0}}, beat_bytes};
   // The whole frame's length on its last beat, saturating.
   wire [LEN_W-1:0] len_total = len_sum[LEN_W] ? {LEN_W{1'b1}} : len_sum[LEN_W-1:0];
