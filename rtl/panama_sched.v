@@ -32,10 +32,10 @@ module panama_sched #(
   input  wire [CONTEXTS-1:0] ctx_enable_set,
   input  wire [CONTEXTS*PORTS-1:0] ctx_members,
   input  wire [CONTEXTS-1:0] ctx_upstream,
-  input  wire [CONTEXTS*48-1:0] ctx_group_mac,
-  input  wire [CONTEXTS*32-1:0] ctx_group_ip,
-  input  wire [CONTEXTS*48-1:0] ctx_own_mac,
-  input  wire [CONTEXTS*32-1:0] ctx_own_ip,
+  // The register file's header fields of context hdr_ctx (B's), read without a clock:
+  // {group MAC, own MAC, group IP, own IP}.
+  output wire [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] hdr_ctx,
+  input  wire [159:0] ctx_hdr,
   input  wire [CONTEXTS*32-1:0] ctx_timeout,
   output wire [CONTEXTS*32-1:0] ctx_expected_vid,
   // Queue state of every port: port p, context c at index p*C + c. A head is present; the head
@@ -407,23 +407,9 @@ module panama_sched #(
       assign min_here = 1'b0;
     end
   endgenerate
-  // The context's fields for the build, AND-OR multiplexers on B's one-hot.
-  localparam integer RW = 160;
-  wire [RW-1:0] b_row;
-  wire [C*RW-1:0] b_rows;
-  generate
-    for (h = 0; h < C; h = h + 1) begin : g_b_rows
-      assign b_rows[h*RW +: RW] = {ctx_group_mac[h*48 +: 48], ctx_own_mac[h*48 +: 48], ctx_group_ip[h*32 +: 32],
-                                   ctx_own_ip[h*32 +: 32]};
-    end
-    for (g = 0; g < RW; g = g + 1) begin : g_b_row
-      wire [C-1:0] col;
-      for (h = 0; h < C; h = h + 1) begin : g_col
-        assign col[h] = b_rows[h*RW + g];
-      end
-      assign b_row[g] = |(col & b_oh_q);
-    end
-  endgenerate
+  // The context's header fields for the build: the register file's RAM, read at B's context.
+  assign hdr_ctx = b_ctx_q;
+  wire [159:0] b_row = ctx_hdr;
   wire [47:0] b_gmac, b_omac;
   wire [31:0] b_gip, b_oip;
   assign {b_gmac, b_omac, b_gip, b_oip} = b_row;

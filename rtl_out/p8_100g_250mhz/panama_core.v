@@ -74,8 +74,9 @@ module panama_core (
   wire [C*16-1:0] ctx_jid;
   wire [C*8-1:0] ctx_tid, ctx_upstream_port;
   wire [C*N-1:0] ctx_members;
-  wire [C*48-1:0] ctx_group_mac, ctx_own_mac;
-  wire [C*32-1:0] ctx_group_ip, ctx_own_ip, ctx_timeout, ctx_expected_vid;
+  wire [3-1:0] hdr_ctx;
+  wire [159:0] ctx_hdr;
+  wire [C*32-1:0] ctx_timeout, ctx_expected_vid;
   wire [N*16-1:0] port_count_inc;
   wire [C-1:0] ctx_completed_inc, ctx_dropped_inc;
   wire agg_tx_inc;
@@ -101,8 +102,7 @@ module panama_core (
     .s_axil_rready(s_axil_rready),
     .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
     .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
-    .ctx_upstream_port(ctx_upstream_port), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
-    .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
+    .ctx_upstream_port(ctx_upstream_port), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid), .port_count_inc(port_count_inc),
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
 
@@ -167,8 +167,7 @@ module panama_core (
   ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),
     .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
-    .ctx_upstream(ctx_upstream), .ctx_group_mac(ctx_group_mac), .ctx_group_ip(ctx_group_ip),
-    .ctx_own_mac(ctx_own_mac), .ctx_own_ip(ctx_own_ip), .ctx_timeout(ctx_timeout),
+    .ctx_upstream(ctx_upstream), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid),
     .q_valid(q_valid), .q_expired(q_expired), .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid),
     .ev_stale(ev_stale), .ev_at_e(ev_at_e), .ev_dist(ev_dist), .ev_count(ev_count), .ev_fin(ev_fin), .ev_ce(ev_ce),

@@ -66,11 +66,11 @@ module panama_regs #(
   // Mode: 1 upstream, 0 multicast (root).
   output wire [CONTEXTS-1:0] ctx_upstream,
   output wire [CONTEXTS*8-1:0] ctx_upstream_port,
-  // MACs: byte 0 (first on the wire) in bits [47:40]; IPv4 a.b.c.d = {a, b, c, d}.
-  output wire [CONTEXTS*48-1:0] ctx_group_mac,
-  output wire [CONTEXTS*32-1:0] ctx_group_ip,
-  output wire [CONTEXTS*48-1:0] ctx_own_mac,
-  output wire [CONTEXTS*32-1:0] ctx_own_ip,
+  // The header fields of context hdr_ctx, read from distributed RAM without a clock:
+  // {group MAC, own MAC, group IP, own IP}. MACs: byte 0 (first on the wire) in bits [47:40];
+  // IPv4 a.b.c.d = {a, b, c, d}. The RAM is cleared in the 2^clog2(C) cycles after reset.
+  input  wire [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] hdr_ctx,
+  output wire [159:0] ctx_hdr,
   // Timeout in cycles, 0 = never.
   output wire [CONTEXTS*32-1:0] ctx_timeout,
   // The datapath's expected VID of each context, read through CTX_EXPECTED_VID.
@@ -264,7 +264,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [31:0] w_data_q;
   reg bvalid_q;
   reg wr_arm_q;
-  wire wr_fire = aw_full_q & w_full_q & ~bvalid_q & wr_arm_q;
+  wire clr_busy;  // the header-field RAM is being cleared after reset (below)
+  wire wr_fire = aw_full_q & w_full_q & ~bvalid_q & wr_arm_q & ~clr_busy;
   assign s_axil_awready = ~aw_full_q;
   assign s_axil_wready = ~w_full_q;
   assign s_axil_bvalid = bvalid_q;
@@ -312,7 +313,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg rd_lo_q;
   reg rd_hi_q;
   reg [CIW-1:0] rd_idx_q;
-  wire rd_fire = ar_full_q & ~rd_busy_q & ~rvalid_q;
+  wire rd_fire = ar_full_q & ~rd_busy_q & ~rvalid_q & ~clr_busy;
   wire rd_smp;
   reg [2:0] rd_stage_q;  // the read in S1, S2, S3
   assign s_axil_arready = ~ar_full_q;
@@ -360,10 +361,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [C*N-1:0] mem_q;
   reg [C-1:0] up_q;
   reg [C*8-1:0] up_port_q;
-  reg [C*48-1:0] gmac_q;
-  reg [C*32-1:0] gip_q;
-  reg [C*48-1:0] omac_q;
-  reg [C*32-1:0] oip_q;
   reg [C*32-1:0] tmo_q;
   assign ctx_enable = en_q;
   assign ctx_enable_set = en_set_q;
@@ -372,10 +369,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   assign ctx_members = mem_q;
   assign ctx_upstream = up_q;
   assign ctx_upstream_port = up_port_q;
-  assign ctx_group_mac = gmac_q;
-  assign ctx_group_ip = gip_q;
-  assign ctx_own_mac = omac_q;
-  assign ctx_own_ip = oip_q;
   assign ctx_timeout = tmo_q;
 
   // The enable checks look at the context being written (one multiplexer for all contexts).
@@ -447,10 +440,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           mem_q[g*N +: N] <= {N{1'b0}};
           up_q[g] <= 1'b0;
           up_port_q[g*8 +: 8] <= 8'd0;
-          gmac_q[g*48 +: 48] <= 48'd0;
-          gip_q[g*32 +: 32] <= 32'd0;
-          omac_q[g*48 +: 48] <= 48'd0;
-          oip_q[g*32 +: 32] <= 32'd0;
           tmo_q[g*32 +: 32] <= 32'd0;
         end else begin
           en_set_q[g] <= 1'b0;
@@ -476,12 +465,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
                 O_CTX_TID: tid_q[g*8 +: 8] <= w_data_q[7:0];
                 O_CTX_MODE: up_q[g] <= w_data_q[0];
                 O_CTX_UPSTREAM_PORT: up_port_q[g*8 +: 8] <= w_data_q[7:0];
-                O_CTX_GROUP_MAC_HI: gmac_q[g*48+32 +: 16] <= w_data_q[15:0];
-                O_CTX_GROUP_MAC_LO: gmac_q[g*48 +: 32] <= w_data_q[31:0];
-                O_CTX_GROUP_IP: gip_q[g*32 +: 32] <= w_data_q[31:0];
-                O_CTX_OWN_MAC_HI: omac_q[g*48+32 +: 16] <= w_data_q[15:0];
-                O_CTX_OWN_MAC_LO: omac_q[g*48 +: 32] <= w_data_q[31:0];
-                O_CTX_OWN_IP: oip_q[g*32 +: 32] <= w_data_q[31:0];
                 O_CTX_TIMEOUT: tmo_q[g*32 +: 32] <= w_data_q[31:0];
                 default: ;
               endcase
@@ -494,6 +477,79 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       end
     end
   endgenerate
+
+  // The header fields (group MAC, group IP, own MAC, own IP: 160 bits per context) only the
+  // result builder and register reads use, one context at a time, so they live in distributed
+  // RAM (one per register word, HC = 2^clog2(C) words) instead of flip-flops: one write port (a
+  // field write, as above), two read ports without a clock (the builder's context hdr_ctx and
+  // the register read's). RAM has no reset: in the HC cycles after reset every word is written
+  // with 0 (clr_busy; register reads and writes wait), so that a field reads 0 until written.
+  localparam HA = C > 1 ? $clog2(C) : 1;
+  localparam integer HC = 1 << HA;
+  localparam integer HC_LAST_I = HC - 1;
+  localparam [HA-1:0] HC_LAST = HC_LAST_I[HA-1:0];
+  reg clr_busy_q;
+  reg [HA-1:0] clr_a_q;
+  assign clr_busy = clr_busy_q;
+  always @(posedge clk) begin
+    if (rst) begin
+      clr_busy_q <= 1'b1;
+      clr_a_q <= {HA{1'b0}};
+    end else if (clr_busy_q) begin
+      clr_busy_q <= clr_a_q != HC_LAST;
+      clr_a_q <= clr_a_q + {{(HA-1){1'b0}}, 1'b1};
+    end
+  end
+  // The written context (its low HA bits: wr_in_ctx makes it < C) and the read's.
+  wire [HA-1:0] wr_ctx_h, rd_ctx_h;
+  wire [CXW-1:0] rd_ctx;
+  generate
+    if (CXW >= HA) begin : g_hcut
+      assign wr_ctx_h = wr_ctx[HA-1:0];
+      assign rd_ctx_h = rd_ctx[HA-1:0];
+    end else begin : g_hext
+      assign wr_ctx_h = {{(HA-CXW){1'b0}}, wr_ctx};
+      assign rd_ctx_h = {{(HA-CXW){1'b0}}, rd_ctx};
+    end
+  endgenerate
+  wire hf_wr = wr_fire & wr_field & |(wr_ctx_hit & ~en_q);
+  wire [HA-1:0] hf_a = clr_busy_q ? clr_a_q : wr_ctx_h;
+  wire [31:0] hf_d = clr_busy_q ? 32'd0 : w_data_q;
+  (* ram_style = "distributed" *) reg [15:0] gmh_mem [0:HC-1];
+  (* ram_style = "distributed" *) reg [31:0] gml_mem [0:HC-1];
+  (* ram_style = "distributed" *) reg [31:0] gip_mem [0:HC-1];
+  (* ram_style = "distributed" *) reg [15:0] omh_mem [0:HC-1];
+  (* ram_style = "distributed" *) reg [31:0] oml_mem [0:HC-1];
+  (* ram_style = "distributed" *) reg [31:0] oip_mem [0:HC-1];
+  always @(posedge clk) begin
+    if (clr_busy_q | (hf_wr & (wr_off == O_CTX_GROUP_MAC_HI))) gmh_mem[hf_a] <= hf_d[15:0];
+    if (clr_busy_q | (hf_wr & (wr_off == O_CTX_GROUP_MAC_LO))) gml_mem[hf_a] <= hf_d;
+    if (clr_busy_q | (hf_wr & (wr_off == O_CTX_GROUP_IP))) gip_mem[hf_a] <= hf_d;
+    if (clr_busy_q | (hf_wr & (wr_off == O_CTX_OWN_MAC_HI))) omh_mem[hf_a] <= hf_d[15:0];
+    if (clr_busy_q | (hf_wr & (wr_off == O_CTX_OWN_MAC_LO))) oml_mem[hf_a] <= hf_d;
+    if (clr_busy_q | (hf_wr & (wr_off == O_CTX_OWN_IP))) oip_mem[hf_a] <= hf_d;
+  end
+  assign ctx_hdr = {gmh_mem[hdr_ctx], gml_mem[hdr_ctx], omh_mem[hdr_ctx], oml_mem[hdr_ctx], gip_mem[hdr_ctx],
+                    oip_mem[hdr_ctx]};
+  // The register read's word of these fields (0 outside the context blocks).
+  wire [15:0] rd_gmh = gmh_mem[rd_ctx_h];
+  wire [31:0] rd_gml = gml_mem[rd_ctx_h];
+  wire [31:0] rd_gip = gip_mem[rd_ctx_h];
+  wire [15:0] rd_omh = omh_mem[rd_ctx_h];
+  wire [31:0] rd_oml = oml_mem[rd_ctx_h];
+  wire [31:0] rd_oip = oip_mem[rd_ctx_h];
+  reg [31:0] hf_rword;
+  always @* begin
+    case (rd_off)
+      O_CTX_GROUP_MAC_HI: hf_rword = {16'd0, rd_gmh};
+      O_CTX_GROUP_MAC_LO: hf_rword = rd_gml;
+      O_CTX_GROUP_IP: hf_rword = rd_gip;
+      O_CTX_OWN_MAC_HI: hf_rword = {16'd0, rd_omh};
+      O_CTX_OWN_MAC_LO: hf_rword = rd_oml;
+      O_CTX_OWN_IP: hf_rword = rd_oip;
+      default: hf_rword = 32'd0;
+    endcase
+  end
 
   // AGG_PORT: writes are ignored while any context is enabled (live traffic would be
   // classified by two ports).
@@ -626,7 +682,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [PXW-1:0] d_port = ar_addr_q[AW-1:7] - PORT_BASE[AW-1:7];
   wire [6:0] d_poff = ar_addr_q[6:0];
   wire rd_in_ctx = rd_addr_q >= CTX_BASE && {1'b0, rd_addr_q} < CTX_END;
-  wire [CXW-1:0] rd_ctx = rd_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
+  assign rd_ctx = rd_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
   assign rd_off = rd_addr_q[7:0];
   // Each context's read word for rd_off (0 unless the address is in its block).
   wire [C*32-1:0] ctx_rword;
@@ -643,12 +699,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           O_CTX_TID: w = {24'd0, tid_q[g*8 +: 8]};
           O_CTX_MODE: w = {31'd0, up_q[g]};
           O_CTX_UPSTREAM_PORT: w = {24'd0, up_port_q[g*8 +: 8]};
-          O_CTX_GROUP_MAC_HI: w = {16'd0, gmac_q[g*48+32 +: 16]};
-          O_CTX_GROUP_MAC_LO: w = gmac_q[g*48 +: 32];
-          O_CTX_GROUP_IP: w = gip_q[g*32 +: 32];
-          O_CTX_OWN_MAC_HI: w = {16'd0, omac_q[g*48+32 +: 16]};
-          O_CTX_OWN_MAC_LO: w = omac_q[g*48 +: 32];
-          O_CTX_OWN_IP: w = oip_q[g*32 +: 32];
           O_CTX_TIMEOUT: w = tmo_q[g*32 +: 32];
           O_CTX_EXPECTED_VID: w = ctx_expected_vid[g*32 +: 32];
           default: w = 32'd0;
@@ -722,8 +772,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       A_AGG_PORT: rd_word = {16'd0, agg_port_q};
       default: ;
     endcase
-    if (rd_in_ctx)
+    if (rd_in_ctx) begin
       for (i = 0; i < C; i = i + 1) rd_word = rd_word | ctx_rword[i*32 +: 32];
+      rd_word = rd_word | hf_rword;
+    end
   end
   // Counter LO words return the counter's value from the pipeline (S3) and copy its high
   // half into the one shadow that every HI word reads.
