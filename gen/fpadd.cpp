@@ -508,14 +508,17 @@ Resources estimate_resources(const Config& c) {
   r.modules.push_back(parser);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
   // per RAMB36), each with a PW-bit pending count and a valid bit in flip-flops, plus the context
-  // registers (230 + N bits each) and the addressed context's fields for the enable checks:
-  // 3839 / 5229 LUTs, 3057 / 3824 FFs, 1 BRAM36 (C = 8; NCNT = 81 / 145).
+  // registers (70 + N bits each) and the addressed context's fields for the enable checks; the
+  // header fields (six words, 160 bits per context) in distributed RAM with two read ports:
+  // RAM32M16 groups of 14 bits, 2 x 16 of them per 32 contexts. 3163 LUTs + 256 LUTRAM sites,
+  // 1781 FFs, 1 BRAM36 at 4 x 10G (C = 8, NCNT = 81); 3839 LUTs and 3057 FFs with the header
+  // fields in flip-flops.
   const long ncnt = regs_counter_count(c);
   ModuleEstimate regs{"regs",
                       1,
-                      865 + 22 * ncnt + 152 * C,
-                      0,
-                      440 + 2 * N + ncnt * (regs_pending_bits(c) + 1) + (230 + N) * C,
+                      865 + 22 * ncnt + 65 * C,
+                      2 * 8 * 16 * ((C + 31) / 32),
+                      440 + 2 * N + ncnt * (regs_pending_bits(c) + 1) + (70 + N) * C,
                       0,
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);
@@ -541,17 +544,17 @@ Resources estimate_resources(const Config& c) {
   r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree. It looks at one context per
   // cycle, so its decision logic is per port (A1's checks, the minimum tree) and per context
-  // (E, the pick, the context's addresses for the build); the builder selects one word from
-  // every member port (N x W). Without the tree: 2873 LUTs at 4 x 10G and 4539 at 8 x 100G
-  // against the tree's estimate (5633 and 11047 when every (port, context) pair was evaluated
-  // every cycle). Flip-flops: E and its time per context, a per-port pipeline of the heads'
-  // first beats and beats (A2, B, the issue stage), the minimum tree, the output register. The
+  // (E, the pick); the builder selects one word from every member port (N x W) and reads the
+  // context's addresses from the register file's RAM. Without the tree: 2155 LUTs at 4 x 10G
+  // (2873 when it selected the addresses of B's context from every context's registers, 5633
+  // when every (port, context) pair was evaluated every cycle). Flip-flops: E and its time per context, a per-port
+  // pipeline of the heads' first beats and beats (A2, B, the issue stage), the minimum tree, the output register. The
   // header word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1
   // bits, FD beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else
   // distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
   const long NB = clog2(plan.frame_beats + 1);
-  sched.luts = tree.luts + 1882 + 110 * C + (N * W * 434) / 1000;
+  sched.luts = tree.luts + 1882 + 26 * C + (N * W * 434) / 1000;
   sched.ffs = tree.ffs + 600 + 66 * C + 2 * N * C + N * (3 * (BW + NB) + 38) + W / 2;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);
   {
@@ -565,7 +568,7 @@ Resources estimate_resources(const Config& c) {
   r.modules.push_back(sched);
   // The top: every port, the scheduler (tree included) and the register file.
   r.luts = N * port.luts + sched.luts + regs.luts;
-  r.lutram = N * port.lutram + sched.lutram;
+  r.lutram = N * port.lutram + sched.lutram + regs.lutram;
   r.ffs = N * port.ffs + sched.ffs + regs.ffs;
   r.bram36 = static_cast<long>(std::ceil(N * port.bram36 + sched.bram36 + regs.bram36));
   r.dsps = N * port.dsps + sched.dsps;

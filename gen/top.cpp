@@ -96,9 +96,11 @@ BufferPlan buffer_plan(const Config& c) {
   b.byp_beats = static_cast<int>(c.bypass_bytes / c.bus_bytes);
   b.frame_beats = (c.max_frame_bytes + c.bus_bytes - 1) / c.bus_bytes;
   b.contrib_beats = static_cast<int>(c.contribution_bytes / c.bus_bytes);
-  // Admitted contributions never hold more than the contribution half (rule 9 accounting); one
-  // largest frame more lets the frame being received be written before its admission.
-  b.mem_beats = b.contrib_beats + b.frame_beats;
+  // Admitted contributions never hold more than the contribution half (rule 9 accounting). The
+  // frame being received is written into free beats before its admission; when the buffer is
+  // within one frame of full, a frame that finds no free beat is refused (docs/rtl.md, "Buffer
+  // depth") rather than one largest frame more of memory spent on it (power-of-two depths).
+  b.mem_beats = b.contrib_beats;
   // A contribution is at least 64 bytes long.
   const int min_beats = (64 + c.bus_bytes - 1) / c.bus_bytes;
   b.descs = std::max(1, b.contrib_beats / min_beats);

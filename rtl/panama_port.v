@@ -131,8 +131,7 @@ module panama_port #(
   localparam BYP = BYP_BEATS;
   localparam BPW = BYP_PTR_W;
   localparam BCW = BYP_CNT_W;
-  // Contribution memory: beats (the contribution half plus one largest frame of slack, so that
-  // a frame being received always finds free beats), pointer width, beat counter width.
+  // Contribution memory: beats (the contribution half), pointer width, beat counter width.
   localparam T = MEM_BEATS;
   localparam BW = MEM_PTR_W;
   localparam RW = MEM_CNT_W;
@@ -248,6 +247,7 @@ module panama_port #(
   reg [RW-1:0] fl_rem_q;
   reg fl_fresh_q;
   reg [SGW-1:0] fl_sg_q;
+  reg fl_wait_q;
   // Where the next freed frame is appended to the FIFO.
   reg [SGW-1:0] sg_wr_q;
   // The frame being received takes beats speculatively from the allocation point; admission
@@ -282,7 +282,20 @@ module panama_port #(
   wire nxt_fresh = cur_fresh & ~seg_end;
   wire [SGW-1:0] nxt_sg = ~seg_end ? cur_sg : (cur_sg == SG_LAST) ? {SGW{1'b0}} : cur_sg + 1'b1;
   // A contribution is at most SB beats: longer frames (never admitted here) stop being written.
-  wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]);
+  // The memory holds exactly the contribution half (T = CAPB beats), so the free chain may be
+  // shorter than the frame being received while the buffer is within one frame of full: a beat
+  // is written only while the chain has it and, unless it is the frame's last, the beat after
+  // it (its link, and where the next beat goes). left_q counts the free beats beyond those this
+  // frame has taken; once a beat finds none, the frame writes nothing more (no_room_q) and is
+  // not admitted (`room_ok` below: it counts as overflow, docs/rtl.md "Buffer depth").
+  reg [RW-1:0] left_q;
+  reg no_room_q;
+  reg [SBW-1:0] wcnt_q;  // beats this frame has written
+  wire left_1 = left_q != {RW{1'b0}};
+  wire left_2 = left_q[RW-1:1] != {(RW-1){1'b0}};
+  wire has_room = ~no_room_q & (rx_last_q ? left_1 : left_2);
+  wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]) & has_room;
+  wire room_ok = has_room;  // on the last beat: the whole frame was written
   always @(posedge clk) begin
     if (beat_write) beat_mem[cur_ptr] <= {nxt_ptr, rx_data_q};
     if (beat_write) link_mem[cur_ptr] <= nxt_ptr;
@@ -336,7 +349,7 @@ module panama_port #(
       wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q};
       wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q}
                            - {3'b0, used_flat[ga*UW +: UW]};
-      assign fits[ga] = POOL_OK & ~slack[UW+2] & ~room[UW+2]
+      assign fits[ga] = POOL_OK & room_ok & ~slack[UW+2] & ~room[UW+2]
                         & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
     end
   endgenerate
@@ -488,6 +501,21 @@ module panama_port #(
 
   // Frame state and the free chain: admission commits the walk; a removed frame is appended
   // to the FIFO of free segments whole (its links already chain its beats).
+  // A frame that takes the chain's last free beat (left_q = 1: the end of the current segment,
+  // the FIFO empty) leaves nothing to advance to: the allocation point waits (fl_wait_q) at
+  // the FIFO entry the next freed frame is written to, and takes that frame as its segment when
+  // it comes (in the same cycle as the admission, or later).
+  wire [SGW-1:0] sg_wr_next = (sg_wr_q == SG_LAST) ? {SGW{1'b0}} : sg_wr_q + 1'b1;
+  wire last_free = left_q == REM_ONE;
+  wire [RW-1:0] pop_rem = {{(RW-SBW){1'b0}}, pop_beats};
+  wire take_c = free_any & last_free;   // admitting takes the last beat; a frame is freed
+  wire take_w = free_any & fl_wait_q;   // waiting, and a frame is freed
+  wire [BW-1:0] fl_ptr_d = commit_contrib ? (take_c ? pop_first : nxt_ptr) : (take_w ? pop_first : fl_ptr_q);
+  wire [RW-1:0] fl_rem_d = commit_contrib ? (take_c ? pop_rem : nxt_rem) : (take_w ? pop_rem : fl_rem_q);
+  wire fl_fresh_d = commit_contrib ? (~take_c & nxt_fresh) : (~take_w & fl_fresh_q);
+  wire [SGW-1:0] fl_sg_d = commit_contrib ? (take_c ? sg_wr_next : last_free ? cur_sg : nxt_sg)
+                                          : (take_w ? sg_wr_next : fl_sg_q);
+  wire fl_wait_d = commit_contrib ? (last_free & ~free_any) : (fl_wait_q & ~free_any);
   always @(posedge clk) begin
     if (rst) begin
       in_frame_q <= 1'b0;
@@ -496,6 +524,7 @@ module panama_port #(
       fl_rem_q <= T[RW-1:0];
       fl_fresh_q <= 1'b1;
       fl_sg_q <= {SGW{1'b0}};
+      fl_wait_q <= 1'b0;
       sg_wr_q <= {SGW{1'b0}};
     end else begin
       if (rx_end) begin
@@ -505,13 +534,12 @@ module panama_port #(
         in_frame_q <= 1'b1;
         if (cur_beat_q != SB[SBW-1:0]) cur_beat_q <= cur_beat_q + 1'b1;
       end
-      if (commit_contrib) begin
-        fl_ptr_q <= nxt_ptr;
-        fl_rem_q <= nxt_rem;
-        fl_fresh_q <= nxt_fresh;
-        fl_sg_q <= nxt_sg;
-      end
-      if (free_any) sg_wr_q <= (sg_wr_q == SG_LAST) ? {SGW{1'b0}} : sg_wr_q + 1'b1;
+      fl_ptr_q <= fl_ptr_d;
+      fl_rem_q <= fl_rem_d;
+      fl_fresh_q <= fl_fresh_d;
+      fl_sg_q <= fl_sg_d;
+      fl_wait_q <= fl_wait_d;
+      if (free_any) sg_wr_q <= sg_wr_next;
     end
     if (beat_write) begin
       a_ptr_q <= nxt_ptr;
@@ -524,15 +552,30 @@ module panama_port #(
   always @(posedge clk) begin
     if (free_any) seg_mem[sg_wr_q] <= {pop_first, pop_beats};
   end
+  // The free chain's length beyond the frame's beats (see beat_write): a written beat takes
+  // one, a freed frame adds its beats, and a frame that is not admitted gives back its own.
+  wire [RW-1:0] left_fr = left_q + (free_any ? {{(RW-SBW){1'b0}}, pop_beats} : {RW{1'b0}});
+  always @(posedge clk) begin
+    if (rst) begin
+      left_q <= T[RW-1:0];
+      no_room_q <= 1'b0;
+      wcnt_q <= {SBW{1'b0}};
+    end else begin
+      if (rx_end & ~commit_contrib) left_q <= left_fr + {{(RW-SBW){1'b0}}, wcnt_q};
+      else left_q <= left_fr - {{(RW-1){1'b0}}, beat_write};
+      no_room_q <= ~rx_end & (no_room_q | (rx_beat & ~has_room));
+      wcnt_q <= rx_end ? {SBW{1'b0}} : wcnt_q + {{(SBW-1){1'b0}}, beat_write};
+    end
+  end
   // The allocation point of the next cycle (what the registers above take), which addresses the
   // two reads; and the writes of this cycle, which those reads do not see.
   wire in_frame_d = ~rx_end & (rx_beat | in_frame_q);
   wire [BW-1:0] cur_ptr_d = rst ? {BW{1'b0}}
                           : in_frame_d ? (beat_write ? nxt_ptr : a_ptr_q)
-                          : (commit_contrib ? nxt_ptr : fl_ptr_q);
+                          : fl_ptr_d;
   wire [SGW-1:0] cur_sg_d = rst ? {SGW{1'b0}}
                           : in_frame_d ? (beat_write ? nxt_sg : a_sg_q)
-                          : (commit_contrib ? nxt_sg : fl_sg_q);
+                          : fl_sg_d;
   always @(posedge clk) begin
     link_rd_q <= link_mem[cur_ptr_d];
     seg_rd_q <= seg_mem[cur_sg_d];

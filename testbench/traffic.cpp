@@ -201,10 +201,50 @@ class Gen {
   std::map<int, std::vector<Bytes>> later_;
 };
 
+std::vector<Job> refill(Gen& g, const Config& cfg, int vectors) {
+  // The buffer filled, partly emptied and used again (rule 9; docs/rtl.md "Buffer depth"),
+  // with one-element frames (64 + ES bytes) and 1514-byte fillers long enough for each phase to
+  // end before the next begins. Phase 1: port 0 sends `vectors` contributions while port 1
+  // sends fillers, so port 0's contribution half fills up and the rest overflow. One context
+  // (job A, members {0, 1}): port 1 then sends VIDs 0 .. vectors + K - 1, the admitted
+  // vectors complete and free port 0's beats, the VIDs port 0 lost wait at port 1; phase 2:
+  // port 0 sends VIDs vectors .. vectors + K - 1, which must be admitted again, and port 1's
+  // lost VIDs go as incomplete. Two contexts or more (jobs A and B, members {0, 1}): phase 1
+  // alternates A and B; port 1 completes only B, so the free beats are B's frames, between A's
+  // frames still queued, when port 0's phase 2 sends B's VIDs vectors/2 .. vectors/2 + K - 1
+  // into them; then port 1 completes A.
+  Job a{7, 0, {0, 1}, true};
+  Job b{8, 0, {0, 1}, true};
+  const bool two = cfg.in.contexts > 1;
+  std::vector<Job> js = {a};
+  if (two) js.push_back(b);
+  const int k = std::max(1, vectors / 15);
+  const int f1 = static_cast<int>((2L * vectors * 80) / 1514) + 8;
+  const int half = vectors / 2;
+  auto put = [&](int port, const Job& j, int from, int to) {
+    for (int v = from; v < to; ++v) g.push(port, g.contribution(j, port, static_cast<uint32_t>(v), 1, false, false));
+  };
+  if (two) {
+    for (int v = 0; v < half; ++v) put(0, a, v, v + 1), put(0, b, v, v + 1);
+  } else {
+    put(0, a, 0, vectors);
+  }
+  for (int i = 0; i < 6 * f1; ++i) g.push(0, g.filler());
+  put(0, two ? b : a, two ? half : vectors, (two ? half : vectors) + k);
+  for (int i = 0; i < f1; ++i) g.push(1, g.filler());
+  put(1, two ? b : a, 0, (two ? half : vectors) + k);
+  if (two) {
+    for (int i = 0; i < 8 * f1; ++i) g.push(1, g.filler());
+    put(1, a, 0, half);
+  }
+  return js;
+}
+
 }  // namespace
 
 const std::vector<std::string>& scenarios() {
-  static const std::vector<std::string> s = {"line-rate", "mixed", "faults", "timeout", "fill", "skips", "late"};
+  static const std::vector<std::string> s = {"line-rate", "mixed",  "faults", "timeout",
+                                             "fill",      "refill", "skips",  "late"};
   return s;
 }
 
@@ -319,6 +359,8 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
     for (int v = 0; v < vectors; ++v) g.push(0, g.contribution(a, 0, static_cast<uint32_t>(v), 1, false, false));
     if (cfg.in.contexts > 1)
       for (int v = 0; v < vectors; ++v) g.push(0, g.contribution(b, 0, static_cast<uint32_t>(v), big, false, false));
+  } else if (scenario == "refill") {
+    js = refill(g, cfg, vectors);
   } else {
     throw std::runtime_error("unknown scenario '" + scenario + "'");
   }

@@ -114,14 +114,14 @@ module panama_core (
   wire [N-1:0] ev_valid, ev_stale, ev_at_e, ev_fin, ev_ce, ev_expired;
   wire [N*32-1:0] ev_dist;
   wire [N*16-1:0] ev_count;
-  wire [N*10-1:0] ev_ptr, pop_first;
+  wire [N*9-1:0] ev_ptr, pop_first;
   wire [N*5-1:0] ev_beats, pop_beats;
   wire [3-1:0] meta_sel;
   wire [N*48-1:0] meta_eth_dst;
   wire [N*8-1:0] meta_tos;
   wire [N*32-1:0] meta_ip_dst;
   wire [N*16-1:0] meta_csum_part;
-  wire [N*10-1:0] rd_addr, rd_link;
+  wire [N*9-1:0] rd_addr, rd_link;
   wire [N*W-1:0] rd_data;
   wire [N*4-1:0] drop_inc;
   wire [N*12-1:0] port_inc;
@@ -137,8 +137,8 @@ module panama_core (
       panama_port #(
         .CONTEXTS(8), .CTX_W(3), .DATA_W(512), .ELEM_BYTES(4), .MAX_ELEMS(362), .BYP_BEATS(512),
         .BYP_PTR_W(9), .BYP_CNT_W(10), .FRAME_BEATS(24), .FRAME_CNT_W(5), .CONTRIB_BEATS(512),
-        .MEM_BEATS(536), .MEM_PTR_W(10), .MEM_CNT_W(10), .USED_W(10), .DESCS(512), .DESC_PTR_W(9),
-        .DESC_CNT_W(10), .SEGS(269), .SEG_PTR_W(9)
+        .MEM_BEATS(512), .MEM_PTR_W(9), .MEM_CNT_W(10), .USED_W(10), .DESCS(512), .DESC_PTR_W(9),
+        .DESC_CNT_W(10), .SEGS(257), .SEG_PTR_W(9)
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
@@ -150,19 +150,19 @@ module panama_core (
         .q_valid(q_valid[p*C +: C]), .q_expired(q_expired[p*C +: C]),
         .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid[p]), .ev_stale(ev_stale[p]), .ev_at_e(ev_at_e[p]),
         .ev_dist(ev_dist[p*32 +: 32]), .ev_count(ev_count[p*16 +: 16]), .ev_fin(ev_fin[p]), .ev_ce(ev_ce[p]),
-        .ev_ptr(ev_ptr[p*10 +: 10]), .ev_beats(ev_beats[p*5 +: 5]), .ev_expired(ev_expired[p]),
-        .q_pop(q_pop[p*C +: C]), .pop_first_in(pop_first[p*10 +: 10]),
+        .ev_ptr(ev_ptr[p*9 +: 9]), .ev_beats(ev_beats[p*5 +: 5]), .ev_expired(ev_expired[p]),
+        .q_pop(q_pop[p*C +: C]), .pop_first_in(pop_first[p*9 +: 9]),
         .pop_beats_in(pop_beats[p*5 +: 5]), .q_hold(q_hold), .q_release(q_release),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
-        .rd_addr(rd_addr[p*10 +: 10]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*10 +: 10]),
+        .rd_addr(rd_addr[p*9 +: 9]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*9 +: 9]),
         .count_inc(port_inc[p*12 +: 12]));
       assign port_count_inc[p*16 +: 16] = {drop_inc[p*4 +: 4], port_inc[p*12 +: 12]};
     end
   endgenerate
 
   panama_sched #(
-    .PORTS(8), .CONTEXTS(8), .DATA_W(512), .ELEM_BYTES(4), .ADDR_W(10), .BEAT_W(5), .FIFO_DEPTH(64),
+    .PORTS(8), .CONTEXTS(8), .DATA_W(512), .ELEM_BYTES(4), .ADDR_W(9), .BEAT_W(5), .FIFO_DEPTH(64),
     .TREE_LATENCY(12)
   ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),

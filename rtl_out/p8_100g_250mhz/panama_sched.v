@@ -22,7 +22,7 @@ module panama_sched #(
   // Bytes per element: 4 (fp32) or 2 (bf16, fp16).
   parameter ELEM_BYTES = 4,
   // Bits of a contribution memory address (a beat of a port's buffer).
-  parameter ADDR_W = 10,
+  parameter ADDR_W = 9,
   // Bits of a beat index within a frame (holds 0..beats of the largest frame).
   parameter BEAT_W = 5,
   // m_agg FIFO depth in beats: a power of two, at least 4, room for the largest frame plus the
