@@ -522,22 +522,21 @@ Resources estimate_resources(const Config& c) {
                       0,
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);
-  // Port (parser included): T = the contribution memory's beats, D = frame descriptors. The
-  // contribution memory, its links, the free segments, the bypass FIFO and the descriptor headers
-  // are block RAM read synchronously; what stays in distributed RAM is the descriptors' head
-  // fields (read asynchronously for the scheduler's look at one context) and next pointers
-  // (read when a queue pops), D deep, 64 words per LUT group, and mPP's four-beat FIFO. LUTs:
-  // 3604 at T = 4285 (W 64), 3020 at T = 536 (W 512), both with C = 8; each context adds about
-  // 22 for the rotating timeout check (a C-way selection of the head's age). Flip-flops grow
-  // with the bus (beat registers, the bypass FIFO's output, mPP's register): 1388 at W 64, 2199
-  // at W 512 (2295 and 3141 when the heads' fields and ages were registers and the parser
-  // copied its descriptor). The heads' ages are two C-word distributed RAMs (32 bits each).
+  // Port (parser included): T = the contribution memory's beats (the contribution half), D =
+  // frame descriptors. The contribution memory, its links, the free segments, the bypass FIFO
+  // and the descriptor headers are block RAM read synchronously; what stays in distributed RAM
+  // is the descriptors' head fields (read asynchronously for the scheduler's look at one
+  // context) and next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
+  // four-beat FIFO and the heads' ages (two C-word RAMs of 32 bits). Each context costs about
+  // 237 LUTs and 61 FFs (its queue and its rule 9 accounting: `used`, `over(used)` with and
+  // without a push, its share of the running sum; the fit is one, on the matched context):
+  // 3066 LUTs / 1381 FFs at 4 x 10G (C = 8), 1646 / 1017 with C = 2, 2691 / 2208 at 8 x 100G.
   const long T = plan.mem_beats, D = plan.descs;
   const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
   const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
   const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((XW + 13) / 14) +
                            2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32);
-  ModuleEstimate port{"port", N, 2760 + 22 * C + (T * 156) / 1000, port_lutram, 1520 - 31 * C + (W * 181) / 100, 0, 0};
+  ModuleEstimate port{"port", N, 744 + 237 * C + (T * 105) / 1000, port_lutram, 775 + 61 * C + (W * 1846) / 1000, 0, 0};
   // Block RAM, memory by memory as Yosys maps them (bram36_for): 23.5 at W 64, 25 at W 512.
   port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, W + BW) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);

@@ -396,10 +396,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // frame has taken; once a beat finds none, the frame writes nothing more (no_room_q) and is
   // not admitted (`room_ok` below: it counts as overflow, docs/rtl.md "Buffer depth").
   reg [RW-1:0] left_q;
+  reg left_1, left_2;  // left_q >= 1, left_q >= 2 (registered with it)
   reg no_room_q;
   reg [SBW-1:0] wcnt_q;  // beats this frame has written
-  wire left_1 = left_q != {RW{1'b0}};
-  wire left_2 = left_q[RW-1:1] != {(RW-1){1'b0}};
   wire has_room = ~no_room_q & (rx_last_q ? left_1 : left_2);
   wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]) & has_room;
   wire room_ok = has_room;  // on the last beat: the whole frame was written
@@ -426,9 +425,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [C-1:0] match_q;
   integer c;
   genvar ga;
+  // With one fit (EARLY_FIT, below) the match also takes the enable of the cycle before the
+  // decision: a context counts as enabled for a frame when it is at the decision and in the
+  // cycle before.
+  localparam EARLY_FIT = (64 + ELEM_BYTES) > BB;
+  wire [C-1:0] match_d;  // the compares, on this cycle's header bytes
   generate
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
-      always @(posedge clk) match_q[ga] <= (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid);
+      assign match_d[ga] = (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid) &
+                           (ctx_enable[ga] | ~EARLY_FIT);
+      always @(posedge clk) match_q[ga] <= match_d[ga];
       assign hit[ga] = ctx_enable[ga] & match_q[ga];
     end
   endgenerate
@@ -451,13 +457,47 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [C*UW-1:0] used_flat, over_flat;
   reg [UW-1:0] shared_q;
   wire [C-1:0] fits;
+  // One fit or one per context (docs/rtl.md, "One fit"). When every well-formed contribution
+  // is at least two beats long (64 + ES > W/8 bytes: W <= 512), no contribution is admitted in
+  // the cycle of a last beat, so the counters in that cycle (the one before the decision) have
+  // every earlier admission in them; the matched context's `used` and `over(used)` and the
+  // running sum are taken from that cycle into registers (a multiplexer on the compares of
+  // that cycle, which `match_q` registers) and the fit is evaluated once, from them, at the
+  // decision; `hit` is zero or `match_q`, the context they were taken from. Frames removed in
+  // that cycle still count: this only ever refuses more. With one-beat contributions
+  // (W >= 1024) the fit is evaluated for every context, at the decision.
   generate
-    for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
-      wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q};
-      wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q}
-                           - {3'b0, used_flat[ga*UW +: UW]};
-      assign fits[ga] = POOL_OK & room_ok & ~slack[UW+2] & ~room[UW+2]
-                        & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
+    if (EARLY_FIT) begin : g_fit1
+      wire [C-1:0] msel = match_d;
+      wire [UW*C-1:0] mu_t, mo_t;  // bit b of context g at b*C + g, masked by msel
+      wire [UW-1:0] mu, mo;
+      genvar gm, gn;
+      for (gm = 0; gm < UW; gm = gm + 1) begin : g_mb
+        for (gn = 0; gn < C; gn = gn + 1) begin : g_mc
+          assign mu_t[gm*C + gn] = msel[gn] & used_flat[gn*UW + gm];
+          assign mo_t[gm*C + gn] = msel[gn] & over_flat[gn*UW + gm];
+        end
+        assign mu[gm] = |mu_t[gm*C +: C];
+        assign mo[gm] = |mo_t[gm*C +: C];
+      end
+      reg [UW-1:0] mu_q, mo_q, msh_q;
+      always @(posedge clk) begin
+        mu_q <= mu;
+        mo_q <= mo;
+        msh_q <= shared_q;
+      end
+      wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, mo_q} - {3'b0, msh_q};
+      wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, mo_q} - {3'b0, msh_q} - {3'b0, mu_q};
+      wire fit1 = POOL_OK & room_ok & ~slack[UW+2] & ~room[UW+2] & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
+      assign fits = {C{fit1}};
+    end else begin : g_fitc
+      for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
+        wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q};
+        wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q}
+                             - {3'b0, used_flat[ga*UW +: UW]};
+        assign fits[ga] = POOL_OK & room_ok & ~slack[UW+2] & ~room[UW+2]
+                          & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
+      end
     end
   endgenerate
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
@@ -613,7 +653,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // the FIFO entry the next freed frame is written to, and takes that frame as its segment when
   // it comes (in the same cycle as the admission, or later).
   wire [SGW-1:0] sg_wr_next = (sg_wr_q == SG_LAST) ? {SGW{1'b0}} : sg_wr_q + 1'b1;
-  wire last_free = left_q == REM_ONE;
+  wire last_free = left_1 & ~left_2;  // left_q == 1
   wire [RW-1:0] pop_rem = {{(RW-SBW){1'b0}}, pop_beats};
   wire take_c = free_any & last_free;   // admitting takes the last beat; a frame is freed
   wire take_w = free_any & fl_wait_q;   // waiting, and a frame is freed
@@ -662,14 +702,25 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The free chain's length beyond the frame's beats (see beat_write): a written beat takes
   // one, a freed frame adds its beats, and a frame that is not admitted gives back its own.
   wire [RW-1:0] left_fr = left_q + (free_any ? {{(RW-SBW){1'b0}}, pop_beats} : {RW{1'b0}});
+  wire [RW-1:0] left_rw = left_fr + {{(RW-SBW){1'b0}}, wcnt_q};        // the frame is forgotten
+  wire [RW-1:0] left_tk = left_fr - {{(RW-1){1'b0}}, beat_write};     // otherwise
   always @(posedge clk) begin
     if (rst) begin
       left_q <= T[RW-1:0];
+      left_1 <= 1'b1;
+      left_2 <= 1'b1;
       no_room_q <= 1'b0;
       wcnt_q <= {SBW{1'b0}};
     end else begin
-      if (rx_end & ~commit_contrib) left_q <= left_fr + {{(RW-SBW){1'b0}}, wcnt_q};
-      else left_q <= left_fr - {{(RW-1){1'b0}}, beat_write};
+      if (rx_end & ~commit_contrib) begin
+        left_q <= left_rw;
+        left_1 <= left_rw != {RW{1'b0}};
+        left_2 <= left_rw[RW-1:1] != {(RW-1){1'b0}};
+      end else begin
+        left_q <= left_tk;
+        left_1 <= left_tk != {RW{1'b0}};
+        left_2 <= left_tk[RW-1:1] != {(RW-1){1'b0}};
+      end
       no_room_q <= ~rx_end & (no_room_q | (rx_beat & ~has_room));
       wcnt_q <= rx_end ? {SBW{1'b0}} : wcnt_q + {{(SBW-1){1'b0}}, beat_write};
     end
@@ -700,6 +751,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // scheduler one context per cycle (ev_* below).
   // over(used) change per context without a push, and what a push adds to it (da - dn).
   wire [C*(UW+1)-1:0] dn_flat, gr_flat;
+  // Beats freed (at most one frame per cycle) and from which context, one-hot. They leave the
+  // accounting the cycle after, from these registers: until then the frame still counts as
+  // queued, which only ever refuses more.
+  wire [C-1:0] fr_hit;
+  reg [C-1:0] fr_oh_q;
+  reg [SBW-1:0] fr_b_q;
+  always @(posedge clk) begin
+    fr_oh_q <= rst ? {C{1'b0}} : fr_hit;
+    fr_b_q <= rel_now ? held_beats_q : pop_beats_in;
+  end
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
@@ -713,16 +774,13 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       wire pop = q_pop[g] & ne_q;
       assign pops[g] = pop;
       assign becomes_head[g] = push & (~ne_q | (pop & one_q));
-      // Beats freed from this context: the held frame on its release, else this queue's head
-      // when it is the dropped one. They leave the accounting the cycle after (fr_q), from a
-      // register: until then the frame still counts as queued, which only ever refuses more.
-      wire [SBW-1:0] freed = rel_now ? ((held_ctx_q == g) ? held_beats_q : {SBW{1'b0}})
-                                     : ((pop & ~q_hold) ? pop_beats_in : {SBW{1'b0}});
-      reg [SBW-1:0] fr_q;
+      // Whether this context is the one freed (fr_oh_q, below): the held frame on its release,
+      // else this queue's head when it is the dropped one.
+      assign fr_hit[g] = rel_now ? (held_ctx_q == g) : (pop & ~q_hold);
       // The context's use with and without this cycle's push (both ready before admission
       // decides, which only picks one). A free of f beats takes min(f, over(used)) off
       // over(used): over(u - f) = max(0, over(u) - f).
-      wire [UW-1:0] fr = {{(UW-SBW){1'b0}}, fr_q};
+      wire [UW-1:0] fr = fr_oh_q[g] ? {{(UW-SBW){1'b0}}, fr_b_q} : {UW{1'b0}};
       wire [UW-1:0] fo = (fr < over_q) ? fr : over_q;
       wire [UW-1:0] used_n = used_q - fr;
       wire [UW-1:0] over_n = over_q - fo;
@@ -735,9 +793,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           one_q <= 1'b0;
           used_q <= {UW{1'b0}};
           over_q <= {UW{1'b0}};
-          fr_q <= {SBW{1'b0}};
         end else begin
-          fr_q <= freed;
           occ_q <= occ_d;
           ne_q <= occ_d != {DCW{1'b0}};
           one_q <= occ_d == OCC_ONE;
