@@ -15,7 +15,7 @@ struct BufferPlan {
   int byp_beats = 0;      // bypass FIFO depth in beats (bypass_bytes / (W/8))
   int frame_beats = 0;    // beats of the largest frame S (each context's reservation)
   int contrib_beats = 0;  // beats of the contribution half (contribution_bytes / (W/8))
-  int mem_beats = 0;      // contribution memory depth: contrib_beats + frame_beats
+  int mem_beats = 0;      // contribution memory depth: contrib_beats (docs/rtl.md "Buffer depth")
   int descs = 0;          // frame descriptors: the most contributions the half can hold
   int segs = 0;           // free-segment FIFO entries: more than the most frames the memory holds
   int agg_fifo = 0;       // m_agg output FIFO depth in beats
