@@ -9,13 +9,7 @@
 # usage: rtl_buffer_fill.sh BUILD_DIR WORK VECTORS panama-gen-args...
 set -euo pipefail
 build=$1; work=$2; vectors=$3; shift 3
-rm -rf "$work"; mkdir -p "$work"
-"$build/panama-gen" "$@" --out "$work/rtl" >/dev/null
-"$build/panama-sim" gen-traffic --rtl "$work/rtl" --scenario fill --seed 1 --vectors "$vectors" --out-dir "$work/traffic"
-for engine in rtl model; do
-  "$build/panama-sim" replay --rtl "$work/rtl" --engine $engine --contexts "$work/traffic/ctx.json" \
-    --in-dir "$work/traffic/in" --out-dir "$work/$engine"
-done
+"$(dirname "$0")/scenario_both_engines.sh" "$build" "$work" fill "$vectors" "$@"
 python3 - "$work" <<'PY'
 import json, struct, sys
 work = sys.argv[1]

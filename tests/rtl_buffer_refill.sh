@@ -10,13 +10,7 @@
 # usage: rtl_buffer_refill.sh BUILD_DIR WORK VECTORS panama-gen-args...
 set -euo pipefail
 build=$1; work=$2; vectors=$3; shift 3
-rm -rf "$work"; mkdir -p "$work"
-"$build/panama-gen" "$@" --out "$work/rtl" >/dev/null
-"$build/panama-sim" gen-traffic --rtl "$work/rtl" --scenario refill --seed 1 --vectors "$vectors" --out-dir "$work/traffic"
-for engine in rtl model; do
-  "$build/panama-sim" replay --rtl "$work/rtl" --engine $engine --contexts "$work/traffic/ctx.json" \
-    --in-dir "$work/traffic/in" --out-dir "$work/$engine"
-done
+"$(dirname "$0")/scenario_both_engines.sh" "$build" "$work" refill "$vectors" "$@"
 python3 - "$work" "$vectors" <<'PY'
 import json, struct, sys
 work, V = sys.argv[1], int(sys.argv[2])
