@@ -704,6 +704,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [RW-1:0] left_fr = left_q + (free_any ? {{(RW-SBW){1'b0}}, pop_beats} : {RW{1'b0}});
   wire [RW-1:0] left_rw = left_fr + {{(RW-SBW){1'b0}}, wcnt_q};        // the frame is forgotten
   wire [RW-1:0] left_tk = left_fr - {{(RW-1){1'b0}}, beat_write};     // otherwise
+  // left_fr >= 1, 2, 3, so that the flags of left_tk need beat_write only to choose.
+  wire fr_ge1 = left_fr != {RW{1'b0}};
+  wire fr_ge2 = left_fr[RW-1:1] != {(RW-1){1'b0}};
+  wire fr_ge3 = (left_fr[RW-1:2] != {(RW-2){1'b0}}) | (left_fr[1] & left_fr[0]);
   always @(posedge clk) begin
     if (rst) begin
       left_q <= T[RW-1:0];
@@ -718,8 +722,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         left_2 <= left_rw[RW-1:1] != {(RW-1){1'b0}};
       end else begin
         left_q <= left_tk;
-        left_1 <= left_tk != {RW{1'b0}};
-        left_2 <= left_tk[RW-1:1] != {(RW-1){1'b0}};
+        left_1 <= beat_write ? fr_ge2 : fr_ge1;
+        left_2 <= beat_write ? fr_ge3 : fr_ge2;
       end
       no_room_q <= ~rx_end & (no_room_q | (rx_beat & ~has_room));
       wcnt_q <= rx_end ? {SBW{1'b0}} : wcnt_q + {{(SBW-1){1'b0}}, beat_write};
