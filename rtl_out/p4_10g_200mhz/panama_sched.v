@@ -516,10 +516,9 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   endgenerate
   // The context's header fields for the build: the register file's RAM, read at B's context.
   assign hdr_ctx = b_ctx_q;
-  wire [159:0] b_row = ctx_hdr;
   wire [47:0] b_gmac, b_omac;
   wire [31:0] b_gip, b_oip;
-  assign {b_gmac, b_omac, b_gip, b_oip} = b_row;
+  assign {b_gmac, b_omac, b_gip, b_oip} = ctx_hdr;
   wire [31:0] b_ctx32 = {{(32-CW){1'b0}}, b_ctx_q};
 
   // Pops and counter pulses of the decision, registered.

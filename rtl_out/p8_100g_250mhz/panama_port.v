@@ -457,6 +457,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [C*UW-1:0] used_flat, over_flat;
   reg [UW-1:0] shared_q;
   wire [C-1:0] fits;
+  // The fit of a frame whose last beat is beat `last` (F = last + 1) for a context using `u`
+  // beats, `o` = over(u), with the running sum `sh`.
+  function rule9_fit(input [UW-1:0] u, input [UW-1:0] o, input [UW-1:0] sh, input [SBW-1:0] last);
+    reg [UW+2:0] slack, room;
+    begin
+      slack = POOL[UW+2:0] + {3'b0, o} - {3'b0, sh};
+      room = POOL_SB[UW+2:0] + {3'b0, o} - {3'b0, sh} - {3'b0, u};
+      rule9_fit = POOL_OK & ~slack[UW+2] & ~room[UW+2] & ({{(UW+3-SBW){1'b0}}, last} < room);
+    end
+  endfunction
   // One fit or one per context (docs/rtl.md, "One fit"). When every well-formed contribution
   // is at least two beats long (64 + ES > W/8 bytes: W <= 512), no contribution is admitted in
   // the cycle of a last beat, so the counters in that cycle (the one before the decision) have
@@ -486,17 +496,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
         mo_q <= mo;
         msh_q <= shared_q;
       end
-      wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, mo_q} - {3'b0, msh_q};
-      wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, mo_q} - {3'b0, msh_q} - {3'b0, mu_q};
-      wire fit1 = POOL_OK & room_ok & ~slack[UW+2] & ~room[UW+2] & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
-      assign fits = {C{fit1}};
+      assign fits = {C{rule9_fit(mu_q, mo_q, msh_q, cur_beat_q) & room_ok}};
     end else begin : g_fitc
       for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
-        wire [UW+2:0] slack = POOL[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q};
-        wire [UW+2:0] room = POOL_SB[UW+2:0] + {3'b0, over_flat[ga*UW +: UW]} - {3'b0, shared_q}
-                             - {3'b0, used_flat[ga*UW +: UW]};
-        assign fits[ga] = POOL_OK & room_ok & ~slack[UW+2] & ~room[UW+2]
-                          & ({{(UW+3-SBW){1'b0}}, cur_beat_q} < room);
+        assign fits[ga] = rule9_fit(used_flat[ga*UW +: UW], over_flat[ga*UW +: UW], shared_q, cur_beat_q) & room_ok;
       end
     end
   endgenerate
