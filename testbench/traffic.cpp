@@ -229,10 +229,13 @@ std::vector<Job> refill(Gen& g, const Config& cfg, int vectors) {
   } else {
     put(0, a, 0, vectors);
   }
+  // The job port 1 completes first, and its phase 1 VIDs.
+  const Job& last = two ? b : a;
+  const int n = two ? half : vectors;
   for (int i = 0; i < 6 * f1; ++i) g.push(0, g.filler());
-  put(0, two ? b : a, two ? half : vectors, (two ? half : vectors) + k);
+  put(0, last, n, n + k);
   for (int i = 0; i < f1; ++i) g.push(1, g.filler());
-  put(1, two ? b : a, 0, (two ? half : vectors) + k);
+  put(1, last, 0, n + k);
   if (two) {
     for (int i = 0; i < 8 * f1; ++i) g.push(1, g.filler());
     put(1, a, 0, half);

@@ -10,36 +10,22 @@
 set -euo pipefail
 build=$1; work=$2; vectors=$3; shift 3
 "$(dirname "$0")/scenario_both_engines.sh" "$build" "$work" fill "$vectors" "$@"
-python3 - "$work" <<'PY'
-import json, struct, sys
+python3 - "$work" "$(dirname "$0")" <<'PY'
+import json, sys
 work = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from rule9 import Rule9, pcap_frames, contexts, context_of
 cfg = json.load(open(work + "/rtl/config.json"))
-ctx = json.load(open(work + "/traffic/ctx.json"))["contexts"]
-bb = cfg["bus_bits"] // 8
-C = cfg["contexts"]
-S = 64 + cfg["elem_bytes"] * cfg["max_elems"]
-half = cfg["buffer_bytes"] - cfg["buffer_bytes"] // 2      # bypass_bytes = buffer_bytes / 2
-occ = lambda n: -(-n // bb) * bb                             # length rounded up to W/8 bytes
-reserve = occ(S)                                             # room for one frame of S
-pool = half - C * reserve                                    # the rest, shared by all contexts
+ctx = contexts(work)
+r9 = Rule9(cfg)
+bb, C, S, half, reserve, pool = r9.bb, r9.C, r9.S, r9.half, r9.reserve, r9.pool
 # The frames port 0 receives, in order: (context index, length).
-raw = open(work + "/traffic/in/port00.pcap", "rb").read()
-frames, at = [], 24
-while at < len(raw):
-    incl = struct.unpack("<I", raw[at + 8:at + 12])[0]
-    f = raw[at + 16:at + 16 + incl]
-    at += 16 + incl
-    jid, tid = struct.unpack(">H", f[44:46])[0], f[46]
-    k = [i for i, e in enumerate(ctx) if e["jid"] == jid and e["tid"] == tid][0]
-    frames.append((k, len(f)))
+frames = [(context_of(f, ctx), len(f)) for f in pcap_frames(work + "/traffic/in/port00.pcap")]
 used = [0] * C
-over = lambda u: max(0, u - reserve)
 admitted = overflow = 0
 first_overflow = {}
 for k, n in frames:
-    grow = over(used[k] + occ(n)) - over(used[k])
-    if grow <= pool - sum(over(u) for u in used):
-        used[k] += occ(n)
+    if r9.admit(used, k, n):
         admitted += 1
     else:
         overflow += 1

@@ -11,52 +11,38 @@
 set -euo pipefail
 build=$1; work=$2; vectors=$3; shift 3
 "$(dirname "$0")/scenario_both_engines.sh" "$build" "$work" refill "$vectors" "$@"
-python3 - "$work" "$vectors" <<'PY'
-import json, struct, sys
+python3 - "$work" "$vectors" "$(dirname "$0")" <<'PY'
+import json, sys
 work, V = sys.argv[1], int(sys.argv[2])
+sys.path.insert(0, sys.argv[3])
+from rule9 import Rule9, pcap_frames, contexts, context_of
 cfg = json.load(open(work + "/rtl/config.json"))
-bb = cfg["bus_bits"] // 8
-C = cfg["contexts"]
-S = 64 + cfg["elem_bytes"] * cfg["max_elems"]
-half = cfg["buffer_bytes"] - cfg["buffer_bytes"] // 2
-occ = lambda n: -(-n // bb) * bb
-reserve = occ(S)
-pool = half - C * reserve
-
-def frames(path):
-    raw, out, at = open(path, "rb").read(), [], 24
-    while at < len(raw):
-        incl = struct.unpack("<I", raw[at + 8:at + 12])[0]
-        out.append(raw[at + 16:at + 16 + incl])
-        at += 16 + incl
-    return out
+r9 = Rule9(cfg)
+bb, C, half, reserve = r9.bb, r9.C, r9.half, r9.reserve
 
 def is_agg(f):
     return len(f) > 46 and f[12:14] == b"\x08\x00"
 
-ctx = json.load(open(work + "/traffic/ctx.json"))["contexts"]
-p0 = frames(work + "/traffic/in/port00.pcap")
-p1 = frames(work + "/traffic/in/port01.pcap")
-def ctx_of(f):
-    jid, tid = struct.unpack(">H", f[44:46])[0], f[46]
-    return [i for i, e in enumerate(ctx) if e["jid"] == jid and e["tid"] == tid][0]
+ctx = contexts(work)
+p0 = pcap_frames(work + "/traffic/in/port00.pcap")
+p1 = pcap_frames(work + "/traffic/in/port01.pcap")
 agg0 = [f for f in p0 if is_agg(f)]
 byp0, byp1 = len(p0) - len(agg0), len(p1) - sum(1 for f in p1 if is_agg(f))
 K = len(agg0) - V
 J = len(ctx)                 # 1: job A only; 2: jobs A (context 0) and B (context 1)
 per = V // J                 # phase 1 frames of each job
-# Phase 1: port 0 alone fills its half (nothing is consumed yet): admitted per context.
+# Phase 1: port 0 alone fills its half (nothing is consumed yet): admitted per context, which
+# must be each job's first VIDs (no frees, so once a job's frame is refused, all later ones are).
 used = [0] * C
-over = lambda u: max(0, u - reserve)
-adm = [0] * J
+adm, refused = [0] * J, [False] * J
 for f in agg0[:V]:
-    k = ctx_of(f)
-    grow = over(used[k] + occ(len(f))) - over(used[k])
-    if grow <= pool - sum(over(u) for u in used):
-        used[k] += occ(len(f))
-        if adm[k] != sum(1 for g in agg0[:agg0.index(f)] if ctx_of(g) == k):
+    k = context_of(f, ctx)
+    if r9.admit(used, k, len(f)):
+        if refused[k]:
             sys.exit("FAILED: the test's phase 1 admits a non-contiguous set of VIDs")
         adm[k] += 1
+    else:
+        refused[k] = True
 lost = [per - a for a in adm]
 full = sum(used) == half
 print(f"W/8 {bb}, C {C}, half {half}, reserve {reserve}: port 0 admits {adm} of {per} per job "
@@ -93,7 +79,7 @@ for engine in ("rtl", "model"):
 if res["rtl"] != res["model"]:
     print("FAILED: counters.json of the RTL and the model differ")
     ok = False
-built = {e: [f for f in frames(f"{work}/{e}/agg.pcap")] for e in ("rtl", "model")}
+built = {e: pcap_frames(f"{work}/{e}/agg.pcap") for e in ("rtl", "model")}
 if built["rtl"] != built["model"]:
     print(f"FAILED: built frames differ ({len(built['rtl'])} RTL, {len(built['model'])} model)")
     ok = False
