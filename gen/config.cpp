@@ -121,10 +121,10 @@ Config Config::derive(const Inputs& in) {
   // Contracts for the full datapath (accelerator.md, performance): fixed cycle counts from the
   // last beat in to the first beat out on an idle transmit port. See docs/architecture.md.
   // (docs/rtl.md, "Latencies": the registered mPP / m_agg outputs add one cycle each; the
-  // scheduler's look at a context six: the head's change noted, the pick, the ports' read, A1,
-  // A2 and the decision.)
+  // scheduler's look at a context seven: the head's change noted, the pick, the ports' address
+  // and block RAM read, A1, A2 and the decision.)
   c.bypass_latency = 5;
-  c.agg_latency = c.addtree_latency + 11;
+  c.agg_latency = c.addtree_latency + 12;
   c.resources = estimate_resources(c);
   return c;
 }

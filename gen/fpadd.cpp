@@ -523,23 +523,33 @@ Resources estimate_resources(const Config& c) {
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);
   // Port (parser included): T = the contribution memory's beats (the contribution half), D =
-  // frame descriptors. The contribution memory, its links, the free segments, the bypass FIFO
-  // and the descriptor headers are block RAM read synchronously; what stays in distributed RAM
-  // is the descriptors' head fields (read asynchronously for the scheduler's look at one
-  // context) and next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
+  // frame descriptors. The contribution memory (split where its width is not a whole number of
+  // block RAM widths at depth T, as rtl/panama_port.v does), its links, the free segments, the
+  // bypass FIFO and the descriptors (head fields, read for the scheduler's look at one context,
+  // and header fields) are block RAM read synchronously; what stays in distributed RAM is the
+  // descriptors' next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
   // four-beat FIFO and the heads' ages (two C-word RAMs of 32 bits). Each context costs about
-  // 237 LUTs and 61 FFs (its queue and its rule 9 accounting: `used`, `over(used)` with and
-  // without a push, its share of the running sum; the fit is one, on the matched context):
-  // 3066 LUTs / 1381 FFs at 4 x 10G (C = 8), 1646 / 1017 with C = 2, 2691 / 2208 at 8 x 100G.
+  // 113 LUTs and 47 FFs (its queue's head, tail and flags, `used` and `over(used)` loaded from
+  // one accounting datapath, its match and its timeout mark): 2045 LUTs / 1326 FFs at 4 x 10G
+  // (C = 8), 1331 / 1028 with C = 2; 1954 / 2152 and 1310 / 1890 at 8 x 100G.
   const long T = plan.mem_beats, D = plan.descs;
   const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
   const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
-  const long port_lutram = ((D + 63) / 64) * 8 * ((HIW + 6) / 7 + (DW + 6) / 7) + 8 * ((XW + 13) / 14) +
-                           2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32);
-  ModuleEstimate port{"port", N, 744 + 237 * C + (T * 105) / 1000, port_lutram, 775 + 61 * C + (W * 1846) / 1000, 0, 0};
-  // Block RAM, memory by memory as Yosys maps them (bram36_for): 23.5 at W 64, 25 at W 512.
-  port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, W + BW) + bram36_for(T, BW) +
-                bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, DW);
+  const long port_lutram =
+      ((D + 63) / 64) * 8 * ((DW + 6) / 7) + 8 * ((XW + 13) / 14) + 2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32);
+  ModuleEstimate port{"port", N, 1037 + 113 * C + (T * 254) / 10000, port_lutram, 832 + 47 * C + (W * 1844) / 1000,
+                      0,      0};
+  // Block RAM, memory by memory as Yosys maps them (bram36_for): 21.5 at W 64, 19 at W 512.
+  const long b36w = T <= 512     ? 72
+                    : T <= 1024  ? 36
+                    : T <= 2048  ? 18
+                    : T <= 4096  ? 9
+                    : T <= 8192  ? 4
+                    : T <= 16384 ? 2
+                                 : 1;
+  const long blo = (W + BW) / b36w * b36w == 0 ? W + BW : (W + BW) / b36w * b36w;
+  port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) +
+                bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, HIW) + bram36_for(D, DW);
   r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree. It looks at one context per
   // cycle, so its decision logic is per port (A1's checks, the minimum tree) and per context

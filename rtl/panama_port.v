@@ -53,8 +53,10 @@ module panama_port #(
   input  wire [CONTEXTS-1:0] ctx_member,
   // Context c is in upstream mode and this port is its upstream port.
   input  wire [CONTEXTS-1:0] ctx_uplink,
-  // Timeout of each context in cycles (0 = never).
-  input  wire [CONTEXTS*32-1:0] ctx_timeout,
+  // Timeouts: the context whose head every port checks in this cycle (all ports in turn, the
+  // same one at once) and its timeout in cycles (0 = never), both registered in the scheduler.
+  input  wire [CTX_W-1:0] to_ctx,
+  input  wire [31:0] to_cycles,
   // Receive (sPP), held ready.
   input  wire [DATA_W-1:0] s_axis_tdata,
   input  wire [DATA_W/8-1:0] s_axis_tkeep,
@@ -75,7 +77,8 @@ module panama_port #(
   output wire [CONTEXTS-1:0] q_valid,
   output wire [CONTEXTS-1:0] q_expired,
   // The scheduler looks at one context per cycle: ev_ctx and its expected VID ev_e (registered in
-  // the scheduler). The head of that context's queue comes back the cycle after, registered:
+  // the scheduler). The head of that context's queue as it is in that cycle comes back two
+  // cycles after (a synchronous read of the descriptor table, then the compares), registered:
   // present, VID stale against ev_e (serial-number arithmetic), VID = ev_e, VID - ev_e, COUNT,
   // FIN, CE, first beat, beats, timed out.
   input  wire [CTX_W-1:0] ev_ctx,
@@ -108,8 +111,8 @@ module panama_port #(
   // Contribution memory read port, one cycle of latency: the beat at rd_addr and the address
   // of its frame's next beat.
   input  wire [MEM_PTR_W-1:0] rd_addr,
-  output reg  [DATA_W-1:0] rd_data,
-  output reg  [MEM_PTR_W-1:0] rd_link,
+  output wire [DATA_W-1:0] rd_data,
+  output wire [MEM_PTR_W-1:0] rd_link,
   // Counter pulses, PortCounter order 0..11.
   output wire [11:0] count_inc
 );
@@ -156,7 +159,6 @@ module panama_port #(
   localparam [RW-1:0] REM_ONE = 1;
   localparam integer D_LAST_I = DESCS - 1;
   localparam [DW-1:0] D_LAST = D_LAST_I[DW-1:0];
-  localparam [DCW-1:0] OCC_ONE = 1;
   // Free-segment FIFO: index width and last entry.
   localparam SGW = SEG_PTR_W;
   localparam integer SG_LAST_I = SEGS - 1;
@@ -232,7 +234,15 @@ module panama_port #(
   // ---------------------------------------------------------------- contribution memory
   // Beats of W bits, each stored with the address of the next beat of its frame (the link):
   // one write port (receive) and one synchronous read port (the scheduler), block RAM.
-  reg [BW+W-1:0] beat_mem [0:T-1];
+  // It is two memories when the beat's bits are not a whole number of block RAM widths at depth
+  // T: the widest whole number of them, and the rest (which fits a RAMB18 or less), instead of
+  // one more whole RAMB36 for the last few bits (at W 64, T 4096: 8.5 BRAM36 instead of 9).
+  localparam integer BEAT_BITS = W + BW;
+  localparam integer B36W = T <= 512 ? 72 : T <= 1024 ? 36 : T <= 2048 ? 18 : T <= 4096 ? 9 :
+                            T <= 8192 ? 4 : T <= 16384 ? 2 : 1;
+  localparam integer BLO_F = (BEAT_BITS / B36W) * B36W;
+  localparam integer BLO = (BLO_F == 0) ? BEAT_BITS : BLO_F;
+  localparam integer BHI = BEAT_BITS - BLO;
   // The same links again, for the allocator walking a free segment (block RAM).
   reg [BW-1:0] link_mem [0:T-1];
   // The free beats are a chain of segments: after reset the fresh segment 0..T-1, whose links
@@ -296,11 +306,30 @@ module panama_port #(
   wire beat_write = rx_beat & (cur_beat_q != SB[SBW-1:0]) & has_room;
   wire room_ok = has_room;  // on the last beat: the whole frame was written
   always @(posedge clk) begin
-    if (beat_write) beat_mem[cur_ptr] <= {nxt_ptr, rx_data_q};
     if (beat_write) link_mem[cur_ptr] <= nxt_ptr;
   end
   // The scheduler's read port: one beat and its link per cycle, one cycle of latency.
-  always @(posedge clk) {rd_link, rd_data} <= beat_mem[rd_addr];
+  wire [BEAT_BITS-1:0] beat_wr = {nxt_ptr, rx_data_q};
+  wire [BEAT_BITS-1:0] beat_rd;
+  assign {rd_link, rd_data} = beat_rd;
+  reg [BLO-1:0] beat_lo [0:T-1];
+  reg [BLO-1:0] beat_lo_q;
+  always @(posedge clk) begin
+    if (beat_write) beat_lo[cur_ptr] <= beat_wr[BLO-1:0];
+    beat_lo_q <= beat_lo[rd_addr];
+  end
+  assign beat_rd[BLO-1:0] = beat_lo_q;
+  generate
+    if (BHI > 0) begin : g_beat_hi
+      reg [BHI-1:0] beat_hi [0:T-1];
+      reg [BHI-1:0] beat_hi_q;
+      always @(posedge clk) begin
+        if (beat_write) beat_hi[cur_ptr] <= beat_wr[BEAT_BITS-1:BLO];
+        beat_hi_q <= beat_hi[rd_addr];
+      end
+      assign beat_rd[BEAT_BITS-1:BLO] = beat_hi_q;
+    end
+  endgenerate
   wire [BW-1:0] frame_first = in_frame_q ? first_q : cur_ptr;
   wire [SBW-1:0] frame_beats = cur_beat_q + 1'b1;  // on the last beat of a contribution (<= SB)
 
@@ -318,6 +347,18 @@ module panama_port #(
   reg [C-1:0] match_q;
   integer c;
   genvar ga;
+  // The index of a one-hot (or zero) context vector: per bit, an OR of the contexts whose index
+  // has it.
+  function [CW-1:0] oh_idx(input [C-1:0] oh);
+    integer i;
+    begin
+      oh_idx = {CW{1'b0}};
+      for (i = 0; i < C; i = i + 1) oh_idx = oh_idx | ({CW{oh[i]}} & i[CW-1:0]);
+    end
+  endfunction
+  // Every context's beats in use and over(used), as arrays for the selections by index below.
+  wire [UW-1:0] used_arr [0:C-1];
+  wire [UW-1:0] over_arr [0:C-1];
   // With one fit (EARLY_FIT, below) the match also takes the enable of the cycle before the
   // decision: a context counts as enabled for a frame when it is at the decision and in the
   // cycle before.
@@ -347,7 +388,6 @@ module panama_port #(
   localparam [31:0] POOL = (RESERVED <= CAPB) ? CAPB - RESERVED : 32'd0;
   localparam [31:0] POOL_SB = POOL + SB;
   localparam POOL_OK = RESERVED <= CAPB;
-  wire [C*UW-1:0] used_flat, over_flat;
   reg [UW-1:0] shared_q;
   wire [C-1:0] fits;
   // The fit of a frame whose last beat is beat `last` (F = last + 1) for a context using `u`
@@ -371,28 +411,18 @@ module panama_port #(
   // (W >= 1024) the fit is evaluated for every context, at the decision.
   generate
     if (EARLY_FIT) begin : g_fit1
-      wire [C-1:0] msel = match_d;
-      wire [UW*C-1:0] mu_t, mo_t;  // bit b of context g at b*C + g, masked by msel
-      wire [UW-1:0] mu, mo;
-      genvar gm, gn;
-      for (gm = 0; gm < UW; gm = gm + 1) begin : g_mb
-        for (gn = 0; gn < C; gn = gn + 1) begin : g_mc
-          assign mu_t[gm*C + gn] = msel[gn] & used_flat[gn*UW + gm];
-          assign mo_t[gm*C + gn] = msel[gn] & over_flat[gn*UW + gm];
-        end
-        assign mu[gm] = |mu_t[gm*C +: C];
-        assign mo[gm] = |mo_t[gm*C +: C];
-      end
+      // match_d is one-hot or zero here (it includes the enable); with zero nothing is pushed.
+      wire [CW-1:0] midx = oh_idx(match_d);
       reg [UW-1:0] mu_q, mo_q, msh_q;
       always @(posedge clk) begin
-        mu_q <= mu;
-        mo_q <= mo;
+        mu_q <= used_arr[midx];
+        mo_q <= over_arr[midx];
         msh_q <= shared_q;
       end
       assign fits = {C{rule9_fit(mu_q, mo_q, msh_q, cur_beat_q) & room_ok}};
     end else begin : g_fitc
       for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
-        assign fits[ga] = rule9_fit(used_flat[ga*UW +: UW], over_flat[ga*UW +: UW], shared_q, cur_beat_q) & room_ok;
+        assign fits[ga] = rule9_fit(used_arr[ga], over_arr[ga], shared_q, cur_beat_q) & room_ok;
       end
     end
   endgenerate
@@ -482,7 +512,8 @@ module panama_port #(
   // The head being removed (at most one per cycle: the scheduler pops one context at a time;
   // q_pop comes from a register in the scheduler). Its first beat and beats come with the pop
   // (pop_first_in, pop_beats_in: the scheduler has them from the ev_* read it decided on).
-  wire [C*DW-1:0] head_flat, tail_flat;
+  wire [C*DW-1:0] head_flat;
+  wire [DW-1:0] tail_arr [0:C-1];
   // The same heads as an array, for the selections by ev_ctx and meta_sel (multiplexers).
   wire [DW-1:0] head_arr [0:C-1];
   wire [C-1:0] becomes_head, pops;
@@ -649,56 +680,71 @@ module panama_port #(
   // One linked list of descriptors per context: head, tail, occupancy and the context's beats in
   // use in registers; the head's fields stay in its descriptor (d_info), read for the
   // scheduler one context per cycle (ev_* below).
-  // over(used) change per context without a push, and what a push adds to it (da - dn).
-  wire [C*(UW+1)-1:0] dn_flat, gr_flat;
   // Beats freed (at most one frame per cycle) and from which context, one-hot. They leave the
   // accounting the cycle after, from these registers: until then the frame still counts as
   // queued, which only ever refuses more.
   wire [C-1:0] fr_hit;
   reg [C-1:0] fr_oh_q;
+  reg [CW-1:0] fr_idx_q;  // its index
   reg [SBW-1:0] fr_b_q;
   always @(posedge clk) begin
     fr_oh_q <= rst ? {C{1'b0}} : fr_hit;
+    fr_idx_q <= oh_idx(fr_hit);
     fr_b_q <= rel_now ? held_beats_q : pop_beats_in;
   end
+  // The accounting of one cycle is one datapath, not one per context: at most two contexts
+  // change, the freed one (fr_oh_q) and the pushed one (the match, `sel`), and both are known
+  // from registers before admission decides, which only chooses between the outcomes. The
+  // free comes first: a free of f beats takes min(f, over(used)) off over(used), since
+  // over(u - f) = max(0, over(u) - f); a push of F beats then gives used + F and
+  // over(used + F), from the freed values when the same context was freed.
+  // The freed and the matched context's used and over(used): multiplexers by index.
+  wire [CW-1:0] sel_idx = oh_idx(sel);
+  wire [UW-1:0] uf = used_arr[fr_idx_q];
+  wire [UW-1:0] of = over_arr[fr_idx_q];
+  wire [UW-1:0] um = used_arr[sel_idx];
+  wire [UW-1:0] om = over_arr[sel_idx];
+  wire [UW-1:0] fr = (|fr_oh_q) ? {{(UW-SBW){1'b0}}, fr_b_q} : {UW{1'b0}};
+  wire [UW-1:0] fo = (fr < of) ? fr : of;
+  wire [UW-1:0] used_fn = uf - fr;
+  wire [UW-1:0] over_fn = of - fo;
+  wire same_ctx = |(sel & fr_oh_q);
+  wire [UW-1:0] used_b = same_ctx ? used_fn : um;
+  wire [UW-1:0] over_b = same_ctx ? over_fn : om;
+  wire [UW-1:0] used_a = used_b + {{(UW-SBW){1'b0}}, frame_beats};
+  wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
+  // The running sum of over(used) without a push, and with the matched context pushed.
+  wire [UW-1:0] shared_0 = shared_q - fo;
+  wire [UW-1:0] shared_a = shared_0 + over_a - over_b;
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
       reg [DW-1:0] head_q, tail_q;
-      reg [DCW-1:0] occ_q;
       reg [UW-1:0] used_q, over_q;
       wire push = push_ctx[g];
-      // occ_q != 0 and occ_q == 1, registered beside it.
-      reg ne_q, one_q;
-      wire [DCW-1:0] occ_d = occ_q + (push ? OCC_ONE : {DCW{1'b0}}) - (pop ? OCC_ONE : {DCW{1'b0}});
+      // The queue is not empty (a register); it holds one frame when its head is its tail.
+      reg ne_q;
+      wire one_q = head_q == tail_q;
       wire pop = q_pop[g] & ne_q;
       assign pops[g] = pop;
       assign becomes_head[g] = push & (~ne_q | (pop & one_q));
-      // Whether this context is the one freed (fr_oh_q, below): the held frame on its release,
+      // Whether this context is the one freed (fr_oh_q, above): the held frame on its release,
       // else this queue's head when it is the dropped one.
       assign fr_hit[g] = rel_now ? (held_ctx_q == g) : (pop & ~q_hold);
-      // The context's use with and without this cycle's push (both ready before admission
-      // decides, which only picks one). A free of f beats takes min(f, over(used)) off
-      // over(used): over(u - f) = max(0, over(u) - f).
-      wire [UW-1:0] fr = fr_oh_q[g] ? {{(UW-SBW){1'b0}}, fr_b_q} : {UW{1'b0}};
-      wire [UW-1:0] fo = (fr < over_q) ? fr : over_q;
-      wire [UW-1:0] used_n = used_q - fr;
-      wire [UW-1:0] over_n = over_q - fo;
-      wire [UW-1:0] used_a = used_n + {{(UW-SBW){1'b0}}, frame_beats};
-      wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
       always @(posedge clk) begin
         if (rst) begin
-          occ_q <= {DCW{1'b0}};
           ne_q <= 1'b0;
-          one_q <= 1'b0;
           used_q <= {UW{1'b0}};
           over_q <= {UW{1'b0}};
         end else begin
-          occ_q <= occ_d;
-          ne_q <= occ_d != {DCW{1'b0}};
-          one_q <= occ_d == OCC_ONE;
-          used_q <= push ? used_a : used_n;
-          over_q <= push ? over_a : over_n;
+          ne_q <= push | (ne_q & ~(pop & one_q));
+          if (push) begin
+            used_q <= used_a;
+            over_q <= over_a;
+          end else if (fr_oh_q[g]) begin
+            used_q <= used_fn;
+            over_q <= over_fn;
+          end
         end
         if (becomes_head[g]) head_q <= d_new;
         else if (pop) head_q <= after_desc;
@@ -706,11 +752,9 @@ module panama_port #(
       end
       assign head_flat[g*DW +: DW] = head_q;
       assign head_arr[g] = head_q;
-      assign tail_flat[g*DW +: DW] = tail_q;
-      assign used_flat[g*UW +: UW] = used_q;
-      assign over_flat[g*UW +: UW] = over_q;
-      assign dn_flat[g*(UW+1) +: UW+1] = {(UW+1){1'b0}} - {1'b0, fo};
-      assign gr_flat[g*(UW+1) +: UW+1] = {1'b0, over_a} - {1'b0, over_n};
+      assign tail_arr[g] = tail_q;
+      assign used_arr[g] = used_q;
+      assign over_arr[g] = over_q;
       assign q_valid[g] = ne_q;
       // Set when the rotating check below finds this head too old; cleared by a new head.
       reg exp_q;
@@ -721,19 +765,30 @@ module panama_port #(
       assign q_expired[g] = exp_q;
     end
   endgenerate
-  // The head of context ev_ctx for the scheduler, registered. A read made before the pops of
-  // that context's decision are applied is dropped by the scheduler when the decision fires,
-  // so the head it pops is the one it read; a push that makes a head in the same cycle is seen
-  // by the next request (the scheduler asks again when q_valid changes).
-  wire [HIW-1:0] ev_info = d_info[head_arr[ev_ctx]];
-  wire [31:0] ev_vid = ev_info[IB +: 32];
-  wire [31:0] ev_d = ev_vid - ev_e;
+  // The head of context ev_ctx for the scheduler: its descriptor is read from the table
+  // (block RAM, synchronous) with the queue's state of the same cycle, and the compares are
+  // registered the cycle after. A read made before the pops of that context's decision are
+  // applied is dropped by the scheduler when the decision fires, so the head it pops is the
+  // one it read; a push that makes a head in the same cycle is seen by the next request (the
+  // scheduler asks again when q_valid changes). The descriptor written in the cycle of the
+  // read is a free one, never a head, so the read never meets the write.
+  reg [HIW-1:0] ev_info;
+  reg ev_valid_r, ev_expired_r;
+  reg [31:0] ev_e_r;
   always @(posedge clk) begin
-    ev_valid <= q_valid[ev_ctx];
-    ev_expired <= q_expired[ev_ctx];
+    ev_info <= d_info[head_arr[ev_ctx]];
+    ev_valid_r <= q_valid[ev_ctx];
+    ev_expired_r <= q_expired[ev_ctx];
+    ev_e_r <= ev_e;
+  end
+  wire [31:0] ev_vid = ev_info[IB +: 32];
+  wire [31:0] ev_d = ev_vid - ev_e_r;
+  always @(posedge clk) begin
+    ev_valid <= ev_valid_r;
+    ev_expired <= ev_expired_r;
     // Serial-number arithmetic: stale iff (v - E) mod 2^32 >= 2^31.
     ev_stale <= ev_d[31];
-    ev_at_e <= ev_vid == ev_e;
+    ev_at_e <= ev_vid == ev_e_r;
     ev_dist <= ev_d;
     ev_count <= ev_info[IB+32 +: 16];
     ev_fin <= ev_info[IB+48];
@@ -741,54 +796,11 @@ module panama_port #(
     ev_ptr <= ev_info[BW-1:0];
     ev_beats <= ev_info[BW +: SBW];
   end
-  // The running sum of over(used): only the pushed context and the freed one change. dn of a
-  // context is zero unless it is the freed one, so without a push the sum moves by their OR
-  // (shared_0); a push into context g adds over(used_a) - over(used_n) to that (g's own dn is
-  // in shared_0). Every candidate is ready before admission decides, which only selects one.
-  // The one-hot selections below are OR reductions of bit-transposed vectors (`x_t[b*C + g]` =
-  // bit b of context g's value), which synthesis maps to balanced trees; an OR accumulated in a
-  // loop becomes a chain of C LUTs.
-  wire [(UW+1)*C-1:0] dn_t;        // dn of every context
-  wire [UW*C-1:0] shp_t;           // the new sum if context g is the match
-  wire [DW*C-1:0] tail_t;          // tails, masked by sel
-  wire [UW:0] dn_any;
-  wire [UW:0] shared_0 = {1'b0, shared_q} + dn_any;
-  wire [C*(UW+1)-1:0] shared_a;    // the new sum when context g is pushed
-  wire [UW-1:0] shared_p;
-  wire [DW-1:0] link_addr;         // the tail of the matching context's queue
-  genvar gb;
-  generate
-    for (g = 0; g < C; g = g + 1) begin : g_shared
-      assign shared_a[g*(UW+1) +: UW+1] = shared_0 + gr_flat[g*(UW+1) +: UW+1];
-      for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn
-        assign dn_t[gb*C + g] = dn_flat[g*(UW+1) + gb];
-      end
-      // The match selects the matching context's outcome: its sum if it is pushed, else shared_0.
-      for (gb = 0; gb < UW; gb = gb + 1) begin : g_shp
-        assign shp_t[gb*C + g] = sel[g] & (push_ok[g] ? shared_a[g*(UW+1) + gb] : shared_0[gb]);
-      end
-      for (gb = 0; gb < DW; gb = gb + 1) begin : g_tail
-        assign tail_t[gb*C + g] = sel[g] & tail_flat[g*DW + gb];
-      end
-    end
-    for (gb = 0; gb <= UW; gb = gb + 1) begin : g_dn_any
-      assign dn_any[gb] = |dn_t[gb*C +: C];
-    end
-    for (gb = 0; gb < UW; gb = gb + 1) begin : g_shp_or
-      assign shared_p[gb] = |shp_t[gb*C +: C];
-    end
-    for (gb = 0; gb < DW; gb = gb + 1) begin : g_link_or
-      assign link_addr[gb] = |tail_t[gb*C +: C];
-    end
-  endgenerate
+  // The tail of the matching context's queue.
+  wire [DW-1:0] link_addr = tail_arr[sel_idx];
   always @(posedge clk) begin
     if (rst) shared_q <= {UW{1'b0}};
-    else shared_q <= any_hit ? shared_p : shared_0[UW-1:0];
-  end
-  reg unused_shared;
-  always @* begin
-    unused_shared = shared_0[UW];
-    for (c = 0; c < C; c = c + 1) unused_shared = unused_shared ^ shared_a[c*(UW+1) + UW];
+    else shared_q <= commit_contrib ? shared_a : shared_0;
   end
   // The link from the tail of the pushed context's queue (unless the frame becomes its head).
   wire link_write = |(push_ctx & ~becomes_head);
@@ -811,35 +823,18 @@ module panama_port #(
   // A push that makes a head is the matched context's (`sel`, from registers, so the write
   // address stays off the admission decision).
   wire [C-1:0] head_by_pop = pops & ~becomes_head;
-  reg [CW-1:0] push_head_ctx;
-  always @* begin
-    push_head_ctx = {CW{1'b0}};
-    for (c = 0; c < C; c = c + 1) push_head_ctx = push_head_ctx | ({CW{sel[c]}} & c[CW-1:0]);
-  end
   always @(posedge clk) begin
-    if (|becomes_head) since_push[push_head_ctx] <= now;
+    if (|becomes_head) since_push[sel_idx] <= now;
     if (|head_by_pop) since_pop[pop_ctx] <= now;
     since_by_pop_q <= (since_by_pop_q & ~becomes_head) | head_by_pop;
   end
-  wire [31:0] timeout_arr [0:C-1];
-  reg [CW-1:0] exp_rot_q;
-  genvar gt;
-  generate
-    for (gt = 0; gt < C; gt = gt + 1) begin : g_timeout
-      assign timeout_arr[gt] = ctx_timeout[gt*32 +: 32];
-    end
-  endgenerate
-  wire [31:0] chk_timeout = timeout_arr[exp_rot_q];
-  wire [31:0] chk_since = since_by_pop_q[exp_rot_q] ? since_pop[exp_rot_q] : since_push[exp_rot_q];
-  wire chk_old = (chk_timeout != 32'd0) & ((now - chk_since) > chk_timeout);
+  // The context to check comes from the scheduler with its timeout (one multiplexer of the
+  // timeouts for all ports).
+  wire [31:0] chk_since = since_by_pop_q[to_ctx] ? since_pop[to_ctx] : since_push[to_ctx];
+  wire chk_old = (to_cycles != 32'd0) & ((now - chk_since) > to_cycles);
   reg [C-1:0] exp_hit;
   always @* begin
-    for (c = 0; c < C; c = c + 1) exp_hit[c] = chk_old & (exp_rot_q == c[CW-1:0]);
-  end
-  localparam integer C_LAST_I = CONTEXTS - 1;
-  always @(posedge clk) begin
-    if (rst || exp_rot_q == C_LAST_I[CW-1:0]) exp_rot_q <= {CW{1'b0}};
-    else exp_rot_q <= exp_rot_q + 1'b1;
+    for (c = 0; c < C; c = c + 1) exp_hit[c] = chk_old & (to_ctx == c[CW-1:0]);
   end
 
   // Header fields of the head of context meta_sel, for the result builder: a synchronous read

@@ -109,7 +109,8 @@ module panama_core (
   // ---------------------------------------------------------------- ports and scheduler
   wire [N*C-1:0] q_valid, q_pop, q_expired;
   wire q_hold, q_release;
-  wire [3-1:0] ev_ctx;
+  wire [3-1:0] ev_ctx, to_ctx;
+  wire [31:0] to_cycles;
   wire [31:0] ev_e;
   wire [N-1:0] ev_valid, ev_stale, ev_at_e, ev_fin, ev_ce, ev_expired;
   wire [N*32-1:0] ev_dist;
@@ -142,7 +143,7 @@ module panama_core (
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
-        .ctx_timeout(ctx_timeout),
+        .to_ctx(to_ctx), .to_cycles(to_cycles),
         .s_axis_tdata(s_tdata[p*W +: W]), .s_axis_tkeep(s_tkeep[p*BB +: BB]), .s_axis_tvalid(s_tvalid[p]),
         .s_axis_tlast(s_tlast[p]), .s_axis_tuser(s_tuser[p]), .s_axis_tready(s_tready[p]),
         .m_axis_tdata(m_tdata[p*W +: W]), .m_axis_tkeep(m_tkeep[p*BB +: BB]), .m_axis_tvalid(m_tvalid[p]),
@@ -168,7 +169,7 @@ module panama_core (
     .clk(clk), .rst(rst), .now(now_q),
     .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
     .ctx_upstream(ctx_upstream), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
-    .ctx_expected_vid(ctx_expected_vid),
+    .ctx_expected_vid(ctx_expected_vid), .to_ctx(to_ctx), .to_cycles(to_cycles),
     .q_valid(q_valid), .q_expired(q_expired), .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid),
     .ev_stale(ev_stale), .ev_at_e(ev_at_e), .ev_dist(ev_dist), .ev_count(ev_count), .ev_fin(ev_fin), .ev_ce(ev_ce),
     .ev_ptr(ev_ptr), .ev_beats(ev_beats), .ev_expired(ev_expired), .q_pop(q_pop), .pop_first(pop_first),

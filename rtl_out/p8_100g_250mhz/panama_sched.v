@@ -45,14 +45,19 @@ module panama_sched #(
   output wire [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] hdr_ctx,
   input  wire [159:0] ctx_hdr,
   input  wire [CONTEXTS*32-1:0] ctx_timeout,
+  // The context whose heads the ports check for timeouts in this cycle (in turn) and its
+  // timeout, registered: one multiplexer of the timeouts for every port.
+  output reg  [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] to_ctx,
+  output reg  [31:0] to_cycles,
   output wire [CONTEXTS*32-1:0] ctx_expected_vid,
   // Queue state of every port: port p, context c at index p*C + c. A head is present; the head
   // has waited longer than its context's timeout since it became head (the port checks one
   // context per cycle; registered). The scheduler looks again at a context when these change.
   input  wire [PORTS*CONTEXTS-1:0] q_valid,
   input  wire [PORTS*CONTEXTS-1:0] q_expired,
-  // The context looked at (registered) and its expected VID; every port answers the cycle
-  // after with its head of that context (registered in the port): present, stale, at E,
+  // The context looked at (registered) and its expected VID; every port answers two cycles
+  // after (the head's descriptor is read from block RAM, then compared and registered in the
+  // port) with its head of that context as it was in the cycle of ev_ctx: present, stale, at E,
   // VID - E, COUNT, FIN, CE, first beat, beats, timed out.
   output reg  [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] ev_ctx,
   output reg  [31:0] ev_e,
@@ -228,7 +233,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 
   // The decision is a pipeline that looks at one context per cycle (docs/rtl.md):
   //  P   pick the lowest-index context that needs a look (dirty) and has no decision in B;
-  //  EV  the ports read that context's heads (ev_ctx, ev_e); the members are looked up;
+  //  EV  the ports address that context's heads (ev_ctx, ev_e); the members are looked up;
+  //  R   the ports read the heads' descriptors (block RAM, synchronous) and compare VIDs;
   //  A1  per member port: present, stale, at E, COUNT against the lowest member's, timed out;
   //      the minimum of the distances starts (a tree, one level per cycle);
   //  A2  the action (rules 5-7 in order), the vector's beats; a context with an action goes
@@ -314,16 +320,31 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire fire;
   wire ev_stale_look = fire & (ev_ctx == b_ctx_q);
   wire ev_kill = ev_go_q & kill[ev_ctx];
+  reg r_go_q;
+  reg [CW-1:0] r_ctx_q;
+  reg [N-1:0] r_mem_q;
+  reg [PW-1:0] r_low_q;
+  always @(posedge clk) begin
+    if (rst) r_go_q <= 1'b0;
+    else r_go_q <= ev_go_q & ~kill[ev_ctx] & ~ev_stale_look;
+    r_ctx_q <= ev_ctx;
+    r_mem_q <= ev_mem;
+    r_low_q <= ev_low;
+  end
+
+  // ---------------------------------------------------------------- R: the ports read
+  wire r_stale_look = fire & (r_ctx_q == b_ctx_q);
+  wire r_kill = r_go_q & kill[r_ctx_q];
   reg [N-1:0] a1_mem_q;
   reg [PW-1:0] a1_low_q;
   reg a1_eold_q;
   always @(posedge clk) begin
     if (rst) a1_go_q <= 1'b0;
-    else a1_go_q <= ev_go_q & ~kill[ev_ctx] & ~ev_stale_look;
-    a1_ctx_q <= ev_ctx;
-    a1_mem_q <= ev_mem;
-    a1_low_q <= ev_low;
-    a1_eold_q <= e_old_q[ev_ctx];
+    else a1_go_q <= r_go_q & ~kill[r_ctx_q] & ~r_stale_look;
+    a1_ctx_q <= r_ctx_q;
+    a1_mem_q <= r_mem_q;
+    a1_low_q <= r_low_q;
+    a1_eold_q <= e_old_q[r_ctx_q];
   end
 
   // ---------------------------------------------------------------- A1: per port
@@ -570,7 +591,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // E moves when the decision fires: to 0 on enabling; +1 after a built, mismatched, incomplete
   // or timed-out vector; to the smallest waiting VID on a skip. The context's next look reads
   // its heads after its pops (the cycle after firing) and this E.
+  // Only B's context moves, so its next E is computed once (from B's context's E, a
+  // multiplexer by index) and loaded by that context alone.
   wire [C-1:0] e_chg = b_oh_q & {C{fire & (b_act_q != ACT_STALE)}};
+  wire [31:0] e_arr [0:C-1];
+  wire [31:0] e_next = e_arr[b_ctx_q] + (b_skip ? b_min : 32'd1);
   generate
     for (g = 0; g < C; g = g + 1) begin : g_e
       reg [31:0] e_q, echg_q;
@@ -579,10 +604,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           e_q <= 32'd0;
           echg_q <= now;
         end else if (e_chg[g]) begin
-          e_q <= b_skip ? e_q + b_min : e_q + 32'd1;
+          e_q <= e_next;
           echg_q <= now;
         end
       end
+      assign e_arr[g] = e_q;
       assign e_flat[g*32 +: 32] = e_q;
       assign echg_flat[g*32 +: 32] = echg_q;
       assign ctx_expected_vid[g*32 +: 32] = e_q;
@@ -598,6 +624,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [31:0] eo_echg = echg_flat[eo_rot_q*32 +: 32];
   wire [31:0] eo_to = ctx_timeout[eo_rot_q*32 +: 32];
   wire eo_old = (now - eo_echg) > eo_to;
+  always @(posedge clk) begin
+    to_ctx <= eo_rot_q;
+    to_cycles <= eo_to;
+  end
   reg [C-1:0] e_old_d;
   always @* begin
     for (k = 0; k < C; k = k + 1)
@@ -610,7 +640,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     for (k = 0; k < C; k = k + 1) begin
       heads_chg[k] = 1'b0;
       for (m = 0; m < N; m = m + 1) heads_chg[k] = heads_chg[k] | q_chg[m*C + k];
-      redo[k] = (ev_kill & ev_oh[k]) | (a1_kill & (a1_ctx_q == k[CW-1:0])) |
+      redo[k] = (ev_kill & ev_oh[k]) | (r_kill & (r_ctx_q == k[CW-1:0])) |
+                (a1_kill & (a1_ctx_q == k[CW-1:0])) |
                 ((a2_kill | (a2_has_act & ~b_take)) & (a2_ctx_q == k[CW-1:0])) |
                 ((b_kill | fire) & b_oh_q[k]);
     end
