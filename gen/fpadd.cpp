@@ -554,13 +554,12 @@ Resources estimate_resources(const Config& c) {
   // Scheduler, result builder and m_agg FIFO, with the adder tree. It looks at one context per
   // cycle, so its decision logic is per port (A1's checks, the minimum tree) and per context
   // (E, the pick); the builder selects one word from every member port (N x W) and reads the
-  // context's addresses from the register file's RAM. Without the tree: 2155 LUTs at 4 x 10G
-  // (2873 when it selected the addresses of B's context from every context's registers, 5633
-  // when every (port, context) pair was evaluated every cycle). Flip-flops: E and its time per context, a per-port
-  // pipeline of the heads' first beats and beats (A2, B, the issue stage), the minimum tree, the output register. The
-  // header word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1
-  // bits, FD beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else
-  // distributed RAM.
+  // context's addresses from the register file's RAM. Without the tree: 1980 LUTs at 4 x 10G
+  // (2155 with an adder for E per context, 2873 when it selected the addresses of B's context from every context's
+  // registers, 5633 when every (port, context) pair was evaluated every cycle). Flip-flops: E and its time per context,
+  // a per-port pipeline of the heads' first beats and beats (A2, B, the issue stage), the minimum tree, the output
+  // register. The header word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD
+  // beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
   const long NB = clog2(plan.frame_beats + 1);
   sched.luts = tree.luts + 1882 + 26 * C + (N * W * 434) / 1000;
