@@ -507,18 +507,20 @@ Resources estimate_resources(const Config& c) {
   const ModuleEstimate parser{"parser", N, 299 + (W * 127) / 1000, 0, 350, 0, 0};
   r.modules.push_back(parser);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
-  // per RAMB36), each with a PW-bit pending count and a valid bit in flip-flops, plus the context
-  // registers (70 + N bits each) and the addressed context's fields for the enable checks; the
-  // header fields (six words, 160 bits per context) in distributed RAM with two read ports:
-  // RAM32M16 groups of 14 bits, 2 x 16 of them per 32 contexts. 3163 LUTs + 256 LUTRAM sites,
-  // 1781 FFs, 1 BRAM36 at 4 x 10G (C = 8, NCNT = 81); 3839 LUTs and 3057 FFs with the header
-  // fields in flip-flops.
+  // per RAMB36), each with a PW-bit pending count, a valid bit and a place in the flush's one-hot
+  // ring in flip-flops, flushed by a plain round robin that LO reads wait for, plus the context
+  // registers (70 + N bits each, read through one multiplexer by context index) and the
+  // addressed context's fields for the enable checks; the header fields (six words, 160 bits per
+  // context) in distributed RAM with two read ports: RAM32M16 groups of 14 bits, 2 x 16 of them
+  // per 32 contexts. 1904 LUTs + 263 LUTRAM sites, 1740 FFs, 1 BRAM36 at 4 x 10G (C = 8,
+  // NCNT = 81); about 10 LUTs per counter and 122 per context (C = 2 and 8 x 100G, NCNT = 145);
+  // 3271 LUTs at 4 x 10G when reads took the flush's slot for their counter.
   const long ncnt = regs_counter_count(c);
   ModuleEstimate regs{"regs",
                       1,
-                      865 + 22 * ncnt + 65 * C,
+                      100 + 10 * ncnt + 122 * C,
                       2 * 8 * 16 * ((C + 31) / 32),
-                      440 + 2 * N + ncnt * (regs_pending_bits(c) + 1) + (70 + N) * C,
+                      440 + 2 * N + ncnt * (regs_pending_bits(c) + 2) + (70 + N) * C,
                       0,
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);

@@ -20,7 +20,8 @@ int regs_counter_index_completed(const Config& c, int ctx) { return kNumPortCoun
 int regs_counter_index_dropped(const Config& c, int ctx) { return kNumPortCounters * c.in.ports + c.in.contexts + ctx; }
 int regs_counter_index_agg_tx(const Config& c) { return kNumPortCounters * c.in.ports + 2 * c.in.contexts; }
 int regs_counter_count(const Config& c) { return regs_counter_index_agg_tx(c) + 1; }
-int regs_pending_bits(const Config& c) { return clog2(2L * regs_counter_count(c) + 2); }
+// A counter is flushed every NCNT cycles, so its pending count reaches at most NCNT.
+int regs_pending_bits(const Config& c) { return clog2(static_cast<long>(regs_counter_count(c)) + 1); }
 
 namespace {
 

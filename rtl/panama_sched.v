@@ -151,6 +151,9 @@ module panama_sched #(
   reg [N*C-1:0] qv_prev_q, qx_prev_q;
   reg ev_go_q, a1_go_q, a2_go_q, b_valid_q;
   reg [CW-1:0] a1_ctx_q, a2_ctx_q, b_ctx_q;
+  // The look's E, carried from the pick: a context's E changes only through its own decision,
+  // and every look at it in flight is dropped when that fires (or when it is enabled).
+  reg [31:0] r_e_q, a1_e_q, a2_e_q, b_e_q;
   reg [C-1:0] b_oh_q;  // B's context as a one-hot
   // Only the context whose decision B holds is not picked. Other looks may overlap (a context
   // whose heads change again is looked at again at once); a look that read the heads before
@@ -221,6 +224,7 @@ module panama_sched #(
     if (rst) r_go_q <= 1'b0;
     else r_go_q <= ev_go_q & ~kill[ev_ctx] & ~ev_stale_look;
     r_ctx_q <= ev_ctx;
+    r_e_q <= ev_e;
     r_mem_q <= ev_mem;
     r_low_q <= ev_low;
   end
@@ -235,6 +239,7 @@ module panama_sched #(
     if (rst) a1_go_q <= 1'b0;
     else a1_go_q <= r_go_q & ~kill[r_ctx_q] & ~r_stale_look;
     a1_ctx_q <= r_ctx_q;
+    a1_e_q <= r_e_q;
     a1_mem_q <= r_mem_q;
     a1_low_q <= r_low_q;
     a1_eold_q <= e_old_q[r_ctx_q];
@@ -259,6 +264,7 @@ module panama_sched #(
     if (rst) a2_go_q <= 1'b0;
     else a2_go_q <= a1_go_q & ~kill[a1_ctx_q] & ~a1_stale_look;
     a2_ctx_q <= a1_ctx_q;
+    a2_e_q <= a1_e_q;
     a2_mem_q <= a1_mem_q;
     a2_has_q <= has;
     a2_stale_q <= has & ev_stale;
@@ -385,6 +391,7 @@ module panama_sched #(
     else if (fire | b_kill) b_valid_q <= 1'b0;
     if (b_take) begin
       b_ctx_q <= a2_ctx_q;
+      b_e_q <= a2_e_q;
       b_act_q <= a2_act;
       b_mem_q <= a2_mem_q;
       b_stale_q <= a2_stale_q;
@@ -484,11 +491,10 @@ module panama_sched #(
   // E moves when the decision fires: to 0 on enabling; +1 after a built, mismatched, incomplete
   // or timed-out vector; to the smallest waiting VID on a skip. The context's next look reads
   // its heads after its pops (the cycle after firing) and this E.
-  // Only B's context moves, so its next E is computed once (from B's context's E, a
-  // multiplexer by index) and loaded by that context alone.
+  // Only B's context moves, so its next E is computed once (from the E its look carried) and
+  // loaded by that context alone.
   wire [C-1:0] e_chg = b_oh_q & {C{fire & (b_act_q != ACT_STALE)}};
-  wire [31:0] e_arr [0:C-1];
-  wire [31:0] e_next = e_arr[b_ctx_q] + (b_skip ? b_min : 32'd1);
+  wire [31:0] e_next = b_e_q + (b_skip ? b_min : 32'd1);
   generate
     for (g = 0; g < C; g = g + 1) begin : g_e
       reg [31:0] e_q, echg_q;
@@ -501,7 +507,6 @@ module panama_sched #(
           echg_q <= now;
         end
       end
-      assign e_arr[g] = e_q;
       assign e_flat[g*32 +: 32] = e_q;
       assign echg_flat[g*32 +: 32] = echg_q;
       assign ctx_expected_vid[g*32 +: 32] = e_q;

@@ -183,7 +183,9 @@ class Harness {
     top_->s_axil_arprot = 0;
     top_->s_axil_arvalid = 1;
     top_->s_axil_rready = 1;
-    for (int i = 0; i < 200; ++i) {
+    // A counter's LO word waits for the counter's turn in the register file's flush (one
+    // counter per cycle, 16 N + 2 C + 1 of them): a hang guard well above that.
+    for (int i = 0; i < 1000000; ++i) {
       edge(0);
       const bool ar = top_->s_axil_arvalid && top_->s_axil_arready;
       const bool r = top_->s_axil_rvalid;

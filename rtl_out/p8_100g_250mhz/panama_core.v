@@ -89,7 +89,7 @@ module panama_core (
   assign cfg_ctx_upstream_port = ctx_upstream_port;
   assign cfg_ctx_members = ctx_members;
   panama_regs #(
-    .PORTS(8), .CONTEXTS(8), .ADDR_W(14), .PEND_W(9), .BUS_BITS(512), .MAX_ELEMS(362), .FORMAT(0),
+    .PORTS(8), .CONTEXTS(8), .ADDR_W(14), .PEND_W(8), .BUS_BITS(512), .MAX_ELEMS(362), .FORMAT(0),
     .BUFFER_BYTES(65536)
   ) u_regs (
     .clk(clk), .rst(rst),

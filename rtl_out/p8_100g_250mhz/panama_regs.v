@@ -19,8 +19,8 @@ module panama_regs #(
   parameter CONTEXTS = 8,
   // Address bits: the register map spans 2^ADDR_W bytes (RM_AW).
   parameter ADDR_W = 14,
-  // Bits of each counter's pending count: enough for 2 * (counters) + 1 pulses.
-  parameter PEND_W = 9,
+  // Bits of each counter's pending count: enough for NCNT pulses (one round of the flush).
+  parameter PEND_W = 8,
   // The value read from BUS_BITS (the data bus width W).
   parameter BUS_BITS = 512,
   // The value read from MAX_ELEMS (the largest COUNT accepted).
@@ -299,8 +299,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 
   // Read channel (docs/rtl.md "Register file", "Counters in block RAM"): the address is
   // held; D: it is decoded into registers (rd_fire, one read in flight at a time); S0: the
-  // read samples the state (rd_smp; a counter LO read also takes the counter pipeline's slot
-  // of that cycle); S1..S3: the counter's sum comes out of the pipeline; then rdata_q and
+  // read samples the state (rd_smp; a counter LO read waits for its counter's slot in the
+  // counter pipeline); S1..S3: the counter's sum comes out of the pipeline; then rdata_q and
   // rvalid_q are registered and held until rready. A new address may be taken meanwhile.
   reg ar_full_q;
   reg [AW-1:0] ar_addr_q;
@@ -563,25 +563,26 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // Counters (docs/rtl.md, "Counters in block RAM"): 64-bit, saturating at all ones, held
   // in a RAM of NCNT words. Each counter's +1 pulses go into a small pending count (PW bits)
   // in flip-flops; one pipelined read-modify-write per cycle adds one counter's pending count
-  // to its RAM word: round-robin over all counters, or the counter a LO read asks for (the
-  // read's S0). S0: take the pending count (the counter restarts from this cycle's pulse)
-  // and read the RAM; S1: RAM data; S2: saturating add; S3: the sum is written back and is
-  // the read's value. No counter is in S1..S3 twice (the hazard check below), so every
-  // read of the RAM sees the counter's last write. A valid bit per counter makes
-  // CLEAR_COUNTERS a one-cycle operation (an invalid word reads as 0), and the clear cancels
-  // the write-back of every flush in flight. CLEAR_COUNTERS wins over a same-cycle pulse.
+  // to its RAM word, round-robin over all counters. S0: take the pending count (the counter
+  // restarts from this cycle's pulse) and read the RAM; S1: RAM data; S2: saturating add; S3:
+  // the sum is written back. A LO read waits for its counter's turn (its S0 is the read's S0)
+  // and its value is that S3 sum: at most NCNT cycles of waiting, and no multiplexer of the
+  // pending counts beside the round robin's. A counter comes round again only NCNT >= 4 cycles
+  // later, so every read of the RAM sees the counter's last write. A valid bit per counter
+  // makes CLEAR_COUNTERS a one-cycle operation (an invalid word reads as 0), and the clear
+  // cancels the write-back of every flush in flight. CLEAR_COUNTERS wins over a same-cycle
+  // pulse.
   localparam PW = PEND_W;
   localparam integer NCNT_LAST_I = NCNT - 1;
   localparam [CIW-1:0] NCNT_LAST = NCNT_LAST_I[CIW-1:0];
-  // The round robin's reset: counters 0..3 (modulo NCNT).
-  localparam integer RR1_I = 1 % NCNT;
-  localparam integer RR2_I = 2 % NCNT;
-  localparam integer RR3_I = 3 % NCNT;
   wire [NCNT-1:0] cnt_inc = {agg_tx_inc, ctx_dropped_inc, ctx_completed_inc, port_count_inc};
   reg [NCNT*PW-1:0] pend_q;
   reg [NCNT-1:0] vld_q;
-  // The round-robin pointer and the three counters after it.
-  reg [CIW-1:0] rr_q, rr1_q, rr2_q, rr3_q;
+  // The round-robin pointer: the counter in S0, as an index (the RAM address, the read's
+  // compare) and as a one-hot ring (which counter restarts, which valid bit S3 sets: the
+  // counter in S3 is the one three places behind, NCNT >= 4).
+  reg [CIW-1:0] rr_q;
+  reg [NCNT-1:0] rr_oh_q;
   // Flushes in S1, S2, S3: counter, write-back enable (cleared by CLEAR_COUNTERS).
   reg [CIW-1:0] s1_a, s2_a, s3_a;
   reg s1_we, s2_we, s3_we;
@@ -592,62 +593,43 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [63:0] ram_q;
   wire [63:0] sum;
   wire sum_c;
-  // A LO read takes the slot when its counter is not in S1..S3 and is not one of the next
-  // three round-robin counters (which would then be flushed while it is in S1..S3).
-  wire rd_hazard = (rd_idx_q == s1_a) | (rd_idx_q == s2_a) | (rd_idx_q == s3_a) |
-                   (rd_idx_q == rr1_q) | (rd_idx_q == rr2_q) | (rd_idx_q == rr3_q);
-  assign rd_smp = rd_dec_q & ~(rd_lo_q & rd_hazard);
-  wire inj = rd_smp & rd_lo_q;
-  wire [CIW-1:0] a0 = inj ? rd_idx_q : rr_q;
-  // The round robin stays while a read takes the slot (unless it takes the round robin's own
-  // counter).
-  wire rr_adv = ~inj | (rd_idx_q == rr_q);
-  // The pending count and valid bit of the round-robin counter and of the read's counter
-  // (AND-OR multiplexers from registered selects), then the slot's choice.
-  reg [PW-1:0] p_rr, p_rd;
-  reg v_rr, v_rd;
+  // A LO read samples in its counter's S0.
+  assign rd_smp = rd_dec_q & ~(rd_lo_q & (rd_idx_q != rr_q));
+  wire [CIW-1:0] a0 = rr_q;
+  // The pending count and valid bit of the round-robin counter: AND-OR multiplexers on the
+  // ring.
+  reg [PW-1:0] p_rr;
+  wire v_rr = |(vld_q & rr_oh_q);
   always @* begin
     p_rr = {PW{1'b0}};
-    p_rd = {PW{1'b0}};
-    v_rr = 1'b0;
-    v_rd = 1'b0;
-    for (i = 0; i < NCNT; i = i + 1) begin
-      p_rr = p_rr | (pend_q[i*PW +: PW] & {PW{rr_q == i[CIW-1:0]}});
-      p_rd = p_rd | (pend_q[i*PW +: PW] & {PW{rd_idx_q == i[CIW-1:0]}});
-      v_rr = v_rr | (vld_q[i] & (rr_q == i[CIW-1:0]));
-      v_rd = v_rd | (vld_q[i] & (rd_idx_q == i[CIW-1:0]));
-    end
+    for (i = 0; i < NCNT; i = i + 1) p_rr = p_rr | (pend_q[i*PW +: PW] & {PW{rr_oh_q[i]}});
   end
   // Per counter: the pending count (restarted by the slot) and the valid bit (set by the
   // write-back, cleared by CLEAR_COUNTERS).
   generate
     for (g = 0; g < NCNT; g = g + 1) begin : g_cnt
-      wire take = inj ? (rd_idx_q == g) : (rr_q == g);
+      wire take = rr_oh_q[g];
+      // The counter in S3 is three places behind the one in S0.
+      localparam integer G3 = (g + 3) % NCNT;
       always @(posedge clk) begin
         if (rst || wr_clear) pend_q[g*PW +: PW] <= {PW{1'b0}};
         else if (take) pend_q[g*PW +: PW] <= {{(PW-1){1'b0}}, cnt_inc[g]};
         else pend_q[g*PW +: PW] <= pend_q[g*PW +: PW] + {{(PW-1){1'b0}}, cnt_inc[g]};
         if (rst || wr_clear) vld_q[g] <= 1'b0;
-        else if (s3_we && s3_a == g) vld_q[g] <= 1'b1;
+        else if (s3_we && rr_oh_q[G3]) vld_q[g] <= 1'b1;
       end
     end
   endgenerate
   always @(posedge clk) begin
     if (rst) begin
       rr_q <= {CIW{1'b0}};
-      rr1_q <= RR1_I[CIW-1:0];
-      rr2_q <= RR2_I[CIW-1:0];
-      rr3_q <= RR3_I[CIW-1:0];
+      rr_oh_q <= {{(NCNT-1){1'b0}}, 1'b1};
       s1_we <= 1'b0;
       s2_we <= 1'b0;
       s3_we <= 1'b0;
     end else begin
-      if (rr_adv) begin
-        rr_q <= rr1_q;
-        rr1_q <= rr2_q;
-        rr2_q <= rr3_q;
-        rr3_q <= rr3_q == NCNT_LAST ? {CIW{1'b0}} : rr3_q + {{(CIW-1){1'b0}}, 1'b1};
-      end
+      rr_q <= rr_q == NCNT_LAST ? {CIW{1'b0}} : rr_q + {{(CIW-1){1'b0}}, 1'b1};
+      rr_oh_q <= {rr_oh_q[NCNT-2:0], rr_oh_q[NCNT-1]};
       s1_we <= ~wr_clear;
       s2_we <= s1_we & ~wr_clear;
       s3_we <= s2_we & ~wr_clear;
@@ -656,8 +638,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The pipeline's data needs no reset: the write enables qualify it.
   always @(posedge clk) begin
     s1_a <= a0;
-    s1_p <= inj ? p_rd : p_rr;
-    s1_vld <= inj ? v_rd : v_rr;
+    s1_p <= p_rr;
+    s1_vld <= v_rr;
     s2_a <= s1_a;
     s2_p <= s1_p;
     s2_d <= s1_vld ? ram_q : 64'd0;
@@ -684,32 +666,56 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire rd_in_ctx = rd_addr_q >= CTX_BASE && {1'b0, rd_addr_q} < CTX_END;
   assign rd_ctx = rd_addr_q[AW-1:8] - CTX_BASE[AW-1:8];
   assign rd_off = rd_addr_q[7:0];
-  // Each context's read word for rd_off (0 unless the address is in its block).
-  wire [C*32-1:0] ctx_rword;
+  // The read's context fields: the addressed context's by index first (one multiplexer per
+  // field bit, not one word per context), then the word for rd_off; used only inside the
+  // context blocks (rd_in_ctx), where the index is below C.
+  wire [4:0] err_a [0:C-1];
+  wire [15:0] jid_a [0:C-1];
+  wire [7:0] tid_a [0:C-1];
+  wire [7:0] upp_a [0:C-1];
+  wire [31:0] tmo_a [0:C-1];
+  wire [31:0] evid_a [0:C-1];
+  wire [N-1:0] mem_a [0:C-1];
   generate
     for (g = 0; g < C; g = g + 1) begin : g_rd
-      wire hit = rd_in_ctx && rd_ctx == g;
-      reg [31:0] w;
-      integer j;
-      always @* begin
-        case (rd_off)
-          O_CTX_CTRL: w = {31'd0, en_q[g]};
-          O_CTX_STATUS: w = {19'd0, err_q[g*5 +: 5], 7'd0, en_q[g]};
-          O_CTX_JID: w = {16'd0, jid_q[g*16 +: 16]};
-          O_CTX_TID: w = {24'd0, tid_q[g*8 +: 8]};
-          O_CTX_MODE: w = {31'd0, up_q[g]};
-          O_CTX_UPSTREAM_PORT: w = {24'd0, up_port_q[g*8 +: 8]};
-          O_CTX_TIMEOUT: w = tmo_q[g*32 +: 32];
-          O_CTX_EXPECTED_VID: w = ctx_expected_vid[g*32 +: 32];
-          default: w = 32'd0;
-        endcase
-        // Member word k: ports 32k..32k+31, bits of ports >= N read 0.
-        for (j = 0; j < N; j = j + 1)
-          if (rd_mem_word[j/32]) w[j%32] = mem_q[g*N+j];
-      end
-      assign ctx_rword[g*32 +: 32] = w & {32{hit}};
+      assign err_a[g] = err_q[g*5 +: 5];
+      assign jid_a[g] = jid_q[g*16 +: 16];
+      assign tid_a[g] = tid_q[g*8 +: 8];
+      assign upp_a[g] = up_port_q[g*8 +: 8];
+      assign tmo_a[g] = tmo_q[g*32 +: 32];
+      assign evid_a[g] = ctx_expected_vid[g*32 +: 32];
+      assign mem_a[g] = mem_q[g*N +: N];
     end
   endgenerate
+  wire r_en = en_q[rd_ctx_h];
+  wire r_up = up_q[rd_ctx_h];
+  wire [N-1:0] r_mem = mem_a[rd_ctx_h];
+  wire [4:0] r_err = err_a[rd_ctx_h];
+  wire [15:0] r_jid = jid_a[rd_ctx_h];
+  wire [7:0] r_tid = tid_a[rd_ctx_h];
+  wire [7:0] r_upp = upp_a[rd_ctx_h];
+  wire [31:0] r_tmo = tmo_a[rd_ctx_h];
+  wire [31:0] r_evid = evid_a[rd_ctx_h];
+  // rd_ctx's bits above rd_ctx_h are zero inside the context blocks, the only place it is used.
+  wire unused_rd_ctx = ^rd_ctx;
+  reg [31:0] ctx_rword;
+  integer j;
+  always @* begin
+    case (rd_off)
+      O_CTX_CTRL: ctx_rword = {31'd0, r_en};
+      O_CTX_STATUS: ctx_rword = {19'd0, r_err, 7'd0, r_en};
+      O_CTX_JID: ctx_rword = {16'd0, r_jid};
+      O_CTX_TID: ctx_rword = {24'd0, r_tid};
+      O_CTX_MODE: ctx_rword = {31'd0, r_up};
+      O_CTX_UPSTREAM_PORT: ctx_rword = {24'd0, r_upp};
+      O_CTX_TIMEOUT: ctx_rword = r_tmo;
+      O_CTX_EXPECTED_VID: ctx_rword = r_evid;
+      default: ctx_rword = 32'd0;
+    endcase
+    // Member word k: ports 32k..32k+31, bits of ports >= N read 0.
+    for (j = 0; j < N; j = j + 1)
+      if (rd_mem_word[j/32]) ctx_rword[j%32] = r_mem[j];
+  end
 
   // D: which counter the held address reads (LO or HI word), registered with the address.
   // The context and port indices sized to a counter index (d_port < N fits whenever
@@ -772,10 +778,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       A_AGG_PORT: rd_word = {16'd0, agg_port_q};
       default: ;
     endcase
-    if (rd_in_ctx) begin
-      for (i = 0; i < C; i = i + 1) rd_word = rd_word | ctx_rword[i*32 +: 32];
-      rd_word = rd_word | hf_rword;
-    end
+    if (rd_in_ctx) rd_word = rd_word | ctx_rword | hf_rword;
   end
   // Counter LO words return the counter's value from the pipeline (S3) and copy its high
   // half into the one shadow that every HI word reads.
