@@ -531,26 +531,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   end
   assign ctx_hdr = {gmh_mem[hdr_ctx], gml_mem[hdr_ctx], omh_mem[hdr_ctx], oml_mem[hdr_ctx], gip_mem[hdr_ctx],
                     oip_mem[hdr_ctx]};
-  // The register read's word of these fields (0 outside the context blocks).
-  wire [15:0] rd_gmh = gmh_mem[rd_ctx_h];
-  wire [31:0] rd_gml = gml_mem[rd_ctx_h];
-  wire [31:0] rd_gip = gip_mem[rd_ctx_h];
-  wire [15:0] rd_omh = omh_mem[rd_ctx_h];
-  wire [31:0] rd_oml = oml_mem[rd_ctx_h];
-  wire [31:0] rd_oip = oip_mem[rd_ctx_h];
-  reg [31:0] hf_rword;
-  always @* begin
-    case (rd_off)
-      O_CTX_GROUP_MAC_HI: hf_rword = {16'd0, rd_gmh};
-      O_CTX_GROUP_MAC_LO: hf_rword = rd_gml;
-      O_CTX_GROUP_IP: hf_rword = rd_gip;
-      O_CTX_OWN_MAC_HI: hf_rword = {16'd0, rd_omh};
-      O_CTX_OWN_MAC_LO: hf_rword = rd_oml;
-      O_CTX_OWN_IP: hf_rword = rd_oip;
-      default: hf_rword = 32'd0;
-    endcase
-  end
-
   // AGG_PORT: writes are ignored while any context is enabled (live traffic would be
   // classified by two ports).
   reg [15:0] agg_port_q;
@@ -668,34 +648,31 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   assign rd_off = rd_addr_q[7:0];
   // The read's context fields: the addressed context's by index first (one multiplexer per
   // field bit, not one word per context), then the word for rd_off; used only inside the
-  // context blocks (rd_in_ctx), where the index is below C.
-  wire [4:0] err_a [0:C-1];
-  wire [15:0] jid_a [0:C-1];
-  wire [7:0] tid_a [0:C-1];
-  wire [7:0] upp_a [0:C-1];
-  wire [31:0] tmo_a [0:C-1];
-  wire [31:0] evid_a [0:C-1];
-  wire [N-1:0] mem_a [0:C-1];
+  // context blocks (rd_in_ctx), where the index is below C. A context's row of fields:
+  // {expected VID, timeout, upstream port, TID, JID, error bits, mode, enable, members}.
+  localparam ROW_W = 32 + 32 + 8 + 8 + 16 + 5 + 1 + 1 + N;
+  wire [ROW_W-1:0] row_a [0:C-1];
   generate
     for (g = 0; g < C; g = g + 1) begin : g_rd
-      assign err_a[g] = err_q[g*5 +: 5];
-      assign jid_a[g] = jid_q[g*16 +: 16];
-      assign tid_a[g] = tid_q[g*8 +: 8];
-      assign upp_a[g] = up_port_q[g*8 +: 8];
-      assign tmo_a[g] = tmo_q[g*32 +: 32];
-      assign evid_a[g] = ctx_expected_vid[g*32 +: 32];
-      assign mem_a[g] = mem_q[g*N +: N];
+      assign row_a[g] = {ctx_expected_vid[g*32 +: 32], tmo_q[g*32 +: 32], up_port_q[g*8 +: 8], tid_q[g*8 +: 8],
+                         jid_q[g*16 +: 16], err_q[g*5 +: 5], up_q[g], en_q[g], mem_q[g*N +: N]};
     end
   endgenerate
-  wire r_en = en_q[rd_ctx_h];
-  wire r_up = up_q[rd_ctx_h];
-  wire [N-1:0] r_mem = mem_a[rd_ctx_h];
-  wire [4:0] r_err = err_a[rd_ctx_h];
-  wire [15:0] r_jid = jid_a[rd_ctx_h];
-  wire [7:0] r_tid = tid_a[rd_ctx_h];
-  wire [7:0] r_upp = upp_a[rd_ctx_h];
-  wire [31:0] r_tmo = tmo_a[rd_ctx_h];
-  wire [31:0] r_evid = evid_a[rd_ctx_h];
+  wire [ROW_W-1:0] r_row = row_a[rd_ctx_h];
+  wire [31:0] r_evid, r_tmo;
+  wire [7:0] r_upp, r_tid;
+  wire [15:0] r_jid;
+  wire [4:0] r_err;
+  wire r_up, r_en;
+  wire [N-1:0] r_mem;
+  assign {r_evid, r_tmo, r_upp, r_tid, r_jid, r_err, r_up, r_en, r_mem} = r_row;
+  // The header fields' words come from their RAMs' read port.
+  wire [15:0] rd_gmh = gmh_mem[rd_ctx_h];
+  wire [31:0] rd_gml = gml_mem[rd_ctx_h];
+  wire [31:0] rd_gip = gip_mem[rd_ctx_h];
+  wire [15:0] rd_omh = omh_mem[rd_ctx_h];
+  wire [31:0] rd_oml = oml_mem[rd_ctx_h];
+  wire [31:0] rd_oip = oip_mem[rd_ctx_h];
   // rd_ctx's bits above rd_ctx_h are zero inside the context blocks, the only place it is used.
   wire unused_rd_ctx = ^rd_ctx;
   reg [31:0] ctx_rword;
@@ -710,6 +687,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       O_CTX_UPSTREAM_PORT: ctx_rword = {24'd0, r_upp};
       O_CTX_TIMEOUT: ctx_rword = r_tmo;
       O_CTX_EXPECTED_VID: ctx_rword = r_evid;
+      O_CTX_GROUP_MAC_HI: ctx_rword = {16'd0, rd_gmh};
+      O_CTX_GROUP_MAC_LO: ctx_rword = rd_gml;
+      O_CTX_GROUP_IP: ctx_rword = rd_gip;
+      O_CTX_OWN_MAC_HI: ctx_rword = {16'd0, rd_omh};
+      O_CTX_OWN_MAC_LO: ctx_rword = rd_oml;
+      O_CTX_OWN_IP: ctx_rword = rd_oip;
       default: ctx_rword = 32'd0;
     endcase
     // Member word k: ports 32k..32k+31, bits of ports >= N read 0.
@@ -778,7 +761,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       A_AGG_PORT: rd_word = {16'd0, agg_port_q};
       default: ;
     endcase
-    if (rd_in_ctx) rd_word = rd_word | ctx_rword | hf_rword;
+    if (rd_in_ctx) rd_word = rd_word | ctx_rword;
   end
   // Counter LO words return the counter's value from the pipeline (S3) and copy its high
   // half into the one shadow that every HI word reads.
