@@ -549,7 +549,8 @@ Resources estimate_resources(const Config& c) {
                     : T <= 8192  ? 4
                     : T <= 16384 ? 2
                                  : 1;
-  const long blo = (W + BW) / b36w * b36w == 0 ? W + BW : (W + BW) / b36w * b36w;
+  const long whole = (W + BW) / b36w * b36w;  // the widest whole number of RAMB36 widths
+  const long blo = whole == 0 ? W + BW : whole;
   port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, HIW) + bram36_for(D, DW);
   r.modules.push_back(port);

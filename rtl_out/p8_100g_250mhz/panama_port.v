@@ -626,17 +626,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [C-1:0] becomes_head, pops;
   // At most one queue pops per cycle, so `pops` is one-hot or zero and the popped head's
   // descriptor is an AND-OR of the heads.
-  reg pop_any;
-  reg [CW-1:0] pop_ctx;
+  wire pop_any = |pops;
+  wire [CW-1:0] pop_ctx = oh_idx(pops);
   reg [DW-1:0] pop_desc;
   always @* begin
-    pop_any = |pops;
-    pop_ctx = {CW{1'b0}};
     pop_desc = {DW{1'b0}};
-    for (c = 0; c < C; c = c + 1) begin
-      pop_ctx = pop_ctx | ({CW{pops[c]}} & c[CW-1:0]);
-      pop_desc = pop_desc | ({DW{pops[c]}} & head_flat[c*DW +: DW]);
-    end
+    for (c = 0; c < C; c = c + 1) pop_desc = pop_desc | ({DW{pops[c]}} & head_flat[c*DW +: DW]);
   end
   wire [DW-1:0] after_desc = d_next[pop_desc];
   // A frame popped by a build is still being read: its beats (and its share of the context's
@@ -784,7 +779,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   end
 
   // ---------------------------------------------------------------- queues
-  // One linked list of descriptors per context: head, tail, occupancy and the context's beats in
+  // One linked list of descriptors per context: head, tail, "not empty" and the context's beats in
   // use in registers; the head's fields stay in its descriptor (d_info), read for the
   // scheduler one context per cycle (ev_* below).
   // Beats freed (at most one frame per cycle) and from which context, one-hot. They leave the
@@ -796,7 +791,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [SBW-1:0] fr_b_q;
   always @(posedge clk) begin
     fr_oh_q <= rst ? {C{1'b0}} : fr_hit;
-    fr_idx_q <= oh_idx(fr_hit);
+    fr_idx_q <= rel_now ? held_ctx_q : pop_ctx;
     fr_b_q <= rel_now ? held_beats_q : pop_beats_in;
   end
   // The accounting of one cycle is one datapath, not one per context: at most two contexts
