@@ -123,8 +123,9 @@ Config Config::derive(const Inputs& in) {
   // (docs/rtl.md, "Latencies": the registered mPP / m_agg outputs add one cycle each; the
   // scheduler's look at a context seven: the head's change noted, the pick, the ports' address
   // and block RAM read, A1, A2 and the decision.)
-  c.bypass_latency = 5;
-  c.agg_latency = c.addtree_latency + 12;
+  c.desc_stages = in.mhz > 250 ? 2 : 1;
+  c.bypass_latency = 4 + c.desc_stages;
+  c.agg_latency = c.addtree_latency + 11 + c.desc_stages;
   c.resources = estimate_resources(c);
   return c;
 }
@@ -192,6 +193,7 @@ nlohmann::json Config::to_json() const {
     j["exact_pipeline"] = xs;
   }
   j["addtree_latency"] = addtree_latency;
+  j["desc_stages"] = desc_stages;
   j["agg_latency"] = agg_latency;
   j["bypass_latency"] = bypass_latency;
   nlohmann::json mods = nlohmann::json::object();

@@ -93,6 +93,9 @@ struct Config {
   AdderPlan adder;
   AdderPlan exact;  // --sum exact: one lane's exact accumulator (gen/exactsum.cpp)
   int addtree_latency = 0;
+  // Cycles from a frame's last beat to its descriptor (the parser and the port's receive stage):
+  // 1, or 2 above 250 MHz (docs/rtl.md, "Receive stages").
+  int desc_stages = 1;
   int agg_latency = 0;
   int bypass_latency = 0;
   Resources resources;

@@ -103,8 +103,10 @@ const Block kBlocks[] = {
      },
      nullptr,
      [](const Config& c) {
-       return std::vector<std::pair<std::string, long>>{
-           {"DATA_W", c.bus_bits}, {"ELEM_BYTES", c.fmt.elem_bytes}, {"MAX_ELEMS", c.max_elems}};
+       return std::vector<std::pair<std::string, long>>{{"DATA_W", c.bus_bits},
+                                                        {"DESC_STAGES", c.desc_stages},
+                                                        {"ELEM_BYTES", c.fmt.elem_bytes},
+                                                        {"MAX_ELEMS", c.max_elems}};
      }},
     {"regs", full_top,
      [](const Config&) { return std::string("AXI4-Lite register file and 64-bit saturating counters"); }, nullptr,

@@ -226,9 +226,19 @@ Step AdderSizes::step_add() const {
 
 // 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
 Step AdderSizes::step_lzc() const {
-  Step s{
-      "lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
-  s.outs = {{"lz", LZW}};
+  Step s{"lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
+  // What normalize needs besides the shift is decided here, from the sum and lz_raw, so that
+  // normalize is the shifter and one select (docs/generator.md, "Adder steps"):
+  // - hidden: the normalized significand's top bit, (sum << lz)[S-1]: set unless the sum is zero
+  //   or the shift is limited (a limited shift stops short of the leading one);
+  // - ovf: exponent all ones after normalizing, ex_eff + 1 - lz = 2^E - 1. Unlimited, lz <= ex_eff
+  //   and a finite ex_eff is at most 2^E - 2, so that is lz = 0 (the carry bit set) with
+  //   ex_eff = 2^E - 2; for NaN and infinity ovf does not matter (they are special anyway);
+  // - inf_any (NaN or infinity) and special (or an overflow).
+  // inf_any also gives `nan` a second load, so the delay line that carries it from classify ends
+  // before this boundary and normalize reads flip-flops, not a shift-register LUT's output
+  // (SRL16E clock-to-out is about three LUT delays).
+  s.outs = {{"lz", LZW}, {"hidden", 1}, {"inf_any", 1}, {"special", 1}};
   std::ostringstream b;
   const std::string lz_raw = emit_lzc(b, "z", "${sum}", S);
   const int CW = std::max(E, LZW);
@@ -236,6 +246,10 @@ Step AdderSizes::step_lzc() const {
   b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = " << lz_raw << ";\n";
   b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
   b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
+  b << "  assign @{hidden} = ~%{limit} & (|${sum});\n";
+  b << "  wire %{ovf} = ${sum}[" << S - 1 << "] & (${ex_eff} == " << E << "'d" << (1L << E) - 2 << ");\n";
+  b << "  assign @{inf_any} = ${nan} | ${inf};\n";
+  b << "  assign @{special} = ${nan} | ${inf} | %{ovf};\n";
   s.body = b.str();
   return s;
 }
@@ -258,31 +272,31 @@ Step AdderSizes::step_normalize() const {
       b << "{%{nf" << j << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
     b << " : %{nf" << j << "};\n";
   }
+  b << "  // nf's top bit is not read: it is ${hidden}, from lzc.\n";
+  b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
   b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
+  b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
   b << "  wire [" << E - 1 << ":0] %{lz_e} = ";
   if (LZW < E)
     b << "{" << E - LZW << "'b0, ${lz}};\n";
   else
     b << "${lz}[" << E - 1 << ":0];\n";
   b << "  wire [" << E - 1 << ":0] %{exp_pre} = ${ex_eff} + " << E << "'d1 - %{lz_e};\n";
-  b << "  wire %{hidden} = %{nf}[" << S - 1 << "];\n";
   b << "  wire %{lsb} = %{nf}[4];\n";
   b << "  wire %{guard} = %{nf}[3];\n";
   b << "  wire %{sticky} = |%{nf}[2:0];\n";
   b << "  wire %{sum_zero} = ~|${sum};\n";
-  b << "  wire %{ovf} = %{hidden} & (&%{exp_pre});\n";
   b << "  // An exact zero of opposite signs is +0 (roundTiesToEven).\n";
   b << "  wire %{sign} = ${sx} & ~(%{sum_zero} & ${sub});\n";
   b << "  // Specials replace the packed value before rounding, so the select merges into the\n";
   b << "  // incrementer's input logic; a special never rounds.\n";
-  b << "  wire %{special} = ${nan} | ${inf} | %{ovf};\n";
-  b << "  assign @{sign_r} = ${nan} ? 1'b0 : ${inf} ? ${inf_sign} : %{sign};\n";
+  b << "  assign @{sign_r} = ${nan} ? 1'b0 : ${inf_any} ? ${inf_sign} : %{sign};\n";
   b << "  // No hidden bit after a limited shift: a subnormal (exponent field 0).\n";
   b << "  assign @{packed} = ${nan} ? " << E + F << "'h" << std::hex << (fmt.canonical_nan & ((1u << (E + F)) - 1))
     << std::dec << " :\n";
-  b << "                     %{special} ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
-  b << "                     {%{hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
-  b << "  assign @{round_up} = ~%{special} & %{guard} & (%{sticky} | %{lsb});\n";
+  b << "                     ${special} ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
+  b << "                     {${hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
+  b << "  assign @{round_up} = ~${special} & %{guard} & (%{sticky} | %{lsb});\n";
   s.body = b.str();
   return s;
 }
@@ -463,6 +477,57 @@ double bram36_for(long depth, long width) {
   return best + (depth > main ? bram36_for(depth - main, width) : 0.0);
 }
 
+// The parser and the port (the parser included) of configuration c.
+std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c, const BufferPlan& plan) {
+  const long W = c.bus_bits, BB = W / 8, N = c.in.ports, C = c.in.contexts;
+  // Parser (inside each port): 307 LUTs / 352 FFs at W 64, 364 / 347 at W 512 (the descriptor's
+  // header fields are the kept header bytes; 489 / 552 and 540 / 547 when they were copied).
+  // With two descriptor stages: the registered length, port, last-beat and error flags, and the copy
+  // of the header bytes of beat 0 that the descriptor reads (eth.dst at W 64; every field read
+  // from W 512 on, where the whole header is in beat 0).
+  const long parser_ff2 = c.desc_stages > 1 ? 35 + (BB >= 64 ? 250 : 48) : 0;
+  // Its LUTs: 179 at W 64 with two stages (the checks start from registers, not the live view).
+  const ModuleEstimate parser{"parser", N, (c.desc_stages > 1 ? 171 : 299) + (W * 127) / 1000, 0, 350 + parser_ff2,
+                              0,        0};
+  // Port (parser included): T = the contribution memory's beats (the contribution half), D =
+  // frame descriptors. The contribution memory (split where its width is not a whole number of
+  // block RAM widths at depth T, as rtl/panama_port.v does), its links, the free segments, the
+  // bypass FIFO and the descriptors (head fields, read for the scheduler's look at one context,
+  // and header fields) are block RAM read synchronously; what stays in distributed RAM is the
+  // descriptors' next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
+  // four-beat FIFO and the heads' ages (two C-word RAMs of 32 bits). Each context costs about
+  // 113 LUTs and 47 FFs (its queue's head, tail and flags, `used` and `over(used)` loaded from
+  // one accounting datapath, its match and its timeout mark): 2045 LUTs / 1326 FFs at 4 x 10G
+  // (C = 8), 1331 / 1028 with C = 2; 1954 / 2152 and 1310 / 1890 at 8 x 100G.
+  const long T = plan.mem_beats, D = plan.descs;
+  const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
+  const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
+  const long port_lutram =
+      ((D + 63) / 64) * 8 * ((DW + 6) / 7) + 8 * ((XW + 13) / 14) + 2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32);
+  // Two descriptor stages: the beat registered once more (tdata, byte count, valid, last, user).
+  const long rx2_ffs = c.desc_stages > 1 ? W + clog2(BB) + 4 : 0;
+  ModuleEstimate port{"port",
+                      N,
+                      1037 + 113 * C + (T * 254) / 10000,
+                      port_lutram,
+                      832 + 47 * C + (W * 1844) / 1000 + rx2_ffs + parser_ff2,
+                      0,
+                      0};
+  // Block RAM, memory by memory as Yosys maps them (bram36_for): 21.5 at W 64, 19 at W 512.
+  const long b36w = T <= 512     ? 72
+                    : T <= 1024  ? 36
+                    : T <= 2048  ? 18
+                    : T <= 4096  ? 9
+                    : T <= 8192  ? 4
+                    : T <= 16384 ? 2
+                                 : 1;
+  const long whole = (W + BW) / b36w * b36w;  // the widest whole number of RAMB36 widths
+  const long blo = whole == 0 ? W + BW : whole;
+  port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) +
+                bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, HIW) + bram36_for(D, DW);
+  return {parser, port};
+}
+
 }  // namespace
 
 Resources estimate_resources(const Config& c) {
@@ -502,10 +567,9 @@ Resources estimate_resources(const Config& c) {
   r.ffs = tree.ffs;
   if (c.in.module != "top") return r;
   const BufferPlan plan = buffer_plan(c);
-  // Parser (inside each port): 307 LUTs / 352 FFs at W 64, 364 / 347 at W 512 (the descriptor's
-  // header fields are the kept header bytes; 489 / 552 and 540 / 547 when they were copied).
-  const ModuleEstimate parser{"parser", N, 299 + (W * 127) / 1000, 0, 350, 0, 0};
+  const auto [parser, port] = parser_port_estimates(c, plan);
   r.modules.push_back(parser);
+  r.modules.push_back(port);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
   // per RAMB36), each with a PW-bit pending count, a valid bit and a place in the flush's one-hot
   // ring in flip-flops, flushed by a plain round robin that LO reads wait for, plus the context
@@ -524,36 +588,6 @@ Resources estimate_resources(const Config& c) {
                       0,
                       static_cast<double>((ncnt + 511) / 512)};
   r.modules.push_back(regs);
-  // Port (parser included): T = the contribution memory's beats (the contribution half), D =
-  // frame descriptors. The contribution memory (split where its width is not a whole number of
-  // block RAM widths at depth T, as rtl/panama_port.v does), its links, the free segments, the
-  // bypass FIFO and the descriptors (head fields, read for the scheduler's look at one context,
-  // and header fields) are block RAM read synchronously; what stays in distributed RAM is the
-  // descriptors' next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
-  // four-beat FIFO and the heads' ages (two C-word RAMs of 32 bits). Each context costs about
-  // 113 LUTs and 47 FFs (its queue's head, tail and flags, `used` and `over(used)` loaded from
-  // one accounting datapath, its match and its timeout mark): 2045 LUTs / 1326 FFs at 4 x 10G
-  // (C = 8), 1331 / 1028 with C = 2; 1954 / 2152 and 1310 / 1890 at 8 x 100G.
-  const long T = plan.mem_beats, D = plan.descs;
-  const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
-  const long XW = W + clog2(BB) + 3;  // a bypass FIFO word: tdata, byte count, tlast, tuser
-  const long port_lutram =
-      ((D + 63) / 64) * 8 * ((DW + 6) / 7) + 8 * ((XW + 13) / 14) + 2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32);
-  ModuleEstimate port{"port", N, 1037 + 113 * C + (T * 254) / 10000, port_lutram, 832 + 47 * C + (W * 1844) / 1000,
-                      0,      0};
-  // Block RAM, memory by memory as Yosys maps them (bram36_for): 21.5 at W 64, 19 at W 512.
-  const long b36w = T <= 512     ? 72
-                    : T <= 1024  ? 36
-                    : T <= 2048  ? 18
-                    : T <= 4096  ? 9
-                    : T <= 8192  ? 4
-                    : T <= 16384 ? 2
-                                 : 1;
-  const long whole = (W + BW) / b36w * b36w;  // the widest whole number of RAMB36 widths
-  const long blo = whole == 0 ? W + BW : whole;
-  port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) +
-                bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, HIW) + bram36_for(D, DW);
-  r.modules.push_back(port);
   // Scheduler, result builder and m_agg FIFO, with the adder tree. It looks at one context per
   // cycle, so its decision logic is per port (A1's checks, the minimum tree) and per context
   // (E, the pick); the builder selects one word from every member port (N x W) and reads the
@@ -564,7 +598,7 @@ Resources estimate_resources(const Config& c) {
   // register. The header word travels beside the tree in SRLs (W + W/8 bits); the m_agg FIFO (W + W/8 + 1 bits, FD
   // beats) is block RAM when deeper than 64 beats (3 RAMB18E2 at W 64), else distributed RAM.
   ModuleEstimate sched{"sched", 1, 0, 0, 0, 0, 0};
-  const long NB = clog2(plan.frame_beats + 1);
+  const long NB = clog2(plan.frame_beats + 1), BW = clog2(plan.mem_beats);
   sched.luts = tree.luts + 1882 + 26 * C + (N * W * 434) / 1000;
   sched.ffs = tree.ffs + 600 + 66 * C + 2 * N * C + N * (3 * (BW + NB) + 38) + W / 2;
   sched.lutram = tree.lutram + (W + BB) * std::max<long>(1, (c.addtree_latency + 15) / 32);

@@ -1,10 +1,14 @@
 // The per-port receive parser (docs/rtl.md, "Parser"): watches one AXI-Stream receive port, keeps
 // the few header bytes that classification, validation and the scheduler need as they pass (they
 // span up to seven beats on a 64-bit bus, or all sit in the first beat from 512 bits on), counts
-// the length, and one cycle after the last beat emits a descriptor.
+// the length, and DESC_STAGES cycles after the last beat emits a descriptor.
 module panama_parser #(
   // Bus width in bits: a power of two, 64..4096.
   parameter DATA_W = 64,
+  // Cycles from a frame's last beat to its descriptor: 1, or 2 for faster clocks (panama-gen
+  // chooses: docs/rtl.md, "Receive stages"), where the checks read the kept header bytes and
+  // the registered length instead of the live beat.
+  parameter DESC_STAGES = 1,
   // Bytes per element: 4 (fp32) or 2 (bf16, fp16).
   parameter ELEM_BYTES = 4,
   // Largest valid COUNT (elements per frame).
@@ -23,10 +27,10 @@ module panama_parser #(
   input  wire s_axis_tvalid,
   input  wire s_axis_tlast,
   input  wire s_axis_tuser,
-  // One-cycle pulse, the cycle after the last beat was accepted. desc_len .. desc_malformed
-  // hold until the next pulse; the header fields (desc_flags .. desc_csum_part) are the
-  // header bytes the parser keeps anyway, valid in the pulse's cycle only (the next frame's
-  // bytes replace them from the cycle after on).
+  // One-cycle pulse, DESC_STAGES cycles after the last beat was accepted. desc_len ..
+  // desc_malformed hold until the next pulse; the header fields (desc_flags .. desc_csum_part)
+  // are the header bytes the parser keeps anyway, valid in the pulse's cycle only (the next
+  // frame's bytes replace them from the cycle after on).
   output reg  desc_valid,
   // Frame length in bytes, 65535 for every longer frame (then desc_too_long = 1).
   output reg  [15:0] desc_len,
@@ -53,8 +57,8 @@ module panama_parser #(
   output wire [7:0] desc_tos,
   output wire [31:0] desc_ip_dst,
   output wire [15:0] desc_csum_part,
-  // JID and TID as they stand during the frame's last beat (live when that beat carries them):
-  // the port matches its contexts on them a cycle before the descriptor comes out.
+  // JID and TID in the cycle before the descriptor comes out (with one stage, the live view of
+  // the last beat; with two, the kept bytes): the port matches its contexts on them then.
   output wire [15:0] hdr_jid,
   output wire [7:0] hdr_tid,
   // Bytes in the beat on the bus (tkeep's top set bit + 1; 0 when bit 0 is clear), for the
@@ -154,26 +158,61 @@ module panama_parser #(
       assign hdr[8*k +: 8] = beat_q == KB ? live : hdr_q[8*k +: 8];
     end
   endgenerate
+  // What the checks read: with one stage, the live view and length of the last beat; with
+  // two, in the cycle after it, the kept bytes (every header byte of the frame is in hdr_q then:
+  // the next frame's first beat is written into it at the end of that cycle at the earliest)
+  // and the length registered.
+  localparam PIPE = DESC_STAGES > 1;
+  wire [8*HB-1:0] chk;
+  wire [LEN_W-1:0] chk_len;
+  wire chk_last, chk_user;
+  wire [15:0] chk_port;
+  generate
+    if (PIPE) begin : g_stage1
+      reg [LEN_W-1:0] len1_q;
+      reg v1_q, user1_q;
+      reg [15:0] port1_q;
+      always @(posedge clk) begin
+        if (rst) v1_q <= 1'b0;
+        else v1_q <= last_beat;
+        len1_q <= len_total;
+        user1_q <= s_axis_tuser;
+        port1_q <= agg_port;
+      end
+      assign chk = hdr_q;
+      assign chk_len = len1_q;
+      assign chk_last = v1_q;
+      assign chk_user = user1_q;
+      assign chk_port = port1_q;
+      wire unused_view = ^hdr;  // the live view is not read
+    end else begin : g_live
+      assign chk = hdr;
+      assign chk_len = len_total;
+      assign chk_last = last_beat;
+      assign chk_user = s_axis_tuser;
+      assign chk_port = agg_port;
+    end
+  endgenerate
   // The rest of the data bus is not inspected (it goes to the buffer, not here), nor are the
   // header bytes no decision or output reads.
   wire unused_tdata = ^s_axis_tdata;
-  wire unused_hdr = ^{hdr[8*OFF_ETH_SRC +: 48], hdr[8*OFF_IP_CSUM +: 48], hdr[8*OFF_UDP_SPORT +: 16],
-                      hdr[8*OFF_UDP_CSUM +: 16], hdr[8*(OFF_TID+1) +: 8]};
-  // Bytes the descriptor takes from hdr_q, a cycle later, not from the live view: eth.dst, the
-  // identification and TTL (checksum words), ipv4.dst, FLAGS, VID, RANK, the TOS byte's ECN;
-  // and DF with the reserved bit, which no check reads.
-  wire unused_live = ^{hdr[8*OFF_ETH_DST +: 48], hdr[8*(OFF_IP_TOTAL_LEN+2) +: 16], hdr[8*(OFF_IP_PROTO-1) +: 8],
-                       hdr[8*OFF_IP_DST +: 32], hdr[8*OFF_FLAGS +: 8], hdr[8*OFF_VID +: 32], hdr[8*OFF_RANK +: 16],
-                       hdr[8*OFF_IP_TOS +: 2], hdr[8*OFF_IP_FRAG+6 +: 2]};
+  wire unused_hdr = ^{chk[8*OFF_ETH_SRC +: 48], chk[8*OFF_IP_CSUM +: 48], chk[8*OFF_UDP_SPORT +: 16],
+                      chk[8*OFF_UDP_CSUM +: 16], chk[8*(OFF_TID+1) +: 8]};
+  // Bytes the descriptor takes from the kept bytes (below), not from what the checks read:
+  // eth.dst, the identification and TTL (checksum words), ipv4.dst, FLAGS, VID, RANK, the TOS
+  // byte's ECN; and DF with the reserved bit, which no check reads.
+  wire unused_live = ^{chk[8*OFF_ETH_DST +: 48], chk[8*(OFF_IP_TOTAL_LEN+2) +: 16], chk[8*(OFF_IP_PROTO-1) +: 8],
+                       chk[8*OFF_IP_DST +: 32], chk[8*OFF_FLAGS +: 8], chk[8*OFF_VID +: 32], chk[8*OFF_RANK +: 16],
+                       chk[8*OFF_IP_TOS +: 2], chk[8*OFF_IP_FRAG+6 +: 2]};
 
   // Byte k of the frame.
-  `define PANAMA_PARSER_BYTE(k) hdr[8*(k) +: 8]
+  `define PANAMA_PARSER_BYTE(k) chk[8*(k) +: 8]
   wire [15:0] eth_type = {`PANAMA_PARSER_BYTE(OFF_ETH_TYPE), `PANAMA_PARSER_BYTE(OFF_ETH_TYPE+1)};
   wire [7:0] ver_ihl = `PANAMA_PARSER_BYTE(OFF_IP);
-  wire [5:0] dscp = hdr[8*OFF_IP_TOS+2 +: 6];
+  wire [5:0] dscp = chk[8*OFF_IP_TOS+2 +: 6];
   wire [15:0] ip_total_len = {`PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN), `PANAMA_PARSER_BYTE(OFF_IP_TOTAL_LEN+1)};
   // MF and the offset; DF (bit 14) and the reserved bit are not looked at.
-  wire [13:0] ip_frag = {hdr[8*OFF_IP_FRAG +: 6], `PANAMA_PARSER_BYTE(OFF_IP_FRAG+1)};
+  wire [13:0] ip_frag = {chk[8*OFF_IP_FRAG +: 6], `PANAMA_PARSER_BYTE(OFF_IP_FRAG+1)};
   wire [7:0] ip_proto = `PANAMA_PARSER_BYTE(OFF_IP_PROTO);
   wire [15:0] udp_dport = {`PANAMA_PARSER_BYTE(OFF_UDP_DPORT), `PANAMA_PARSER_BYTE(OFF_UDP_DPORT+1)};
   wire [15:0] udp_len = {`PANAMA_PARSER_BYTE(OFF_UDP_LEN), `PANAMA_PARSER_BYTE(OFF_UDP_LEN+1)};
@@ -183,10 +222,10 @@ module panama_parser #(
   // wire-format.md classification: at least 42 bytes, eth.type 0x0800 (no VLAN tag), IPv4
   // without options (0x45), DSCP 56, not a fragment (MF = 0, offset 0; DF ignored), UDP to the
   // aggregation port.
-  wire is_runt = len_total < LEN_ETH_HDR;
-  wire is_agg = len_total >= LEN_MIN_CLASSIFY && eth_type == ETHERTYPE_IPV4 && ver_ihl == IPV4_VER_IHL &&
+  wire is_runt = chk_len < LEN_ETH_HDR;
+  wire is_agg = chk_len >= LEN_MIN_CLASSIFY && eth_type == ETHERTYPE_IPV4 && ver_ihl == IPV4_VER_IHL &&
                 dscp == AGG_DSCP && ip_frag == 14'd0 && ip_proto == IP_PROTO_UDP &&
-                udp_dport == agg_port;
+                udp_dport == chk_port;
 
   // Well-formedness: VER 1, 1 <= COUNT <= MAX_ELEMS, UDP length = 30 + ES*COUNT, IPv4 total
   // length = length - 14, length = 64 + ES*COUNT; exact, as the 17-bit length saturates only
@@ -195,30 +234,51 @@ module panama_parser #(
   wire bad_ver = `PANAMA_PARSER_BYTE(OFF_VER) != AGG_VERSION;
   wire bad_count = count == 16'd0 || count > MAX_COUNT;
   wire bad_udp_len = {3'b000, udp_len} != {1'b0, payload_bytes} + UDP_LEN_FIXED;
-  wire bad_ip_len = {1'b0, ip_total_len} != len_total - LEN_ETH_HDR;
-  wire bad_frame_len = {2'b00, len_total} != {1'b0, payload_bytes} + FRAME_LEN_FIXED;
+  wire bad_ip_len = {1'b0, ip_total_len} != chk_len - LEN_ETH_HDR;
+  wire bad_frame_len = {2'b00, chk_len} != {1'b0, payload_bytes} + FRAME_LEN_FIXED;
   wire malformed = bad_ver | bad_count | bad_udp_len | bad_ip_len | bad_frame_len;
 
   always @(posedge clk) begin
     if (rst) desc_valid <= 1'b0;
-    else desc_valid <= last_beat;
+    else desc_valid <= chk_last;
   end
 
   // Descriptor fields need no reset: desc_valid qualifies them.
   always @(posedge clk) begin
-    if (last_beat) begin
-      desc_len <= len_total[LEN_W-1] ? 16'hffff : len_total[15:0];
-      desc_too_long <= len_total[LEN_W-1];
+    if (chk_last) begin
+      desc_len <= chk_len[LEN_W-1] ? 16'hffff : chk_len[15:0];
+      desc_too_long <= chk_len[LEN_W-1];
       desc_class <= is_runt ? CLASS_RUNT : is_agg ? CLASS_AGG : CLASS_BYPASS;
-      desc_rx_error <= s_axis_tuser;
+      desc_rx_error <= chk_user;
       desc_malformed <= is_agg & malformed;
     end
   end
   `undef PANAMA_PARSER_BYTE
 
   // The header fields of the descriptor, from the kept bytes (hdr_q has every header byte of
-  // the frame from the cycle after its last beat until the next frame's beat carrying it).
-  `define PANAMA_PARSER_KEPT(k) hdr_q[8*(k) +: 8]
+  // the frame from the cycle after its last beat until the next frame's beat carrying it). With
+  // two stages the descriptor is a cycle later, when the next frame's first beat may already
+  // be in hdr_q: the bytes of beat 0 come from a copy taken the cycle before (hdr0_q); the
+  // next frame's second beat is written at the end of the descriptor's cycle at the earliest.
+  localparam B0 = HB < BB ? HB : BB;
+  // Only the descriptor's fields are read from it.
+  /* verilator lint_off UNUSEDSIGNAL */
+  wire [8*HB-1:0] kept;
+  /* verilator lint_on UNUSEDSIGNAL */
+  generate
+    if (PIPE) begin : g_kept2
+      reg [8*B0-1:0] hdr0_q;
+      always @(posedge clk) if (chk_last) hdr0_q <= hdr_q[8*B0-1:0];
+      if (HB > B0) begin : g_rest
+        assign kept = {hdr_q[8*HB-1:8*B0], hdr0_q};
+      end else begin : g_all
+        assign kept = hdr0_q;
+      end
+    end else begin : g_kept1
+      assign kept = hdr_q;
+    end
+  endgenerate
+  `define PANAMA_PARSER_KEPT(k) kept[8*(k) +: 8]
   assign desc_flags = `PANAMA_PARSER_KEPT(OFF_FLAGS);
   assign desc_jid = {`PANAMA_PARSER_KEPT(OFF_JID), `PANAMA_PARSER_KEPT(OFF_JID+1)};
   assign desc_tid = `PANAMA_PARSER_KEPT(OFF_TID);

@@ -10,6 +10,9 @@ module panama_port #(
   parameter CTX_W = 3,
   // Bus width in bits: a power of two, 64..4096.
   parameter DATA_W = 64,
+  // Cycles from a frame's last beat to the parser's descriptor, 1 or 2 (docs/rtl.md, "Receive
+  // stages"); the receive stage delays the beats by as many.
+  parameter DESC_STAGES = 1,
   // Bytes per element, for the parser: 4 (fp32) or 2 (bf16, fp16).
   parameter ELEM_BYTES = 4,
   // Largest valid COUNT (elements per frame), for the parser.
@@ -159,6 +162,7 @@ module panama_port #(
   localparam [RW-1:0] REM_ONE = 1;
   localparam integer D_LAST_I = DESCS - 1;
   localparam [DW-1:0] D_LAST = D_LAST_I[DW-1:0];
+  localparam [DCW-1:0] D_LAST_C = D_LAST_I[DCW-1:0];
   // Free-segment FIFO: index width and last entry.
   localparam SGW = SEG_PTR_W;
   localparam integer SG_LAST_I = SEGS - 1;
@@ -168,9 +172,9 @@ module panama_port #(
   assign s_axis_tready = 1'b1;
 
   // ---------------------------------------------------------------- receive
-  // The beat is registered once, so that a frame's last beat is written in the cycle the
-  // parser's descriptor arrives, and the commit or rewind of one frame is settled before the
-  // next frame's first beat is written.
+  // The beat is registered DESC_STAGES times, so that a frame's last beat is written in the
+  // cycle the parser's descriptor arrives, and the commit or rewind of one frame is settled
+  // before the next frame's first beat is written.
   // tkeep is all ones but on a frame's last beat, where it is contiguous from bit 0
   // (accelerator.md), so the bypass FIFO keeps the beat's byte count instead (KW + 1 bits, not
   // W/8: one block RAM fewer per port) and mPP gets tkeep back from it.
@@ -179,13 +183,35 @@ module panama_port #(
   reg [KW:0] rx_bytes_q;
   reg rx_valid_q, rx_last_q, rx_user_q;
   wire [KW:0] rx_bytes;
+  wire [W-1:0] rx_in_data;
+  wire [KW:0] rx_in_bytes;
+  wire rx_in_valid, rx_in_last, rx_in_user;
+  generate
+    if (DESC_STAGES > 1) begin : g_rx2
+      reg [W-1:0] data_q;
+      reg [KW:0] bytes_q;
+      reg valid_q, last_q, user_q;
+      always @(posedge clk) begin
+        if (rst) valid_q <= 1'b0;
+        else valid_q <= s_axis_tvalid;
+        data_q <= s_axis_tdata;
+        bytes_q <= rx_bytes;
+        last_q <= s_axis_tlast;
+        user_q <= s_axis_tuser;
+      end
+      assign {rx_in_data, rx_in_bytes, rx_in_valid, rx_in_last, rx_in_user} = {data_q, bytes_q, valid_q, last_q, user_q};
+    end else begin : g_rx1
+      assign {rx_in_data, rx_in_bytes, rx_in_valid, rx_in_last, rx_in_user} =
+             {s_axis_tdata, rx_bytes, s_axis_tvalid, s_axis_tlast, s_axis_tuser};
+    end
+  endgenerate
   always @(posedge clk) begin
     if (rst) rx_valid_q <= 1'b0;
-    else rx_valid_q <= s_axis_tvalid;
-    rx_data_q <= s_axis_tdata;
-    rx_bytes_q <= rx_bytes;
-    rx_last_q <= s_axis_tlast;
-    rx_user_q <= s_axis_tuser;
+    else rx_valid_q <= rx_in_valid;
+    rx_data_q <= rx_in_data;
+    rx_bytes_q <= rx_in_bytes;
+    rx_last_q <= rx_in_last;
+    rx_user_q <= rx_in_user;
   end
 
   wire desc_valid;
@@ -199,7 +225,7 @@ module panama_port #(
   wire [31:0] desc_vid, desc_ip_dst;
   wire [1:0] desc_ecn;
   wire [47:0] desc_eth_dst;
-  panama_parser #(.DATA_W(W), .ELEM_BYTES(ELEM_BYTES), .MAX_ELEMS(MAX_ELEMS)) u_parser (
+  panama_parser #(.DATA_W(W), .DESC_STAGES(DESC_STAGES), .ELEM_BYTES(ELEM_BYTES), .MAX_ELEMS(MAX_ELEMS)) u_parser (
     .clk(clk), .rst(rst), .agg_port(agg_port),
     .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),
@@ -498,8 +524,8 @@ module panama_port #(
   reg [HDW-1:0] d_hdr [0:D-1];     // {checksum partial sum, ipv4.dst, TOS, eth.dst}
   reg [DW-1:0] d_free [0:D-1];
   reg [DCW-1:0] d_fresh_q;
+  reg d_from_fresh;  // d_fresh_q != D, registered with it
   reg [DW-1:0] d_free_rd_q, d_free_wr_q;
-  wire d_from_fresh = d_fresh_q != D[DCW-1:0];
   wire [DW-1:0] d_new = d_from_fresh ? d_fresh_q[DW-1:0] : d_free[d_free_rd_q];
   wire [HIW-1:0] new_info = {desc_ecn == 2'b11, desc_flags[0], desc_count, desc_vid, frame_beats, frame_first};
   always @(posedge clk) begin
@@ -554,11 +580,15 @@ module panama_port #(
   always @(posedge clk) begin
     if (rst) begin
       d_fresh_q <= {DCW{1'b0}};
+      d_from_fresh <= 1'b1;
       d_free_rd_q <= {DW{1'b0}};
       d_free_wr_q <= {DW{1'b0}};
     end else begin
       if (commit_contrib) begin
-        if (d_from_fresh) d_fresh_q <= d_fresh_q + 1'b1;
+        if (d_from_fresh) begin
+          d_fresh_q <= d_fresh_q + 1'b1;
+          d_from_fresh <= d_fresh_q != D_LAST_C;
+        end
         else d_free_rd_q <= (d_free_rd_q == D_LAST) ? {DW{1'b0}} : d_free_rd_q + 1'b1;
       end
       if (pop_any) d_free_wr_q <= (d_free_wr_q == D_LAST) ? {DW{1'b0}} : d_free_wr_q + 1'b1;

@@ -149,14 +149,15 @@ module panama_regs #(
 
   // Write channel: the address and the data are each taken into a one-entry holding
   // register as soon as they come (in either order or together); the write is done in the
-  // cycle after both are held (wr_arm_q: the enable checks of the addressed context are taken
-  // from registers, ws_*_q) when no response is pending, and the response is held until bready.
+  // second cycle after both are held (wr_arm_q: the enable checks of the addressed context are
+  // taken from registers, ws_*_q, and their verdict is registered again, en_err_q) when no
+  // response is pending, and the response is held until bready.
   reg aw_full_q;
   reg [AW-1:0] aw_addr_q;
   reg w_full_q;
   reg [31:0] w_data_q;
   reg bvalid_q;
-  reg wr_arm_q;
+  reg wr_arm1_q, wr_arm_q;
   wire clr_busy;  // the header-field RAM is being cleared after reset (below)
   wire wr_fire = aw_full_q & w_full_q & ~bvalid_q & wr_arm_q & ~clr_busy;
   assign s_axil_awready = ~aw_full_q;
@@ -168,11 +169,13 @@ module panama_regs #(
       aw_full_q <= 1'b0;
       w_full_q <= 1'b0;
       bvalid_q <= 1'b0;
+      wr_arm1_q <= 1'b0;
       wr_arm_q <= 1'b0;
     end else begin
       // Only a write changes what the checks read, and one is in flight at a time: the
-      // registered checks of the cycle before the write are those of the write's cycle.
-      wr_arm_q <= aw_full_q & w_full_q & ~wr_fire;
+      // registered checks of the cycles before the write are those of the write's cycle.
+      wr_arm1_q <= aw_full_q & w_full_q & ~wr_fire;
+      wr_arm_q <= wr_arm1_q & aw_full_q & w_full_q & ~wr_fire;
       if (wr_fire) begin
         aw_full_q <= 1'b0;
         w_full_q <= 1'b0;
@@ -308,7 +311,9 @@ module panama_regs #(
   wire up_range = ws_up_q && {1'b0, ws_up_port_q} >= N_9;
   wire [N-1:0] up_onehot = {{(N-1){1'b0}}, 1'b1} << ws_up_port_q;
   wire up_member = ws_up_q && !up_range && |(ws_mem_q & up_onehot);
-  wire [4:0] en_err = {1'b0, up_range, |dup_hit, up_member, ~|ws_mem_q};
+  wire [4:0] en_err_d = {1'b0, up_range, |dup_hit, up_member, ~|ws_mem_q};
+  reg [4:0] en_err_q;
+  always @(posedge clk) en_err_q <= en_err_d;
 
   // Per context: CTRL writes (enable with the checks, disable, clear the error bits) and
   // field writes, which only a disabled context takes (else ERR_WRITE_ENABLED).
@@ -342,12 +347,12 @@ module panama_regs #(
               err_q[g*5 +: 5] <= 5'd0;
             end else if (en_q[g]) begin
               err_q[g*5 +: 5] <= 5'd0;
-            end else if (en_err == 5'd0) begin
+            end else if (en_err_q == 5'd0) begin
               en_q[g] <= 1'b1;
               en_set_q[g] <= 1'b1;
               err_q[g*5 +: 5] <= 5'd0;
             end else begin
-              err_q[g*5 +: 5] <= en_err;
+              err_q[g*5 +: 5] <= en_err_q;
             end
           end else if (wsel && wr_field) begin
             if (en_q[g]) begin

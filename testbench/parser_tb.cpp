@@ -5,14 +5,17 @@
 // well-formed aggregation frames of random COUNT, every malformed case, every bypass case,
 // runts of 0..13 bytes, frames of 14..41 bytes, tuser errors, frames longer than 65535 bytes -
 // are driven with random idle cycles between and inside frames, on a random aggregation port.
-// The descriptor must appear exactly one cycle after each last beat (desc_valid low on every
-// other cycle, from reset on) and match field for field.
+// The descriptor must appear exactly desc_stages cycles (config.json: 1, or 2 above 250 MHz)
+// after each last beat (desc_valid low on every other cycle, from reset on) and match field for
+// field.
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -307,6 +310,7 @@ class Bench {
   Bench(const Args& args, const nlohmann::json& cfg, int argc, char** argv)
       : args_(args),
         W_(cfg.at("bus_bits").get<int>()),
+        stages_(cfg.at("desc_stages").get<int>()),
         BB_(W_ / 8),
         es_(cfg.at("elem_bytes").get<int>()),
         max_elems_(cfg.at("max_elems").get<int>()),
@@ -314,6 +318,8 @@ class Bench {
         gen_(rng_, es_, max_elems_) {
     ctx_->commandArgs(argc, argv);
     dut_ = std::make_unique<Vparser>(ctx_.get());
+    if (stages_ < 1 || stages_ > 2) throw std::runtime_error("desc_stages must be 1 or 2");
+    due_.assign(static_cast<size_t>(stages_ - 1), std::nullopt);
   }
 
   bool ports_match() const {
@@ -400,19 +406,28 @@ class Bench {
                    what.c_str());
   }
 
-  // The descriptor outputs after an edge: e is what they must say, nullptr when desc_valid must
-  // be low.
-  void check(const Expect* e) {
+  // After an edge: e is what the descriptor outputs must say stages_ - 1 edges later, nullptr
+  // when desc_valid must be low then; checks what is due now. A reset drops what is in flight.
+  void check(const Expect* e, bool reset = false) {
+    if (reset) due_.assign(static_cast<size_t>(stages_ - 1), std::nullopt);
+    due_.push_back(e ? std::optional<Expect>(*e) : std::nullopt);
+    const std::optional<Expect> now = due_.front();
+    due_.pop_front();
+    check_now(now ? &*now : nullptr);
+  }
+
+  // The descriptor outputs now: e is what they must say, nullptr when desc_valid must be low.
+  void check_now(const Expect* e) {
     if (!e) {
       if (dut_->desc_valid) {
         Expect none;
         none.kind = "(no)";
-        fail("desc_valid without a last beat one cycle before", none);
+        fail("desc_valid without a last beat desc_stages cycles before", none);
       }
       return;
     }
     if (!dut_->desc_valid) {
-      fail("no desc_valid one cycle after the last beat", *e);
+      fail("no desc_valid desc_stages cycles after the last beat", *e);
       return;
     }
     auto cmp = [&](const char* name, uint64_t got, uint64_t want) {
@@ -484,7 +499,7 @@ class Bench {
         dut_->rst = 1;
         tick();
         dut_->rst = 0;
-        check(nullptr);
+        check(nullptr, true);
         ++by_result_["reset_abandoned"];
         return false;
       }
@@ -511,7 +526,7 @@ class Bench {
         fail("beat_bytes = " + std::to_string(dut_->beat_bytes) + " in beat " + std::to_string(b) + ", expected " +
                  std::to_string(n_bytes),
              e);
-      if (last && e.fields) {
+      if (last && e.fields && stages_ == 1) {
         // JID and TID during the last beat (the port's context match registers them then).
         if (dut_->hdr_jid != e.hdr.jid || dut_->hdr_tid != e.hdr.tid)
           fail("hdr_jid/hdr_tid = " + std::to_string(dut_->hdr_jid) + "/" + std::to_string(dut_->hdr_tid) +
@@ -519,8 +534,16 @@ class Bench {
                e);
       }
       tick();
-      // The descriptor register loads on the edge that samples the last beat: it is visible
-      // from the cycle after that beat on, for exactly one cycle.
+      if (last && e.fields && stages_ == 2) {
+        // JID and TID in the cycle after the last beat (kept bytes), the one before the descriptor.
+        if (dut_->hdr_jid != e.hdr.jid || dut_->hdr_tid != e.hdr.tid)
+          fail("hdr_jid/hdr_tid = " + std::to_string(dut_->hdr_jid) + "/" + std::to_string(dut_->hdr_tid) +
+                   " the cycle after the last beat, expected " + std::to_string(e.hdr.jid) + "/" +
+                   std::to_string(e.hdr.tid),
+               e);
+      }
+      // The descriptor register loads desc_stages - 1 edges after the one that samples the last
+      // beat: it is visible from then on, for exactly one cycle.
       check(last ? &e : nullptr);
       ++b;
     }
@@ -528,7 +551,8 @@ class Bench {
   }
 
   const Args& args_;
-  const int W_, BB_, es_, max_elems_;
+  const int W_, stages_, BB_, es_, max_elems_;
+  std::deque<std::optional<Expect>> due_;
   std::unique_ptr<VerilatedContext> ctx_ = std::make_unique<VerilatedContext>();
   std::unique_ptr<Vparser> dut_;
   std::mt19937_64 rng_;

@@ -28,6 +28,10 @@ panama_parser_tb(w256_bf16       50000 --ports 2 --gbps 40  --mhz 200 --format b
 panama_parser_tb(w512_fp32       50000 --ports 8 --gbps 100 --mhz 250)
 panama_parser_tb(w1024_fp16      50000 --ports 2 --gbps 200 --mhz 250 --format fp16)
 panama_parser_tb(w4096_fp32      50000 --ports 2 --gbps 800 --mhz 200)
+# Above 250 MHz the descriptor takes two stages (config.json desc_stages = 2).
+panama_parser_tb(w64_fp32_322    50000 --ports 8 --gbps 10  --mhz 322)
+panama_parser_tb(w512_fp16_322   50000 --ports 2 --gbps 100 --mhz 322.265625 --format fp16)
+panama_parser_tb(w1024_fp32_400  20000 --ports 2 --gbps 200 --mhz 400)
 
 # panama_regs_tb(NAME CYCLES GEN_ARGS...): generate a top configuration, verilate its register file
 # with testbench/regs_tb.cpp, linked against the SystemC model's RegFile (the reference it runs in

@@ -165,7 +165,8 @@ TEST(GenCli, FixedBlocksArePrefixedAndSelfContained) {
   EXPECT_EQ(port.find("`include \""), std::string::npos);
   EXPECT_NE(port.find("parameter ELEM_BYTES = 2,"), std::string::npos);
   EXPECT_NE(port.find("parameter MAX_ELEMS = 100,"), std::string::npos);
-  EXPECT_NE(port.find("acc0_parser #(.DATA_W(W), .ELEM_BYTES(ELEM_BYTES), .MAX_ELEMS(MAX_ELEMS)) u_parser"),
+  EXPECT_NE(port.find("acc0_parser #(.DATA_W(W), .DESC_STAGES(DESC_STAGES), .ELEM_BYTES(ELEM_BYTES), "
+                      ".MAX_ELEMS(MAX_ELEMS)) u_parser"),
             std::string::npos);
   const std::string core = slurp(d / "acc0_core.v");
   EXPECT_NE(core.find("acc0_port #(\n        .CONTEXTS("), std::string::npos);

@@ -176,6 +176,9 @@ module panama_fpadd (
 
   // ---- step 5: lzc (2.25 ns est.)
   wire [4:0] s5_lz;
+  wire [0:0] s5_hidden;
+  wire [0:0] s5_inf_any;
+  wire [0:0] s5_special;
   // The lowest pad bits only matter through their pair's high bit.
   /* verilator lint_off UNUSEDSIGNAL */
   wire [31:0] s5_z_pad = {s4_sum, 1'b1, 3'd0};
@@ -240,10 +243,12 @@ module panama_fpadd (
   wire [4:0] s5_lz_raw = s5_z5_0_c;
   wire s5_limit = {3'd0, s5_lz_raw} > s3_ex_eff_q;
   assign s5_lz = s5_limit ? s3_ex_eff_q[4:0] : s5_lz_raw;
+  assign s5_hidden = ~s5_limit & (|s4_sum);
+  wire s5_ovf = s4_sum[27] & (s3_ex_eff_q == 8'd254);
+  assign s5_inf_any = s3_nan_q | s3_inf_q;
+  assign s5_special = s3_nan_q | s3_inf_q | s5_ovf;
   reg  [0:0] s5_nan_q;
   always @(posedge clk) s5_nan_q <= s3_nan_q;
-  reg  [0:0] s5_inf_q;
-  always @(posedge clk) s5_inf_q <= s3_inf_q;
   reg  [0:0] s5_inf_sign_q;
   always @(posedge clk) s5_inf_sign_q <= s3_inf_sign_q;
   reg  [0:0] s5_sx_q;
@@ -256,6 +261,12 @@ module panama_fpadd (
   always @(posedge clk) s5_sum_q <= s4_sum;
   reg  [4:0] s5_lz_q;
   always @(posedge clk) s5_lz_q <= s5_lz;
+  reg  [0:0] s5_hidden_q;
+  always @(posedge clk) s5_hidden_q <= s5_hidden;
+  reg  [0:0] s5_inf_any_q;
+  always @(posedge clk) s5_inf_any_q <= s5_inf_any;
+  reg  [0:0] s5_special_q;
+  always @(posedge clk) s5_special_q <= s5_special;
   // ---- register stage
 
   // ---- step 6: normalize (1.8 ns est.)
@@ -268,26 +279,26 @@ module panama_fpadd (
   wire [27:0] s6_nf3 = s5_lz_q[2] ? {s6_nf2[23:0], 4'd0} : s6_nf2;
   wire [27:0] s6_nf4 = s5_lz_q[1] ? {s6_nf3[25:0], 2'd0} : s6_nf3;
   wire [27:0] s6_nf5 = s5_lz_q[0] ? {s6_nf4[26:0], 1'd0} : s6_nf4;
+  // nf's top bit is not read: it is s5_hidden_q, from lzc.
+  /* verilator lint_off UNUSEDSIGNAL */
   wire [27:0] s6_nf = s6_nf5;
+  /* verilator lint_on UNUSEDSIGNAL */
   wire [7:0] s6_lz_e = {3'b0, s5_lz_q};
   wire [7:0] s6_exp_pre = s5_ex_eff_q + 8'd1 - s6_lz_e;
-  wire s6_hidden = s6_nf[27];
   wire s6_lsb = s6_nf[4];
   wire s6_guard = s6_nf[3];
   wire s6_sticky = |s6_nf[2:0];
   wire s6_sum_zero = ~|s5_sum_q;
-  wire s6_ovf = s6_hidden & (&s6_exp_pre);
   // An exact zero of opposite signs is +0 (roundTiesToEven).
   wire s6_sign = s5_sx_q & ~(s6_sum_zero & s5_sub_q);
   // Specials replace the packed value before rounding, so the select merges into the
   // incrementer's input logic; a special never rounds.
-  wire s6_special = s5_nan_q | s5_inf_q | s6_ovf;
-  assign s6_sign_r = s5_nan_q ? 1'b0 : s5_inf_q ? s5_inf_sign_q : s6_sign;
+  assign s6_sign_r = s5_nan_q ? 1'b0 : s5_inf_any_q ? s5_inf_sign_q : s6_sign;
   // No hidden bit after a limited shift: a subnormal (exponent field 0).
   assign s6_packed = s5_nan_q ? 31'h7fc00000 :
-                     s6_special ? {{8{1'b1}}, 23'd0} :
-                     {s6_hidden ? s6_exp_pre : 8'd0, s6_nf[26:4]};
-  assign s6_round_up = ~s6_special & s6_guard & (s6_sticky | s6_lsb);
+                     s5_special_q ? {{8{1'b1}}, 23'd0} :
+                     {s5_hidden_q ? s6_exp_pre : 8'd0, s6_nf[26:4]};
+  assign s6_round_up = ~s5_special_q & s6_guard & (s6_sticky | s6_lsb);
 
   // ---- step 7: round (1.42 ns est.)
   wire [31:0] s7_y;

@@ -78,7 +78,7 @@ module panama_sched #(
   output reg  [PORTS*BEAT_W-1:0] pop_beats,
   output reg  q_hold,
   output reg  q_release,
-  // Header fields of each port's head of context meta_sel (registered; answered the cycle after).
+  // Header fields of each port's head of context meta_sel (B's context; answered the cycle after).
   output wire [(CONTEXTS > 1 ? $clog2(CONTEXTS) : 1)-1:0] meta_sel,
   input  wire [PORTS*48-1:0] meta_eth_dst,
   input  wire [PORTS*8-1:0] meta_tos,
@@ -216,6 +216,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // Widths: a beat index within a frame, a contribution memory address, a byte index within a
   // beat, a port index, a context index, an m_agg FIFO pointer and its count.
   localparam NB = BEAT_W;
+  localparam [NB-1:0] NB_ONE = 1;
   localparam BW = ADDR_W;
   localparam KW = $clog2(BB);
   localparam PW = N > 1 ? $clog2(N) : 1;
@@ -322,7 +323,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // its heads before the pops (picked before it fired) and are dropped.
   wire fire;
   wire ev_stale_look = fire & (ev_ctx == b_ctx_q);
-  wire ev_kill = ev_go_q & kill[ev_ctx];
   reg r_go_q;
   reg [CW-1:0] r_ctx_q;
   reg [N-1:0] r_mem_q;
@@ -338,7 +338,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 
   // ---------------------------------------------------------------- R: the ports read
   wire r_stale_look = fire & (r_ctx_q == b_ctx_q);
-  wire r_kill = r_go_q & kill[r_ctx_q];
   reg [N-1:0] a1_mem_q;
   reg [PW-1:0] a1_low_q;
   reg a1_eold_q;
@@ -359,9 +358,15 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   always @* begin
     for (k = 0; k < N; k = k + 1) cnt_ne[k] = has[k] & (ev_count[k*16 +: 16] != ref_cnt);
   end
-  wire a1_kill = a1_go_q & kill[a1_ctx_q];
   wire a1_stale_look = fire & (a1_ctx_q == b_ctx_q);
-  reg [N-1:0] a2_mem_q, a2_has_q, a2_stale_q, a2_at_e_q, a2_cnt_ne_q, a2_expired_q;
+  reg [N-1:0] a2_mem_q, a2_stale_q, a2_at_e_q, a2_cnt_ne_q;
+  // The reductions A2's action needs, over the members, made here and registered: a stale head,
+  // every member's head present, every head at E, a head at E, a timed-out head, some action.
+  reg a2_any_stale_q, a2_all_heads_q, a2_all_at_e_q, a2_any_at_e_q, a2_any_exp_q, a2_some_q;
+  wire [N-1:0] a1_stale = has & ev_stale;
+  wire [N-1:0] a1_at_e = has & ev_at_e;
+  wire [N-1:0] a1_exp = has & ev_expired & {N{a1_eold_q}};
+  wire a1_all_heads = (&(has | ~a1_mem_q)) & (|a1_mem_q);
   reg [15:0] a2_cnt_q;
   reg [PW-1:0] a2_low_q;
   reg a2_fin_q, a2_ce_q;
@@ -373,11 +378,15 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     a2_ctx_q <= a1_ctx_q;
     a2_e_q <= a1_e_q;
     a2_mem_q <= a1_mem_q;
-    a2_has_q <= has;
-    a2_stale_q <= has & ev_stale;
-    a2_at_e_q <= has & ev_at_e;
+    a2_stale_q <= a1_stale;
+    a2_at_e_q <= a1_at_e;
     a2_cnt_ne_q <= cnt_ne;
-    a2_expired_q <= has & ev_expired & {N{a1_eold_q}};
+    a2_any_stale_q <= |a1_stale;
+    a2_all_heads_q <= a1_all_heads;
+    a2_all_at_e_q <= &(a1_at_e | ~a1_mem_q);
+    a2_any_at_e_q <= |a1_at_e;
+    a2_any_exp_q <= |a1_exp;
+    a2_some_q <= (|a1_stale) | a1_all_heads | (|a1_exp);
     a2_cnt_q <= ref_cnt;
     a2_low_q <= a1_low_q;
     a2_fin_q <= |(has & ev_fin);
@@ -438,19 +447,17 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [31:0] mt_out = mt_w[(MT-1)*32 +: 32];
 
   // ---------------------------------------------------------------- A2: action
-  wire all_heads = (&(a2_has_q | ~a2_mem_q)) & (|a2_mem_q);
-  wire all_at_e = &(a2_at_e_q | ~a2_mem_q);
-  wire [2:0] a2_act = (|a2_stale_q) ? ACT_STALE :
-                      all_heads ? (all_at_e ? ((|a2_cnt_ne_q) ? ACT_MISMATCH : ACT_BUILD) :
-                                   (|a2_at_e_q) ? ACT_INCOMPLETE : ACT_SKIP) :
-                      ((|a2_has_q) & (|a2_expired_q)) ? ((|a2_at_e_q) ? ACT_TDROP : ACT_TSKIP) :
+  // ACT_NONE exactly when a2_some_q is 0.
+  wire [2:0] a2_act = a2_any_stale_q ? ACT_STALE :
+                      a2_all_heads_q ? (a2_all_at_e_q ? ((|a2_cnt_ne_q) ? ACT_MISMATCH : ACT_BUILD) :
+                                        a2_any_at_e_q ? ACT_INCOMPLETE : ACT_SKIP) :
+                      a2_any_exp_q ? (a2_any_at_e_q ? ACT_TDROP : ACT_TSKIP) :
                       ACT_NONE;
   wire [17:0] a2_len = 18'd64 + a2_cnt_q * ES;
   /* verilator lint_off UNUSEDSIGNAL */
   wire [17:0] a2_beats = (a2_len + BB - 1) >> KW;
   /* verilator lint_on UNUSEDSIGNAL */
-  wire a2_kill = a2_go_q & kill[a2_ctx_q];
-  wire a2_has_act = a2_go_q & ~kill[a2_ctx_q] & ~(fire & (a2_ctx_q == b_ctx_q)) & (a2_act != ACT_NONE);
+  wire a2_has_act = a2_go_q & ~kill[a2_ctx_q] & ~(fire & (a2_ctx_q == b_ctx_q)) & a2_some_q;
   wire b_kill = b_valid_q & kill[b_ctx_q];
   wire b_take = a2_has_act & (~b_valid_q | fire | b_kill);
   wire a2_skip = (a2_act == ACT_SKIP) | (a2_act == ACT_TSKIP);
@@ -459,9 +466,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg busy_q;                    // I is issuing a build's reads
   reg [NB-1:0] b_beat_q;         // the beat I issues
   reg [FCW-1:0] reserved_q;      // FIFO entries held by frames being built or queued
-  reg [NB-1:0] n_beats_q;        // the build being issued: beats, bytes of the last beat
+  reg [NB-1:0] n_left_q;         // the build being issued: beats after the one I issues,
+  reg n_last_q;                  // none (n_left_q == 0, registered), bytes of the last beat
   reg [KW:0] n_rem_q;
-  wire last_issue = busy_q & (b_beat_q == n_beats_q - 1'b1);
+  wire last_issue = busy_q & n_last_q;
   wire issue_free = ~busy_q | last_issue;
   reg [2:0] b_act_q;
   reg [N-1:0] b_mem_q, b_stale_q, b_at_e_q;
@@ -550,7 +558,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [31:0] b_ctx32 = {{(32-CW){1'b0}}, b_ctx_q};
 
   // Pops and counter pulses of the decision, registered.
-  reg [CW-1:0] d1_ctx_q;
   always @(posedge clk) begin
     q_pop <= {N*C{1'b0}};
     drop_inc <= {N*4{1'b0}};
@@ -592,7 +599,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       q_hold <= 1'b0;
       q_release <= 1'b0;
     end
-    d1_ctx_q <= b_ctx_q;
   end
 
   // E moves when the decision fires: to 0 on enabling; +1 after a built, mismatched, incomplete
@@ -645,9 +651,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     for (k = 0; k < C; k = k + 1) begin
       heads_chg[k] = 1'b0;
       for (m = 0; m < N; m = m + 1) heads_chg[k] = heads_chg[k] | q_chg[m*C + k];
-      redo[k] = (ev_kill & ev_oh[k]) | (r_kill & (r_ctx_q == k[CW-1:0])) |
-                (a1_kill & (a1_ctx_q == k[CW-1:0])) |
-                ((a2_kill | (a2_has_act & ~b_take)) & (a2_ctx_q == k[CW-1:0])) |
+      // A look at k dropped because k is disabled or re-enabled: kill[k] itself, not the kill
+      // of the stage's context (the same value, without a multiplexer by context).
+      redo[k] = (kill[k] & ((ev_go_q & ev_oh[k]) | (r_go_q & (r_ctx_q == k[CW-1:0])) |
+                            (a1_go_q & (a1_ctx_q == k[CW-1:0])) | (a2_go_q & (a2_ctx_q == k[CW-1:0])))) |
+                (a2_has_act & ~b_take & (a2_ctx_q == k[CW-1:0])) |
                 ((b_kill | fire) & b_oh_q[k]);
     end
   end
@@ -673,14 +681,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [N*BW-1:0] n_ptr_q;
   reg [PW-1:0] n_low_q, p_low_q;
   reg n_mcast_q, n_fin_q, n_ce_q, p_mcast_q, p_fin_q, p_ce_q;
-  reg [47:0] n_gmac_q, n_omac_q, p_gmac_q, p_omac_q, b_cmac_q;
-  reg [31:0] n_gip_q, n_oip_q, p_gip_q, p_oip_q, b_cip_q;
-  reg [15:0] b_csum_q;
+  reg [47:0] n_gmac_q, n_omac_q, p_gmac_q, p_omac_q;
+  reg [31:0] n_gip_q, n_oip_q, p_gip_q, p_oip_q;
   always @(posedge clk) begin
     if (start_build) begin
       n_mask_q <= b_mem_q;
       n_low_q <= b_low_q;
-      n_beats_q <= b_beats_q;
       n_rem_q <= b_rem_q;
       n_mcast_q <= ~ctx_upstream[b_ctx_q];
       n_fin_q <= b_fin_q;
@@ -707,6 +713,15 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       first_q <= start_build;
       b_beat_q <= (start_build | ~busy_q | last_issue) ? {NB{1'b0}} : b_beat_q + 1'b1;
     end
+    // The beats left count down from the build's beats - 1; the last beat is the one with none
+    // left after it, known a cycle ahead (a register, not a compare, on the path to `fire`).
+    if (start_build) begin
+      n_left_q <= b_beats_q - 1'b1;
+      n_last_q <= b_beats_q == NB_ONE;
+    end else if (busy_q) begin
+      n_left_q <= n_left_q - 1'b1;
+      n_last_q <= n_left_q == NB_ONE;
+    end
     if (first_q) begin
       p_mask_q <= n_mask_q;
       p_low_q <= n_low_q;
@@ -721,19 +736,25 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   end
   assign rd_addr = first_q ? n_ptr_q : rd_link;
 
-  // The ports answer meta_sel (the decision, registered) the cycle after: header fields of the
-  // heads of the context chosen, read before its pops take effect, valid when beat 0 leaves
-  // the read stage.
-  assign meta_sel = d1_ctx_q;
-  reg b_hdr_q;  // the cycle the meta_* outputs are the new build's headers
+  // The ports answer meta_sel (B's context) the cycle after: header fields of the heads of the
+  // context chosen, read before its pops take effect (a build's pops leave the cycle after it
+  // fires, and no other decision of that context fires before they are done). The lowest
+  // member's fields are selected when I starts the build (first_q, by n_low_q) and registered,
+  // so the header patch and the checksum start from flip-flops; they are held until the next
+  // build starts, which is after this one's header beats were read.
+  assign meta_sel = b_ctx_q;
+  reg [47:0] low_mac;
+  reg [7:0] low_tos;
+  reg [31:0] low_ip;
+  reg [15:0] low_part;
   always @(posedge clk) begin
-    if (rst) b_hdr_q <= 1'b0;
-    else b_hdr_q <= first_q;
+    if (first_q) begin
+      low_mac <= meta_eth_dst[n_low_q*48 +: 48];
+      low_tos <= meta_tos[n_low_q*8 +: 8];
+      low_ip <= meta_ip_dst[n_low_q*32 +: 32];
+      low_part <= meta_csum_part[n_low_q*16 +: 16];
+    end
   end
-  wire [47:0] low_mac = meta_eth_dst[p_low_q*48 +: 48];
-  wire [7:0] low_tos = meta_tos[p_low_q*8 +: 8];
-  wire [31:0] low_ip = meta_ip_dst[p_low_q*32 +: 32];
-  wire [15:0] low_part = meta_csum_part[p_low_q*16 +: 16];
   // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
   // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
   wire [7:0] new_tos = {low_tos[7:2], p_ce_q ? 2'b11 : low_tos[1:0]};
@@ -743,17 +764,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
                           {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
   wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
   wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
-  // The copied fields the header patch uses: live in the first read cycle, then held.
-  wire [47:0] h_cmac = b_hdr_q ? low_mac : b_cmac_q;
-  wire [31:0] h_cip = b_hdr_q ? low_ip : b_cip_q;
-  wire [15:0] h_csum = b_hdr_q ? ~csum_f2 : b_csum_q;
-  always @(posedge clk) begin
-    if (b_hdr_q) begin
-      b_cmac_q <= low_mac;
-      b_cip_q <= low_ip;
-      b_csum_q <= ~csum_f2;
-    end
-  end
+  // The copied fields the header patch uses.
+  wire [47:0] h_cmac = low_mac;
+  wire [31:0] h_cip = low_ip;
+  wire [15:0] h_csum = ~csum_f2;
 
   // ---------------------------------------------------------------- datapath
   // Cycle after a read: the words of every port go into the adder tree; the lowest member's
