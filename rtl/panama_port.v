@@ -116,8 +116,8 @@ module panama_port #(
   input  wire [MEM_PTR_W-1:0] rd_addr,
   output wire [DATA_W-1:0] rd_data,
   output wire [MEM_PTR_W-1:0] rd_link,
-  // Counter pulses, PortCounter order 0..11.
-  output wire [11:0] count_inc
+  // Counter pulses, PortCounter order 0..11 (registered).
+  output reg  [11:0] count_inc
 );
 
 `include "panama_defs.vh"
@@ -309,11 +309,17 @@ module panama_port #(
   reg [BW-1:0] link_pa_q, link_pd_q;
   reg [SGW-1:0] seg_pa_q;
   reg [BW+SBW-1:0] seg_pd_q;
-  wire [BW-1:0] link_cur = (link_pw_q & (link_pa_q == cur_ptr)) ? link_pd_q : link_rd_q;
-  wire [BW+SBW-1:0] seg_next = (seg_pw_q & (seg_pa_q == cur_sg)) ? seg_pd_q : seg_rd_q;
-  wire seg_end = cur_rem == REM_ONE;
+  // The address compares are made against both candidates of cur_ptr and cur_sg (registers)
+  // and selected after, off the allocation walk's loop through the read address.
+  wire link_hit = link_pw_q & (in_frame_q ? link_pa_q == a_ptr_q : link_pa_q == fl_ptr_q);
+  wire seg_hit = seg_pw_q & (in_frame_q ? seg_pa_q == a_sg_q : seg_pa_q == fl_sg_q);
+  wire [BW-1:0] link_cur = link_hit ? link_pd_q : link_rd_q;
+  wire [BW+SBW-1:0] seg_next = seg_hit ? seg_pd_q : seg_rd_q;
+  // The segment's end and the fresh segment's next beat, likewise from both candidates.
+  wire seg_end = in_frame_q ? a_rem_q == REM_ONE : fl_rem_q == REM_ONE;
+  wire [BW-1:0] cur_inc = in_frame_q ? a_ptr_q + 1'b1 : fl_ptr_q + 1'b1;
   // The beat after cur_ptr in the free chain: where this frame's next beat goes.
-  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_ptr + 1'b1 : link_cur;
+  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_inc : link_cur;
   wire [RW-1:0] nxt_rem = seg_end ? {{(RW-SBW){1'b0}}, seg_next[SBW-1:0]} : cur_rem - 1'b1;
   wire nxt_fresh = cur_fresh & ~seg_end;
   wire [SGW-1:0] nxt_sg = ~seg_end ? cur_sg : (cur_sg == SG_LAST) ? {SGW{1'b0}} : cur_sg + 1'b1;
@@ -389,11 +395,23 @@ module panama_port #(
   // decision: a context counts as enabled for a frame when it is at the decision and in the
   // cycle before.
   localparam EARLY_FIT = (64 + ELEM_BYTES) > BB;
-  wire [C-1:0] match_d;  // the compares, on this cycle's header bytes
+  // The (JID, TID) compares are made on the parser's header bytes of the last beat; with two
+  // descriptor stages they are registered once (id_at) before the match of the cycle before
+  // the decision. A field is written only while its context is disabled, and enabling it is
+  // a later write, so a context enabled in that cycle was compared with its new fields.
+  wire [C-1:0] id_eq, id_at;
+  wire [C-1:0] match_d;  // the match in the cycle before the decision
   generate
+    if (DESC_STAGES > 1) begin : g_id2
+      reg [C-1:0] id_q;
+      always @(posedge clk) id_q <= id_eq;
+      assign id_at = id_q;
+    end else begin : g_id1
+      assign id_at = id_eq;
+    end
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
-      assign match_d[ga] = (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid) &
-                           (ctx_enable[ga] | ~EARLY_FIT);
+      assign id_eq[ga] = (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid);
+      assign match_d[ga] = id_at[ga] & (ctx_enable[ga] | ~EARLY_FIT);
       always @(posedge clk) match_q[ga] <= match_d[ga];
       assign hit[ga] = ctx_enable[ga] & match_q[ga];
     end
@@ -469,19 +487,25 @@ module panama_port #(
   wire [C-1:0] push_ctx = sel & push_ok;
   wire commit_contrib = |push_ctx;
 
-  // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout).
-  assign count_inc[0] = rx_end;                                          // rx_frames
-  assign count_inc[1] = m_axis_tvalid & m_axis_tready & m_axis_tlast;    // tx_frames
-  assign count_inc[2] = rx_end & is_bypass & byp_fits;                   // bypass_frames
-  assign count_inc[3] = commit_contrib;                                     // agg_admitted
-  assign count_inc[4] = rx_end & pass_result & byp_fits;                 // result_passed
-  assign count_inc[5] = rx_end & (desc_class == CLASS_RUNT);             // runt
-  assign count_inc[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
-  assign count_inc[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
-  assign count_inc[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
-  assign count_inc[9] = rx_end & agg_ok & (is_result ? ~uplink_hit : ~member_hit);  // not_member
-  assign count_inc[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~contrib_fits));  // overflow
-  assign count_inc[11] = rx_end & is_bypass & ~byp_fits;                 // bypass_overflow
+  // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout), registered
+  // (a cycle later in the register file; the decision's paths end here).
+  wire [11:0] count_d;
+  always @(posedge clk) begin
+    if (rst) count_inc <= 12'd0;
+    else count_inc <= count_d;
+  end
+  assign count_d[0] = rx_end;                                          // rx_frames
+  assign count_d[1] = m_axis_tvalid & m_axis_tready & m_axis_tlast;    // tx_frames
+  assign count_d[2] = rx_end & is_bypass & byp_fits;                   // bypass_frames
+  assign count_d[3] = commit_contrib;                                     // agg_admitted
+  assign count_d[4] = rx_end & pass_result & byp_fits;                 // result_passed
+  assign count_d[5] = rx_end & (desc_class == CLASS_RUNT);             // runt
+  assign count_d[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
+  assign count_d[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
+  assign count_d[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
+  assign count_d[9] = rx_end & agg_ok & (is_result ? ~uplink_hit : ~member_hit);  // not_member
+  assign count_d[10] = rx_end & ((pass_result & ~byp_fits) | (contrib & ~contrib_fits));  // overflow
+  assign count_d[11] = rx_end & is_bypass & ~byp_fits;                 // bypass_overflow
   wire unused_desc_valid = desc_valid;  // equals rx_end by construction
 
   // Bypass FIFO pointers.

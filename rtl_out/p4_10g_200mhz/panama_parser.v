@@ -65,8 +65,8 @@ module panama_parser #(
   output wire [7:0] desc_tos,
   output wire [31:0] desc_ip_dst,
   output wire [15:0] desc_csum_part,
-  // JID and TID in the cycle before the descriptor comes out (with one stage, the live view of
-  // the last beat; with two, the kept bytes): the port matches its contexts on them then.
+  // JID and TID as they stand during the frame's last beat (live when that beat carries them):
+  // the port compares its contexts with them then.
   output wire [15:0] hdr_jid,
   output wire [7:0] hdr_tid,
   // Bytes in the beat on the bus (tkeep's top set bit + 1; 0 when bit 0 is clear), for the
@@ -307,10 +307,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
                       chk[8*OFF_UDP_CSUM +: 16], chk[8*(OFF_TID+1) +: 8]};
   // Bytes the descriptor takes from the kept bytes (below), not from what the checks read:
   // eth.dst, the identification and TTL (checksum words), ipv4.dst, FLAGS, VID, RANK, the TOS
-  // byte's ECN; and DF with the reserved bit, which no check reads.
+  // byte's ECN; DF with the reserved bit, which no check reads; JID and TID (hdr_jid, hdr_tid
+  // are the live view's).
   wire unused_live = ^{chk[8*OFF_ETH_DST +: 48], chk[8*(OFF_IP_TOTAL_LEN+2) +: 16], chk[8*(OFF_IP_PROTO-1) +: 8],
                        chk[8*OFF_IP_DST +: 32], chk[8*OFF_FLAGS +: 8], chk[8*OFF_VID +: 32], chk[8*OFF_RANK +: 16],
-                       chk[8*OFF_IP_TOS +: 2], chk[8*OFF_IP_FRAG+6 +: 2]};
+                       chk[8*OFF_IP_TOS +: 2], chk[8*OFF_IP_FRAG+6 +: 2], chk[8*OFF_JID +: 16], chk[8*OFF_TID +: 8]};
 
   // Byte k of the frame.
   `define PANAMA_PARSER_BYTE(k) chk[8*(k) +: 8]
@@ -324,8 +325,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [15:0] udp_dport = {`PANAMA_PARSER_BYTE(OFF_UDP_DPORT), `PANAMA_PARSER_BYTE(OFF_UDP_DPORT+1)};
   wire [15:0] udp_len = {`PANAMA_PARSER_BYTE(OFF_UDP_LEN), `PANAMA_PARSER_BYTE(OFF_UDP_LEN+1)};
   wire [15:0] count = {`PANAMA_PARSER_BYTE(OFF_COUNT), `PANAMA_PARSER_BYTE(OFF_COUNT+1)};
-  assign hdr_jid = {`PANAMA_PARSER_BYTE(OFF_JID), `PANAMA_PARSER_BYTE(OFF_JID+1)};
-  assign hdr_tid = `PANAMA_PARSER_BYTE(OFF_TID);
+  assign hdr_jid = {hdr[8*OFF_JID +: 8], hdr[8*(OFF_JID+1) +: 8]};
+  assign hdr_tid = hdr[8*OFF_TID +: 8];
   // wire-format.md classification: at least 42 bytes, eth.type 0x0800 (no VLAN tag), IPv4
   // without options (0x45), DSCP 56, not a fragment (MF = 0, offset 0; DF ignored), UDP to the
   // aggregation port.
