@@ -129,11 +129,14 @@ module panama_core (
   genvar p;
   generate
     for (p = 0; p < N; p = p + 1) begin : g_port
-      wire [C-1:0] member, uplink;
+      // The port's role in each context. "Is the upstream port" is a compare, registered here
+      // (fields change only while a context is disabled, and enabling is a later write).
+      wire [C-1:0] member;
+      reg [C-1:0] uplink;
       genvar k;
       for (k = 0; k < C; k = k + 1) begin : g_role
         assign member[k] = ctx_members[k*N + p];
-        assign uplink[k] = ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
+        always @(posedge clk) uplink[k] <= ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
       end
       panama_port #(
         .CONTEXTS(8), .CTX_W(3), .DATA_W(64), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362),

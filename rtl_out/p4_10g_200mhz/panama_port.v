@@ -396,16 +396,15 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The frame being received takes beats speculatively from the allocation point; admission
   // commits the walk, any other outcome forgets it (its beats stay free, in the same order).
   reg in_frame_q;
-  reg [BW-1:0] a_ptr_q;
-  reg [RW-1:0] a_rem_q;
-  reg a_fresh_q;
-  reg [SGW-1:0] a_sg_q;
   reg [SBW-1:0] cur_beat_q;  // beats written so far, saturating at SB
   reg [BW-1:0] first_q;      // the frame's first beat
-  wire [BW-1:0] cur_ptr = in_frame_q ? a_ptr_q : fl_ptr_q;
-  wire [RW-1:0] cur_rem = in_frame_q ? a_rem_q : fl_rem_q;
-  wire cur_fresh = in_frame_q ? a_fresh_q : fl_fresh_q;
-  wire [SGW-1:0] cur_sg = in_frame_q ? a_sg_q : fl_sg_q;
+  // The allocation point in use: the committed one between frames, the frame's own walk
+  // inside one. It is registered as such (cur_*_q <= cur_*_d, below), so the walk's loop through
+  // the link memory's read address starts from flip-flops, not from a selection between the two.
+  reg [BW-1:0] cur_ptr;
+  reg [RW-1:0] cur_rem;
+  reg cur_fresh;
+  reg [SGW-1:0] cur_sg;
   // link_mem[cur_ptr] and seg_mem[cur_sg] as an asynchronous read would give them, from
   // synchronous reads: each memory is read every cycle at the address the allocation point
   // takes next (cur_*_d below), and a write in the cycle before, which that read did not see,
@@ -416,17 +415,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [BW-1:0] link_pa_q, link_pd_q;
   reg [SGW-1:0] seg_pa_q;
   reg [BW+SBW-1:0] seg_pd_q;
-  // The address compares are made against both candidates of cur_ptr and cur_sg (registers)
-  // and selected after, off the allocation walk's loop through the read address.
-  wire link_hit = link_pw_q & (in_frame_q ? link_pa_q == a_ptr_q : link_pa_q == fl_ptr_q);
-  wire seg_hit = seg_pw_q & (in_frame_q ? seg_pa_q == a_sg_q : seg_pa_q == fl_sg_q);
-  wire [BW-1:0] link_cur = link_hit ? link_pd_q : link_rd_q;
-  wire [BW+SBW-1:0] seg_next = seg_hit ? seg_pd_q : seg_rd_q;
-  // The segment's end and the fresh segment's next beat, likewise from both candidates.
-  wire seg_end = in_frame_q ? a_rem_q == REM_ONE : fl_rem_q == REM_ONE;
-  wire [BW-1:0] cur_inc = in_frame_q ? a_ptr_q + 1'b1 : fl_ptr_q + 1'b1;
+  wire [BW-1:0] link_cur = (link_pw_q & (link_pa_q == cur_ptr)) ? link_pd_q : link_rd_q;
+  wire [BW+SBW-1:0] seg_next = (seg_pw_q & (seg_pa_q == cur_sg)) ? seg_pd_q : seg_rd_q;
+  wire seg_end = cur_rem == REM_ONE;
   // The beat after cur_ptr in the free chain: where this frame's next beat goes.
-  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_inc : link_cur;
+  wire [BW-1:0] nxt_ptr = seg_end ? seg_next[BW+SBW-1:SBW] : cur_fresh ? cur_ptr + 1'b1 : link_cur;
   wire [RW-1:0] nxt_rem = seg_end ? {{(RW-SBW){1'b0}}, seg_next[SBW-1:0]} : cur_rem - 1'b1;
   wire nxt_fresh = cur_fresh & ~seg_end;
   wire [SGW-1:0] nxt_sg = ~seg_end ? cur_sg : (cur_sg == SG_LAST) ? {SGW{1'b0}} : cur_sg + 1'b1;
@@ -484,6 +477,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // enable is taken as it is at the decision.
   wire [C-1:0] hit;
   reg [C-1:0] match_q;
+  // The match with this port's role in the context, registered with it: a context's fields
+  // change only while it is disabled, and enabling it is a later write, so for a context
+  // enabled at the decision they are those of the cycle before.
+  reg [C-1:0] match_mem_q, match_up_q;
   integer c;
   genvar ga;
   // The index of a one-hot (or zero) context vector: per bit, an OR of the contexts whose index
@@ -519,7 +516,11 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
       assign id_eq[ga] = (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid);
       assign match_d[ga] = id_at[ga] & (ctx_enable[ga] | ~EARLY_FIT);
-      always @(posedge clk) match_q[ga] <= match_d[ga];
+      always @(posedge clk) begin
+        match_q[ga] <= match_d[ga];
+        match_mem_q[ga] <= match_d[ga] & ctx_member[ga];
+        match_up_q[ga] <= match_d[ga] & ctx_uplink[ga];
+      end
       assign hit[ga] = ctx_enable[ga] & match_q[ga];
     end
   endgenerate
@@ -582,16 +583,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire is_bypass = desc_class == CLASS_BYPASS;
   wire is_agg = ~is_bypass & (desc_class != CLASS_RUNT);
   wire agg_ok = is_agg & ~desc_rx_error & ~desc_malformed & any_hit;
-  wire uplink_hit = |(sel & ctx_uplink);
-  wire member_hit = |(sel & ctx_member);
+  wire [C-1:0] sel_mem = ctx_enable & match_mem_q;  // sel & ctx_member
+  wire uplink_hit = |(ctx_enable & match_up_q);
+  wire member_hit = |sel_mem;
   wire contrib_fits = |(sel & fits);
   wire pass_result = agg_ok & is_result & uplink_hit;
   wire contrib = agg_ok & ~is_result & member_hit;
   wire commit_byp = rx_end & (is_bypass | pass_result) & byp_fits;
   // The push into context g's queue: rx_end & contrib & contrib_fits with sel one-hot, per context.
   wire agg_pre = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~is_result;
-  wire [C-1:0] push_ok = {C{agg_pre}} & ctx_member & fits;  // from registers only
-  wire [C-1:0] push_ctx = sel & push_ok;
+  wire [C-1:0] push_ctx = {C{agg_pre}} & sel_mem & fits;
   wire commit_contrib = |push_ctx;
 
   // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout), registered
@@ -771,12 +772,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       fl_wait_q <= fl_wait_d;
       if (free_any) sg_wr_q <= sg_wr_next;
     end
-    if (beat_write) begin
-      a_ptr_q <= nxt_ptr;
-      a_rem_q <= nxt_rem;
-      a_fresh_q <= nxt_fresh;
-      a_sg_q <= nxt_sg;
-    end
     if (rx_beat & ~in_frame_q) first_q <= cur_ptr;
   end
   always @(posedge clk) begin
@@ -815,13 +810,24 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The allocation point of the next cycle (what the registers above take), which addresses the
   // two reads; and the writes of this cycle, which those reads do not see.
   wire in_frame_d = ~rx_end & (rx_beat | in_frame_q);
+  // Inside a frame the walk moves with each written beat (a frame whose first beat finds no room
+  // keeps the committed point, and writes nothing more); between frames it is the committed
+  // point. The reset values are the committed point's.
   wire [BW-1:0] cur_ptr_d = rst ? {BW{1'b0}}
-                          : in_frame_d ? (beat_write ? nxt_ptr : a_ptr_q)
+                          : in_frame_d ? (beat_write ? nxt_ptr : cur_ptr)
                           : fl_ptr_d;
+  wire [RW-1:0] cur_rem_d = rst ? T[RW-1:0]
+                          : in_frame_d ? (beat_write ? nxt_rem : cur_rem)
+                          : fl_rem_d;
+  wire cur_fresh_d = rst | (in_frame_d ? (beat_write ? nxt_fresh : cur_fresh) : fl_fresh_d);
   wire [SGW-1:0] cur_sg_d = rst ? {SGW{1'b0}}
-                          : in_frame_d ? (beat_write ? nxt_sg : a_sg_q)
+                          : in_frame_d ? (beat_write ? nxt_sg : cur_sg)
                           : fl_sg_d;
   always @(posedge clk) begin
+    cur_ptr <= cur_ptr_d;
+    cur_rem <= cur_rem_d;
+    cur_fresh <= cur_fresh_d;
+    cur_sg <= cur_sg_d;
     link_rd_q <= link_mem[cur_ptr_d];
     seg_rd_q <= seg_mem[cur_sg_d];
     link_pw_q <= beat_write & ~rst;
