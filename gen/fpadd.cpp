@@ -496,8 +496,8 @@ std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c,
   // and header fields) are block RAM read synchronously; what stays in distributed RAM is the
   // descriptors' next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
   // four-beat FIFO and the heads' ages (two C-word RAMs of 32 bits). Each context costs about
-  // 113 LUTs and 47 FFs (its queue's head, tail and flags, `used` and `over(used)` loaded from
-  // one accounting datapath, its match and its timeout mark): 2045 LUTs / 1326 FFs at 4 x 10G
+  // 113 LUTs and 49 FFs (its queue's head, tail and flags, `used` and `over(used)` loaded from
+  // one accounting datapath, its match with the port's roles and its timeout mark): 2045 LUTs / 1326 FFs at 4 x 10G
   // (C = 8), 1331 / 1028 with C = 2; 1954 / 2152 and 1310 / 1890 at 8 x 100G.
   const long T = plan.mem_beats, D = plan.descs;
   const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
@@ -510,7 +510,7 @@ std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c,
                       N,
                       1037 + 113 * C + (T * 254) / 10000,
                       port_lutram,
-                      832 + 47 * C + (W * 1844) / 1000 + rx2_ffs + parser_ff2,
+                      844 + 49 * C + (W * 1844) / 1000 + rx2_ffs + parser_ff2,
                       0,
                       0};
   // Block RAM, memory by memory as Yosys maps them (bram36_for): 21.5 at W 64, 19 at W 512.

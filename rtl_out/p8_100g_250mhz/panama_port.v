@@ -887,7 +887,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       // The queue is not empty (a register); it holds one frame when its head is its tail.
       reg ne_q;
       wire one_q = head_q == tail_q;
-      wire pop = q_pop[g] & ne_q;
+      // The scheduler pops only heads its look saw present, and nothing else removes a head
+      // (a look read before its context's decision fired is dropped), so q_pop needs no
+      // "not empty" here: it reaches the free chain without one more gate.
+      wire pop = q_pop[g];
       assign pops[g] = pop;
       assign becomes_head[g] = push & (~ne_q | (pop & one_q));
       // Whether this context is the one freed (fr_oh_q, above): the held frame on its release,
