@@ -286,40 +286,23 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // (accelerator.md), so the bypass FIFO keeps the beat's byte count instead (KW + 1 bits, not
   // W/8: one block RAM fewer per port) and mPP gets tkeep back from it.
   // The count is the parser's (`beat_bytes`, which also counts the frame's length).
-  reg [W-1:0] rx_data_q;
-  reg [KW:0] rx_bytes_q;
-  reg rx_valid_q, rx_last_q, rx_user_q;
+  wire [W-1:0] rx_data_q;
+  wire [KW:0] rx_bytes_q;
+  wire rx_valid_q, rx_last_q, rx_user_q;
   wire [KW:0] rx_bytes;
-  wire [W-1:0] rx_in_data;
-  wire [KW:0] rx_in_bytes;
-  wire rx_in_valid, rx_in_last, rx_in_user;
+  // The beat into stage r: {tvalid, tuser, tlast, byte count, tdata}; tvalid is cleared by reset.
+  localparam RXW = W + KW + 4;
+  wire [RXW-1:0] rx_stage [0:DESC_STAGES];
+  assign rx_stage[0] = {s_axis_tvalid, s_axis_tuser, s_axis_tlast, rx_bytes, s_axis_tdata};
+  genvar gr;
   generate
-    if (DESC_STAGES > 1) begin : g_rx2
-      reg [W-1:0] data_q;
-      reg [KW:0] bytes_q;
-      reg valid_q, last_q, user_q;
-      always @(posedge clk) begin
-        if (rst) valid_q <= 1'b0;
-        else valid_q <= s_axis_tvalid;
-        data_q <= s_axis_tdata;
-        bytes_q <= rx_bytes;
-        last_q <= s_axis_tlast;
-        user_q <= s_axis_tuser;
-      end
-      assign {rx_in_data, rx_in_bytes, rx_in_valid, rx_in_last, rx_in_user} = {data_q, bytes_q, valid_q, last_q, user_q};
-    end else begin : g_rx1
-      assign {rx_in_data, rx_in_bytes, rx_in_valid, rx_in_last, rx_in_user} =
-             {s_axis_tdata, rx_bytes, s_axis_tvalid, s_axis_tlast, s_axis_tuser};
+    for (gr = 0; gr < DESC_STAGES; gr = gr + 1) begin : g_rx
+      reg [RXW-1:0] beat_q;
+      always @(posedge clk) beat_q <= {rx_stage[gr][RXW-1] & ~rst, rx_stage[gr][RXW-2:0]};
+      assign rx_stage[gr+1] = beat_q;
     end
   endgenerate
-  always @(posedge clk) begin
-    if (rst) rx_valid_q <= 1'b0;
-    else rx_valid_q <= rx_in_valid;
-    rx_data_q <= rx_in_data;
-    rx_bytes_q <= rx_in_bytes;
-    rx_last_q <= rx_in_last;
-    rx_user_q <= rx_in_user;
-  end
+  assign {rx_valid_q, rx_user_q, rx_last_q, rx_bytes_q, rx_data_q} = rx_stage[DESC_STAGES];
 
   wire desc_valid;
   wire [15:0] desc_len;
