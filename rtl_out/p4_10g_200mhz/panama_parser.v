@@ -291,7 +291,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign chk_last = v1_q;
       assign chk_user = user1_q;
       assign chk_port = port1_q;
-      wire unused_view = ^hdr;  // the live view is not read
+      wire unused_view = ^hdr;  // the live view: only hdr_jid and hdr_tid read it
     end else begin : g_live
       assign chk = hdr;
       assign chk_len = len_total;

@@ -764,10 +764,6 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
                           {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
   wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
   wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
-  // The copied fields the header patch uses.
-  wire [47:0] h_cmac = low_mac;
-  wire [31:0] h_cip = low_ip;
-  wire [15:0] h_csum = ~csum_f2;
 
   // ---------------------------------------------------------------- datapath
   // Cycle after a read: the words of every port go into the adder tree; the lowest member's
@@ -807,16 +803,16 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
           if (O >= OFF_ETH_DST && O < OFF_ETH_DST + 6) begin : g_eth_dst
             assign hb[8*b +: 8] = p_mcast_q ? p_gmac_q[47 - 8*(O - OFF_ETH_DST) -: 8] : rb;
           end else if (O >= OFF_ETH_SRC && O < OFF_ETH_SRC + 6) begin : g_eth_src
-            assign hb[8*b +: 8] = p_mcast_q ? h_cmac[47 - 8*(O - OFF_ETH_SRC) -: 8] :
+            assign hb[8*b +: 8] = p_mcast_q ? low_mac[47 - 8*(O - OFF_ETH_SRC) -: 8] :
                                               p_omac_q[47 - 8*(O - OFF_ETH_SRC) -: 8];
           end else if (O == OFF_IP_TOS) begin : g_ecn
             assign hb[8*b +: 8] = {rb[7:2], p_ce_q ? 2'b11 : rb[1:0]};
           end else if (O == OFF_IP_CSUM) begin : g_csum_hi
-            assign hb[8*b +: 8] = h_csum[15:8];
+            assign hb[8*b +: 8] = ~csum_f2[15:8];
           end else if (O == OFF_IP_CSUM + 1) begin : g_csum_lo
-            assign hb[8*b +: 8] = h_csum[7:0];
+            assign hb[8*b +: 8] = ~csum_f2[7:0];
           end else if (O >= OFF_IP_SRC && O < OFF_IP_SRC + 4) begin : g_ip_src
-            assign hb[8*b +: 8] = p_mcast_q ? h_cip[31 - 8*(O - OFF_IP_SRC) -: 8] :
+            assign hb[8*b +: 8] = p_mcast_q ? low_ip[31 - 8*(O - OFF_IP_SRC) -: 8] :
                                               p_oip_q[31 - 8*(O - OFF_IP_SRC) -: 8];
           end else if (O >= OFF_IP_DST && O < OFF_IP_DST + 4) begin : g_ip_dst
             assign hb[8*b +: 8] = p_mcast_q ? p_gip_q[31 - 8*(O - OFF_IP_DST) -: 8] : rb;

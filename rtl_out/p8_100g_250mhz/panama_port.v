@@ -382,7 +382,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg [SBW-1:0] cur_beat_q;  // beats written so far, saturating at SB
   reg [BW-1:0] first_q;      // the frame's first beat
   // The allocation point in use: the committed one between frames, the frame's own walk
-  // inside one. It is registered as such (cur_*_q <= cur_*_d, below), so the walk's loop through
+  // inside one. It is registered as such (cur_* <= cur_*_d, below), so the walk's loop through
   // the link memory's read address starts from flip-flops, not from a selection between the two.
   reg [BW-1:0] cur_ptr;
   reg [RW-1:0] cur_rem;
