@@ -93,8 +93,11 @@ struct AdderSizes {
   Step step_swap() const;
   Step step_align() const;
   Step step_add() const;
-  Step step_lzc() const;
-  Step step_normalize() const;
+  // split: a register stage between lzc and normalize (the plan's), so lzc decides the hidden
+  // bit, the overflow and the specials; fused: both in one stage, where normalize takes them
+  // from the shifter's output and exponent as it always could (smaller after plain ABC mapping).
+  Step step_lzc(bool split) const;
+  Step step_normalize(bool split) const;
   Step step_round() const;
 
   static std::string n(int v) { return std::to_string(v); }
@@ -225,10 +228,11 @@ Step AdderSizes::step_add() const {
 }
 
 // 5. Leading zeros of the sum, limited so that the exponent stays >= 1.
-Step AdderSizes::step_lzc() const {
+Step AdderSizes::step_lzc(bool split) const {
   Step s{"lzc", dm.lut_level * ((clog2(S) + 1) / 2 + 2), {}, {"nan", "inf_sign", "sx", "sub", "ex_eff", "sum"}, ""};
-  // What normalize needs besides the shift is decided here, from the sum and lz_raw, so that
-  // normalize is the shifter and one select (docs/generator.md, "Adder steps"):
+  // With a register stage after this step (split), what normalize needs besides the shift is
+  // decided here, from the sum and lz_raw, so that normalize is the shifter and one select
+  // (docs/generator.md, "Adder steps"):
   // - hidden: the normalized significand's top bit, (sum << lz)[S-1]: set unless the sum is zero
   //   or the shift is limited (a limited shift stops short of the leading one);
   // - ovf: exponent all ones after normalizing, ex_eff + 1 - lz = 2^E - 1. Unlimited, lz <= ex_eff
@@ -238,7 +242,11 @@ Step AdderSizes::step_lzc() const {
   // inf_any also gives `nan` a second load, so the delay line that carries it from classify ends
   // before this boundary and normalize reads flip-flops, not a shift-register LUT's output
   // (SRL16E clock-to-out is about three LUT delays).
-  s.outs = {{"lz", LZW}, {"hidden", 1}, {"inf_any", 1}, {"special", 1}};
+  s.outs = {{"lz", LZW}};
+  if (split)
+    s.outs.insert(s.outs.end(), {{"hidden", 1}, {"inf_any", 1}, {"special", 1}});
+  else
+    s.pass.push_back("inf");
   std::ostringstream b;
   const std::string lz_raw = emit_lzc(b, "z", "${sum}", S);
   const int CW = std::max(E, LZW);
@@ -246,6 +254,10 @@ Step AdderSizes::step_lzc() const {
   b << "  wire [" << LZW - 1 << ":0] %{lz_raw} = " << lz_raw << ";\n";
   b << "  wire %{limit} = " << ext("%{lz_raw}", LZW) << " > " << ext("${ex_eff}", E) << ";\n";
   b << "  assign @{lz} = %{limit} ? ${ex_eff}[" << LZW - 1 << ":0] : %{lz_raw};\n";
+  if (!split) {
+    s.body = b.str();
+    return s;
+  }
   b << "  assign @{hidden} = ~%{limit} & (|${sum});\n";
   b << "  wire %{ovf} = ${sum}[" << S - 1 << "] & (${ex_eff} == " << E << "'d" << (1L << E) - 2 << ");\n";
   b << "  assign @{inf_any} = ${nan} | ${inf};\n";
@@ -255,7 +267,7 @@ Step AdderSizes::step_lzc() const {
 }
 
 // 6. Normalise: shift left by lz, exponent = ex_eff + 1 - lz.
-Step AdderSizes::step_normalize() const {
+Step AdderSizes::step_normalize(bool split) const {
   const int levels = (LZW + 1) / 2;
   Step s{"normalize", std::max(dm.lut_level * levels, dm.carry(E)) + dm.lut_level, {}, {}, ""};
   s.outs = {{"sign_r", 1}, {"packed", E + F}, {"round_up", 1}};
@@ -272,16 +284,29 @@ Step AdderSizes::step_normalize() const {
       b << "{%{nf" << j << "}[" << S - 1 - sh << ":0], " << sh << "'d0}";
     b << " : %{nf" << j << "};\n";
   }
-  b << "  // nf's top bit is not read: it is ${hidden}, from lzc.\n";
-  b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
-  b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
-  b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+  if (split) {
+    b << "  // nf's top bit is not read: it is ${hidden}, from lzc.\n";
+    b << "  /* verilator lint_off UNUSEDSIGNAL */\n";
+    b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
+    b << "  /* verilator lint_on UNUSEDSIGNAL */\n";
+  } else {
+    b << "  wire [" << S - 1 << ":0] %{nf} = %{nf" << LZW << "};\n";
+  }
   b << "  wire [" << E - 1 << ":0] %{lz_e} = ";
   if (LZW < E)
     b << "{" << E - LZW << "'b0, ${lz}};\n";
   else
     b << "${lz}[" << E - 1 << ":0];\n";
   b << "  wire [" << E - 1 << ":0] %{exp_pre} = ${ex_eff} + " << E << "'d1 - %{lz_e};\n";
+  // The three decisions lzc makes when a register separates the steps (step_lzc).
+  const std::string hidden = split ? "${hidden}" : "%{hidden}";
+  const std::string inf_any = split ? "${inf_any}" : "%{inf_any}";
+  const std::string special = split ? "${special}" : "%{special}";
+  if (!split) {
+    b << "  wire %{hidden} = %{nf}[" << S - 1 << "];\n";
+    b << "  wire %{inf_any} = ${nan} | ${inf};\n";
+    b << "  wire %{special} = ${nan} | ${inf} | (%{hidden} & (&%{exp_pre}));\n";
+  }
   b << "  wire %{lsb} = %{nf}[4];\n";
   b << "  wire %{guard} = %{nf}[3];\n";
   b << "  wire %{sticky} = |%{nf}[2:0];\n";
@@ -290,13 +315,13 @@ Step AdderSizes::step_normalize() const {
   b << "  wire %{sign} = ${sx} & ~(%{sum_zero} & ${sub});\n";
   b << "  // Specials replace the packed value before rounding, so the select merges into the\n";
   b << "  // incrementer's input logic; a special never rounds.\n";
-  b << "  assign @{sign_r} = ${nan} ? 1'b0 : ${inf_any} ? ${inf_sign} : %{sign};\n";
+  b << "  assign @{sign_r} = ${nan} ? 1'b0 : " << inf_any << " ? ${inf_sign} : %{sign};\n";
   b << "  // No hidden bit after a limited shift: a subnormal (exponent field 0).\n";
   b << "  assign @{packed} = ${nan} ? " << E + F << "'h" << std::hex << (fmt.canonical_nan & ((1u << (E + F)) - 1))
     << std::dec << " :\n";
-  b << "                     ${special} ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
-  b << "                     {${hidden} ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
-  b << "  assign @{round_up} = ~${special} & %{guard} & (%{sticky} | %{lsb});\n";
+  b << "                     " << special << " ? {{" << E << "{1'b1}}, " << F << "'d0} :\n";
+  b << "                     {" << hidden << " ? %{exp_pre} : " << E << "'d0, %{nf}[" << S - 2 << ":4]};\n";
+  b << "  assign @{round_up} = ~" << special << " & %{guard} & (%{sticky} | %{lsb});\n";
   s.body = b.str();
   return s;
 }
@@ -319,11 +344,13 @@ Step AdderSizes::step_round() const {
   return s;
 }
 
-std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm) {
+// `split`: whether a register stage follows lzc (step 5); the plan is made with it set.
+std::vector<Step> adder_steps(const FormatInfo& fmt, bool ftz, const DelayModel& dm, bool split = true) {
   const AdderSizes plan(fmt, ftz, dm);
-  return {plan.step_classify(), plan.step_swap(),      plan.step_align(), plan.step_add(),
-          plan.step_lzc(),      plan.step_normalize(), plan.step_round()};
+  return {plan.step_classify(), plan.step_swap(),           plan.step_align(), plan.step_add(),
+          plan.step_lzc(split), plan.step_normalize(split), plan.step_round()};
 }
+constexpr size_t kLzcStep = 4;
 
 // Widths of every signal a step can forward.
 std::map<std::string, int> all_widths(const std::vector<Step>& steps, int W) {
@@ -371,7 +398,7 @@ AdderPlan plan_fpadd(const FormatInfo& fmt, Subnormals sub, double mhz, const De
 
 long fpadd_flipflops(const Config& c) {
   const int W = 1 + c.fmt.exp_bits + c.fmt.frac_bits;
-  const auto steps = adder_steps(c.fmt, c.in.subnormals == Subnormals::ftz, DelayModel{});
+  const auto steps = adder_steps(c.fmt, c.in.subnormals == Subnormals::ftz, DelayModel{}, c.adder.reg_after[kLzcStep]);
   const auto widths = all_widths(steps, W);
   long ffs = 0;
   for (size_t i = 0; i < steps.size(); ++i)
@@ -383,7 +410,7 @@ long fpadd_flipflops(const Config& c) {
 std::string emit_fpadd(const Config& c) {
   const FormatInfo& fmt = c.fmt;
   const int W = 1 + fmt.exp_bits + fmt.frac_bits;
-  const auto steps = adder_steps(fmt, c.in.subnormals == Subnormals::ftz, DelayModel{});
+  const auto steps = adder_steps(fmt, c.in.subnormals == Subnormals::ftz, DelayModel{}, c.adder.reg_after[kLzcStep]);
   const auto widths = all_widths(steps, W);
   const AdderPlan& plan = c.adder;
   std::ostringstream v;

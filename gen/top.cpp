@@ -149,7 +149,7 @@ const char* const kAxilPassThrough =
 const char* const kCoreBodyHead = R"V(
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
-  wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
+  wire [C-1:0] ctx_enable, ctx_enable_set, ctx_kill, ctx_upstream;
   wire [C*16-1:0] ctx_jid;
   wire [C*8-1:0] ctx_tid, ctx_upstream_port;
   wire [C*N-1:0] ctx_members;
@@ -185,8 +185,8 @@ std::string regs_instance_head(const Config& c) {
 
 // The rest of the core, after the register file's AXI4-Lite connections.
 const char* const kCoreBodyTail = R"V(,
-    .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
-    .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
+    .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_kill(ctx_kill),
+    .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
     .ctx_upstream_port(ctx_upstream_port), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid), .port_count_inc(port_count_inc),
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
@@ -251,7 +251,7 @@ ${PORT_PARAMS}
 ${SCHED_PARAMS}
   ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),
-    .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
+    .ctx_enable_set(ctx_enable_set), .ctx_kill(ctx_kill), .ctx_members(ctx_members),
     .ctx_upstream(ctx_upstream), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid), .to_ctx(to_ctx), .to_cycles(to_cycles),
     .q_valid(q_valid), .q_expired(q_expired), .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid),

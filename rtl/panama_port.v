@@ -349,14 +349,12 @@ module panama_port #(
   // enabling is refused for a duplicate, and fields are writable only while disabled), so at
   // most one context matches and the match vector is already one-hot: no priority encoder.
   // The (JID, TID) compares are made on the parser's header bytes during the last beat and
-  // registered (`match_q`), so the decision a cycle later starts from flip-flops; a context's
-  // enable is taken as it is at the decision.
+  // registered (`match_q`), so the decision a cycle later starts from flip-flops. The match
+  // with this port's role in the context is registered with it: a context's fields change only
+  // while it is disabled, and enabling it is a later write, so for a context enabled at the
+  // decision they are those of the cycle before.
   wire [C-1:0] hit;
   reg [C-1:0] match_q;
-  // The match with this port's role in the context, registered with it: a context's fields
-  // change only while it is disabled, and enabling it is a later write, so for a context
-  // enabled at the decision they are those of the cycle before.
-  reg [C-1:0] match_mem_q, match_up_q;
   integer c;
   genvar ga;
   // The index of a one-hot (or zero) context vector: per bit, an OR of the contexts whose index
@@ -371,9 +369,10 @@ module panama_port #(
   // Every context's beats in use and over(used), as arrays for the selections by index below.
   wire [UW-1:0] used_arr [0:C-1];
   wire [UW-1:0] over_arr [0:C-1];
-  // With one fit (EARLY_FIT, below) the match also takes the enable of the cycle before the
-  // decision: a context counts as enabled for a frame when it is at the decision and in the
-  // cycle before.
+  // With one fit (EARLY_FIT, below) the enable is the one of the cycle before the decision,
+  // registered with the match: a context counts as enabled for a frame when it is enabled in
+  // the cycle before the frame's decision (an enable or disable takes effect for admission one
+  // cycle later than elsewhere). Otherwise it is the enable at the decision.
   localparam EARLY_FIT = (64 + ELEM_BYTES) > BB;
   // The (JID, TID) compares are made on the parser's header bytes of the last beat; with two
   // descriptor stages they are registered once (id_at) before the match of the cycle before
@@ -392,16 +391,41 @@ module panama_port #(
     for (ga = 0; ga < C; ga = ga + 1) begin : g_match
       assign id_eq[ga] = (ctx_jid[ga*16 +: 16] == hdr_jid) & (ctx_tid[ga*8 +: 8] == hdr_tid);
       assign match_d[ga] = id_at[ga] & (ctx_enable[ga] | ~EARLY_FIT);
+      always @(posedge clk) match_q[ga] <= match_d[ga];
+    end
+  endgenerate
+  // The match (hit, one-hot or zero), the matched context's members and upstream roles for this
+  // port, and whether anything matched. With one fit they are all registered (the enable of the
+  // cycle before is in match_d); otherwise ANDed with the enable at the decision.
+  wire [C-1:0] sel_mem;  // hit & ctx_member
+  wire member_hit, uplink_hit, any_hit;
+  generate
+    if (EARLY_FIT) begin : g_hit1
+      reg mem_q, up_q, any_q;
       always @(posedge clk) begin
-        match_q[ga] <= match_d[ga];
-        match_mem_q[ga] <= match_d[ga] & ctx_member[ga];
-        match_up_q[ga] <= match_d[ga] & ctx_uplink[ga];
+        mem_q <= |(match_d & ctx_member);
+        up_q <= |(match_d & ctx_uplink);
+        any_q <= |match_d;
       end
-      assign hit[ga] = ctx_enable[ga] & match_q[ga];
+      assign hit = match_q;
+      assign sel_mem = {C{mem_q}} & match_q;
+      assign member_hit = mem_q;
+      assign uplink_hit = up_q;
+      assign any_hit = any_q;
+    end else begin : g_hitc
+      reg [C-1:0] match_mem_q, match_up_q;
+      always @(posedge clk) begin
+        match_mem_q <= match_d & ctx_member;
+        match_up_q <= match_d & ctx_uplink;
+      end
+      assign hit = ctx_enable & match_q;
+      assign sel_mem = ctx_enable & match_mem_q;
+      assign member_hit = |sel_mem;
+      assign uplink_hit = |(ctx_enable & match_up_q);
+      assign any_hit = |hit;
     end
   endgenerate
   wire [C-1:0] sel = hit;
-  wire any_hit = |hit;
   // Rule 9 accounting in beats (a frame occupies its length rounded up to W/8 bytes): every
   // context owns R = SB beats (one largest frame); beyond that it borrows from the pool of
   // P = CAPB - C*R beats shared by all contexts. A frame of F beats fits context k if the growth
@@ -418,50 +442,26 @@ module panama_port #(
   localparam POOL_OK = RESERVED <= CAPB;
   reg [UW-1:0] shared_q;
   wire [C-1:0] fits;
-  // The fit of a frame whose last beat is beat `last` (F = last + 1) for a context using `u`
-  // beats, `o` = over(u), with the running sum `sh`.
-  function rule9_fit(input [UW-1:0] u, input [UW-1:0] o, input [UW-1:0] sh, input [SBW-1:0] last);
+  // Rule 9's terms for a context using `u` beats, `o` = over(u), with the running sum `sh`:
+  // {S >= 0 and room >= 0, room}. A frame whose last beat is beat `last` (F = last + 1) fits if
+  // the flag is set and last < room (rule9_fits).
+  function [UW+3:0] rule9_room(input [UW-1:0] u, input [UW-1:0] o, input [UW-1:0] sh);
     reg [UW+2:0] slack, room;
     begin
       slack = POOL[UW+2:0] + {3'b0, o} - {3'b0, sh};
       room = POOL_SB[UW+2:0] + {3'b0, o} - {3'b0, sh} - {3'b0, u};
-      rule9_fit = POOL_OK & ~slack[UW+2] & ~room[UW+2] & ({{(UW+3-SBW){1'b0}}, last} < room);
+      rule9_room = {POOL_OK & ~slack[UW+2] & ~room[UW+2], room};
     end
   endfunction
-  // One fit or one per context (docs/rtl.md, "One fit"). When every well-formed contribution
-  // is at least two beats long (64 + ES > W/8 bytes: W <= 512), no contribution is admitted in
-  // the cycle of a last beat, so the counters in that cycle (the one before the decision) have
-  // every earlier admission in them; the matched context's `used` and `over(used)` and the
-  // running sum are taken from that cycle into registers (a multiplexer on the compares of
-  // that cycle, which `match_q` registers) and the fit is evaluated once, from them, at the
-  // decision; `hit` is zero or `match_q`, the context they were taken from. Frames removed in
-  // that cycle still count: this only ever refuses more. With one-beat contributions
-  // (W >= 1024) the fit is evaluated for every context, at the decision.
-  generate
-    if (EARLY_FIT) begin : g_fit1
-      // match_d is one-hot or zero here (it includes the enable); with zero nothing is pushed.
-      wire [CW-1:0] midx = oh_idx(match_d);
-      reg [UW-1:0] mu_q, mo_q, msh_q;
-      always @(posedge clk) begin
-        mu_q <= used_arr[midx];
-        mo_q <= over_arr[midx];
-        msh_q <= shared_q;
-      end
-      assign fits = {C{rule9_fit(mu_q, mo_q, msh_q, cur_beat_q) & room_ok}};
-    end else begin : g_fitc
-      for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
-        assign fits[ga] = rule9_fit(used_arr[ga], over_arr[ga], shared_q, cur_beat_q) & room_ok;
-      end
-    end
-  endgenerate
+  function rule9_fits(input [UW+3:0] r, input [SBW-1:0] last);
+    rule9_fits = r[UW+3] & ({{(UW+3-SBW){1'b0}}, last} < r[UW+2:0]);
+  endfunction
+  // The fit itself (one, or one per context) is set with the accounting, below.
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
   wire is_result = desc_flags[1];
   wire is_bypass = desc_class == CLASS_BYPASS;
   wire is_agg = ~is_bypass & (desc_class != CLASS_RUNT);
   wire agg_ok = is_agg & ~desc_rx_error & ~desc_malformed & any_hit;
-  wire [C-1:0] sel_mem = ctx_enable & match_mem_q;  // sel & ctx_member
-  wire uplink_hit = |(ctx_enable & match_up_q);
-  wire member_hit = |sel_mem;
   wire contrib_fits = |(sel & fits);
   wire pass_result = agg_ok & is_result & uplink_hit;
   wire contrib = agg_ok & ~is_result & member_hit;
@@ -469,7 +469,7 @@ module panama_port #(
   // The push into context g's queue: rx_end & contrib & contrib_fits with sel one-hot, per context.
   wire agg_pre = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~is_result;
   wire [C-1:0] push_ctx = {C{agg_pre}} & sel_mem & fits;
-  wire commit_contrib = |push_ctx;
+  wire commit_contrib;  // |push_ctx (with one fit: without the reduction), set with the fit
 
   // Counter pulses, PortCounter order 0..11 (the scheduler adds stale..timeout), registered
   // (a cycle later in the register file; the decision's paths end here).
@@ -527,7 +527,9 @@ module panama_port #(
   // One descriptor per queued contribution, written at admission: the head fields below, and
   // the header fields the result builder copies. Free descriptors: first the never-used ones
   // (d_fresh_q up to D), then a FIFO of released ones.
-  reg [DW-1:0] d_next [0:D-1];     // the next descriptor of the same queue
+  // The next descriptor of the same queue. Distributed RAM: read at the registered pop_desc
+  // and the new head taken in the same cycle (block RAM's clock-to-out would start that path).
+  (* ram_style = "distributed" *) reg [DW-1:0] d_next [0:D-1];
   reg [HIW-1:0] d_info [0:D-1];    // {CE, FIN, COUNT, VID, beats, first beat}
   reg [HDW-1:0] d_hdr [0:D-1];     // {checksum partial sum, ipv4.dst, TOS, eth.dst}
   reg [DW-1:0] d_free [0:D-1];
@@ -546,20 +548,20 @@ module panama_port #(
   // The head being removed (at most one per cycle: the scheduler pops one context at a time;
   // q_pop comes from a register in the scheduler). Its first beat and beats come with the pop
   // (pop_first_in, pop_beats_in: the scheduler has them from the ev_* read it decided on).
-  wire [C*DW-1:0] head_flat;
   wire [DW-1:0] tail_arr [0:C-1];
   // The same heads as an array, for the selections by ev_ctx and meta_sel (multiplexers).
   wire [DW-1:0] head_arr [0:C-1];
   wire [C-1:0] becomes_head, pops;
-  // At most one queue pops per cycle, so `pops` is one-hot or zero and the popped head's
-  // descriptor is an AND-OR of the heads.
+  // At most one queue pops per cycle, so `pops` is one-hot or zero. A pop is the scheduler's
+  // decision on context meta_sel (B's context) registered, so the popped head is the head of
+  // context meta_sel in the cycle before, registered here (the multiplexer is the one of the
+  // header read below): that head is still the head at the pop, since a queue about to be
+  // popped is not empty (no push makes a head) and is never popped two cycles running (a
+  // decision drops every look at its context in flight).
   wire pop_any = |pops;
   wire [CW-1:0] pop_ctx = oh_idx(pops);
   reg [DW-1:0] pop_desc;
-  always @* begin
-    pop_desc = {DW{1'b0}};
-    for (c = 0; c < C; c = c + 1) pop_desc = pop_desc | ({DW{pops[c]}} & head_flat[c*DW +: DW]);
-  end
+  always @(posedge clk) pop_desc <= head_arr[meta_sel];
   wire [DW-1:0] after_desc = d_next[pop_desc];
   // A frame popped by a build is still being read: its beats (and its share of the context's
   // use) are freed only at q_release, after its last read. At most one frame is held: the
@@ -728,7 +730,7 @@ module panama_port #(
   always @(posedge clk) begin
     fr_oh_q <= rst ? {C{1'b0}} : fr_hit;
     fr_idx_q <= rel_now ? held_ctx_q : pop_ctx;
-    fr_b_q <= rel_now ? held_beats_q : pop_beats_in;
+    fr_b_q <= pop_beats;
   end
   // The accounting of one cycle is one datapath, not one per context: at most two contexts
   // change, the freed one (fr_oh_q) and the pushed one (the match, `sel`), and both are known
@@ -736,33 +738,93 @@ module panama_port #(
   // free comes first: a free of f beats takes min(f, over(used)) off over(used), since
   // over(u - f) = max(0, over(u) - f); a push of F beats then gives used + F and
   // over(used + F), from the freed values when the same context was freed.
-  // The freed and the matched context's used and over(used): multiplexers by index.
+  // The freed context's used and over(used): multiplexers by index.
   wire [CW-1:0] sel_idx = oh_idx(sel);
   wire [UW-1:0] uf = used_arr[fr_idx_q];
   wire [UW-1:0] of = over_arr[fr_idx_q];
-  wire [UW-1:0] um = used_arr[sel_idx];
-  wire [UW-1:0] om = over_arr[sel_idx];
   wire [UW-1:0] fr = (|fr_oh_q) ? {{(UW-SBW){1'b0}}, fr_b_q} : {UW{1'b0}};
   wire [UW-1:0] fo = (fr < of) ? fr : of;
   wire [UW-1:0] used_fn = uf - fr;
   wire [UW-1:0] over_fn = of - fo;
-  wire same_ctx = |(sel & fr_oh_q);
-  wire [UW-1:0] used_b = same_ctx ? used_fn : um;
-  wire [UW-1:0] over_b = same_ctx ? over_fn : om;
+  // The matched context's used and over(used) as this cycle began (ub, ob) and the beats freed
+  // from it in this cycle (frs, zero when the free is another context's): from the fit's
+  // generate below, registers with one fit, multiplexers by index otherwise.
+  wire [UW-1:0] ub, ob, frs;
+  wire [UW-1:0] used_b = ub - frs;
+  wire [UW-1:0] fos = (frs < ob) ? frs : ob;
+  wire [UW-1:0] over_b = ob - fos;
   wire [UW-1:0] used_a = used_b + {{(UW-SBW){1'b0}}, frame_beats};
   wire [UW-1:0] over_a = (used_a > SB) ? used_a - SB : {UW{1'b0}};
   // The running sum of over(used) without a push, and with the matched context pushed.
   wire [UW-1:0] shared_0 = shared_q - fo;
   wire [UW-1:0] shared_a = shared_0 + over_a - over_b;
+  // One fit or one per context (docs/rtl.md, "One fit"). When every well-formed contribution
+  // is at least two beats long (64 + ES > W/8 bytes: W <= 512), no contribution is admitted in
+  // the cycle of a last beat (the one before the decision), so the matched context's counters
+  // at the decision are those of that cycle with that cycle's free applied: used_fn/over_fn
+  // when the free is the matched context's, and the running sum is shared_0. They are taken into
+  // registers there (a multiplexer on the compares of that cycle, which `match_q` registers),
+  // with the beats the decision's own cycle frees from that context, and the fit is evaluated
+  // once, from them, at the decision; `hit` is zero or `match_q`, the context they were taken
+  // from. The decision's own free still counts for the fit: this only ever refuses more. With
+  // one-beat contributions (W >= 1024) the fit is evaluated for every context, at the decision.
+  generate
+    if (EARLY_FIT) begin : g_fit1
+      // match_d is one-hot or zero here (it includes the enable); with zero nothing is pushed.
+      wire [CW-1:0] midx = oh_idx(match_d);
+      wire fr_same = |(fr_oh_q & match_d);  // this cycle frees the matched context
+      wire [UW-1:0] mu_d = fr_same ? used_fn : used_arr[midx];
+      wire [UW-1:0] mo_d = fr_same ? over_fn : over_arr[midx];
+      reg [UW-1:0] mu_q, mo_q, frs_q;
+      always @(posedge clk) begin
+        mu_q <= mu_d;
+        mo_q <= mo_d;
+        // fr_hit becomes fr_oh_q at the decision, with pop_beats as fr_b_q.
+        frs_q <= (|(fr_hit & match_d)) ? {{(UW-SBW){1'b0}}, pop_beats} : {UW{1'b0}};
+      end
+      // Rule 9's terms from the same values and the running sum shared_0: with two descriptor
+      // stages (the match of this cycle from registers) their sums are registered here too;
+      // with one (the match from the last beat's live header bytes) they are made at the
+      // decision, from registers.
+      wire [UW+3:0] room_r;
+      if (DESC_STAGES > 1) begin : g_room_early
+        reg [UW+3:0] room_q;
+        always @(posedge clk) room_q <= rule9_room(mu_d, mo_d, shared_0);
+        assign room_r = room_q;
+      end else begin : g_room_late
+        reg [UW-1:0] msh_q;
+        always @(posedge clk) msh_q <= shared_0;
+        assign room_r = rule9_room(mu_q, mo_q, msh_q);
+      end
+      wire fit = rule9_fits(room_r, cur_beat_q) & room_ok;
+      assign fits = {C{fit}};
+      // member_hit: the match is one-hot and a member, so push_ctx is match_q where this is set.
+      assign commit_contrib = agg_pre & member_hit & fit;
+      assign ub = mu_q;
+      assign ob = mo_q;
+      assign frs = frs_q;
+    end else begin : g_fitc
+      for (ga = 0; ga < C; ga = ga + 1) begin : g_fit
+        assign fits[ga] = rule9_fits(rule9_room(used_arr[ga], over_arr[ga], shared_q), cur_beat_q) & room_ok;
+      end
+      assign commit_contrib = |push_ctx;
+      wire same_ctx = |(sel & fr_oh_q);
+      assign ub = used_arr[sel_idx];
+      assign ob = over_arr[sel_idx];
+      assign frs = same_ctx ? fr : {UW{1'b0}};
+    end
+  endgenerate
   genvar g;
   generate
     for (g = 0; g < C; g = g + 1) begin : g_queue
       reg [DW-1:0] head_q, tail_q;
       reg [UW-1:0] used_q, over_q;
       wire push = push_ctx[g];
-      // The queue is not empty (a register); it holds one frame when its head is its tail.
-      reg ne_q;
-      wire one_q = head_q == tail_q;
+      // The queue is not empty, and holds exactly one frame (its head is its tail): registers,
+      // so the push's head-or-link choice does not wait for a compare of head and tail. A push
+      // alone makes one of an empty queue; a pop alone leaves one when the popped head's
+      // successor is the tail (not when it held one); a push and a pop together keep the count.
+      reg ne_q, one_q;
       // The scheduler pops only heads its look saw present, and nothing else removes a head
       // (a look read before its context's decision fired is dropped), so q_pop needs no
       // "not empty" here: it reaches the free chain without one more gate.
@@ -775,10 +837,13 @@ module panama_port #(
       always @(posedge clk) begin
         if (rst) begin
           ne_q <= 1'b0;
+          one_q <= 1'b0;
           used_q <= {UW{1'b0}};
           over_q <= {UW{1'b0}};
         end else begin
           ne_q <= push | (ne_q & ~(pop & one_q));
+          if (push & ~pop) one_q <= ~ne_q;
+          else if (pop & ~push) one_q <= ~one_q & (after_desc == tail_q);
           if (push) begin
             used_q <= used_a;
             over_q <= over_a;
@@ -791,7 +856,6 @@ module panama_port #(
         else if (pop) head_q <= after_desc;
         if (push) tail_q <= d_new;
       end
-      assign head_flat[g*DW +: DW] = head_q;
       assign head_arr[g] = head_q;
       assign tail_arr[g] = tail_q;
       assign used_arr[g] = used_q;

@@ -51,6 +51,9 @@ module panama_regs #(
   output wire [CONTEXTS-1:0] ctx_enable,
   // One-cycle pulse with the rising edge of ctx_enable[c]: the datapath sets E := 0.
   output wire [CONTEXTS-1:0] ctx_enable_set,
+  // ~ctx_enable | ctx_enable_set, as a register of its own (the scheduler drops the looks of
+  // such a context; its fan-out starts from flip-flops).
+  output wire [CONTEXTS-1:0] ctx_kill,
   output wire [CONTEXTS*16-1:0] ctx_jid,
   output wire [CONTEXTS*8-1:0] ctx_tid,
   // Member bitmap of context c at [c*N +: N], bit i = port i.
@@ -251,6 +254,7 @@ module panama_regs #(
   // Context configuration, context c's fields at [c*width +: width].
   reg [C-1:0] en_q;
   reg [C-1:0] en_set_q;
+  reg [C-1:0] kill_q;  // ~en_q | en_set_q, loaded with their next values
   reg [C*5-1:0] err_q;
   reg [C*16-1:0] jid_q;
   reg [C*8-1:0] tid_q;
@@ -260,6 +264,7 @@ module panama_regs #(
   reg [C*32-1:0] tmo_q;
   assign ctx_enable = en_q;
   assign ctx_enable_set = en_set_q;
+  assign ctx_kill = kill_q;
   assign ctx_jid = jid_q;
   assign ctx_tid = tid_q;
   assign ctx_members = mem_q;
@@ -332,6 +337,7 @@ module panama_regs #(
         if (rst) begin
           en_q[g] <= 1'b0;
           en_set_q[g] <= 1'b0;
+          kill_q[g] <= 1'b1;
           err_q[g*5 +: 5] <= 5'd0;
           jid_q[g*16 +: 16] <= 16'd0;
           tid_q[g*8 +: 8] <= 8'd0;
@@ -341,15 +347,18 @@ module panama_regs #(
           tmo_q[g*32 +: 32] <= 32'd0;
         end else begin
           en_set_q[g] <= 1'b0;
+          kill_q[g] <= ~en_q[g];
           if (wsel && wr_ctrl) begin
             if (!w_data_q[0]) begin
               en_q[g] <= 1'b0;
+              kill_q[g] <= 1'b1;
               err_q[g*5 +: 5] <= 5'd0;
             end else if (en_q[g]) begin
               err_q[g*5 +: 5] <= 5'd0;
             end else if (en_err_q == 5'd0) begin
               en_q[g] <= 1'b1;
               en_set_q[g] <= 1'b1;
+              kill_q[g] <= 1'b1;
               err_q[g*5 +: 5] <= 5'd0;
             end else begin
               err_q[g*5 +: 5] <= en_err_q;

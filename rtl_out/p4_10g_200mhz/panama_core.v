@@ -70,7 +70,7 @@ module panama_core (
 
   // ---------------------------------------------------------------- register file
   wire [15:0] agg_port;
-  wire [C-1:0] ctx_enable, ctx_enable_set, ctx_upstream;
+  wire [C-1:0] ctx_enable, ctx_enable_set, ctx_kill, ctx_upstream;
   wire [C*16-1:0] ctx_jid;
   wire [C*8-1:0] ctx_tid, ctx_upstream_port;
   wire [C*N-1:0] ctx_members;
@@ -100,8 +100,8 @@ module panama_core (
     .s_axil_arprot(s_axil_arprot), .s_axil_arvalid(s_axil_arvalid), .s_axil_arready(s_axil_arready),
     .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp), .s_axil_rvalid(s_axil_rvalid),
     .s_axil_rready(s_axil_rready),
-    .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_jid(ctx_jid),
-    .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
+    .agg_port(agg_port), .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_kill(ctx_kill),
+    .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_members(ctx_members), .ctx_upstream(ctx_upstream),
     .ctx_upstream_port(ctx_upstream_port), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid), .port_count_inc(port_count_inc),
     .ctx_completed_inc(ctx_completed_inc), .ctx_dropped_inc(ctx_dropped_inc), .agg_tx_inc(agg_tx_inc));
@@ -170,7 +170,7 @@ module panama_core (
     .TREE_LATENCY(6)
   ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),
-    .ctx_enable(ctx_enable), .ctx_enable_set(ctx_enable_set), .ctx_members(ctx_members),
+    .ctx_enable_set(ctx_enable_set), .ctx_kill(ctx_kill), .ctx_members(ctx_members),
     .ctx_upstream(ctx_upstream), .hdr_ctx(hdr_ctx), .ctx_hdr(ctx_hdr), .ctx_timeout(ctx_timeout),
     .ctx_expected_vid(ctx_expected_vid), .to_ctx(to_ctx), .to_cycles(to_cycles),
     .q_valid(q_valid), .q_expired(q_expired), .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid),

@@ -35,9 +35,11 @@ module panama_sched #(
   input  wire rst,
   input  wire [31:0] now,
   // Context table.
-  input  wire [CONTEXTS-1:0] ctx_enable,
   // One-cycle pulse: context c was just enabled (its expected VID starts at 0).
   input  wire [CONTEXTS-1:0] ctx_enable_set,
+  // Context c is disabled or just enabled (~enable | ctx_enable_set, a register of the register
+  // file): its looks are dropped.
+  input  wire [CONTEXTS-1:0] ctx_kill,
   input  wire [CONTEXTS*PORTS-1:0] ctx_members,
   input  wire [CONTEXTS-1:0] ctx_upstream,
   // The register file's header fields of context hdr_ctx (B's), read without a clock:
@@ -254,7 +256,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // look was dropped (B busy, or the context disabled or re-enabled meanwhile).
 
   // ---------------------------------------------------------------- P: pick
-  wire [C-1:0] kill = ~ctx_enable | ctx_enable_set;
+  wire [C-1:0] kill = ctx_kill;
   reg [C-1:0] dirty_q, e_old_q;
   reg [N*C-1:0] qv_prev_q, qx_prev_q;
   reg ev_go_q, a1_go_q, a2_go_q, b_valid_q;
@@ -465,7 +467,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // ---------------------------------------------------------------- B: decision
   reg busy_q;                    // I is issuing a build's reads
   reg [NB-1:0] b_beat_q;         // the beat I issues
-  reg [FCW-1:0] reserved_q;      // FIFO entries held by frames being built or queued
+  reg [FCW-1:0] free_q;          // FIFO entries not held by frames being built or queued
   reg [NB-1:0] n_left_q;         // the build being issued: beats after the one I issues,
   reg n_last_q;                  // none (n_left_q == 0, registered), bytes of the last beat
   reg [KW:0] n_rem_q;
@@ -496,7 +498,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       assign b_beats_f = b_beats_q[FCW-1:0];
     end
   endgenerate
-  wire room = {{(32-FCW){1'b0}}, reserved_q} + {{(32-FCW){1'b0}}, b_beats_f} <= FD;
+  // The free entries are counted rather than the held ones, so the check is one compare.
+  wire room = b_beats_f <= free_q;
   assign fire = b_valid_q & ~kill[b_ctx_q] &
                 (b_build ? (issue_free & room) : b_skip ? min_ready : ~last_issue);
   wire start_build = fire & b_build;
@@ -683,6 +686,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   reg n_mcast_q, n_fin_q, n_ce_q, p_mcast_q, p_fin_q, p_ce_q;
   reg [47:0] n_gmac_q, n_omac_q, p_gmac_q, p_omac_q;
   reg [31:0] n_gip_q, n_oip_q, p_gip_q, p_oip_q;
+  // The checksum's words that do not come from the lowest member's frame, summed when I starts
+  // the build: version/IHL and the address the context gives (ipv4.dst = the group's when
+  // multicast, else ipv4.src = its own; the lowest member's ipv4.dst is the other one).
+  reg [17:0] p_fix_q;
   always @(posedge clk) begin
     if (start_build) begin
       n_mask_q <= b_mem_q;
@@ -703,6 +710,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // Beat 0 at each member's head frame, then each following beat at the link read with the
   // one before.
   reg first_q;  // I issues beat 0
+  wire [31:0] n_ctx_ip = n_mcast_q ? n_gip_q : n_oip_q;
   always @(posedge clk) begin
     if (rst) begin
       busy_q <= 1'b0;
@@ -732,6 +740,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       p_omac_q <= n_omac_q;
       p_gip_q <= n_gip_q;
       p_oip_q <= n_oip_q;
+      p_fix_q <= {2'd0, IPV4_VER_IHL, 8'd0} + {2'd0, n_ctx_ip[31:16]} + {2'd0, n_ctx_ip[15:0]};
     end
   end
   assign rd_addr = first_q ? n_ptr_q : rd_link;
@@ -756,12 +765,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     end
   end
   // The rebuilt IPv4 header checksum (RFC 1071 over the whole header): the copied words' partial
-  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent.
+  // sum from the parser plus version/IHL/TOS and the two addresses as they will be sent. One
+  // address is the lowest member's ipv4.dst whichever the mode (the new ipv4.src when multicast,
+  // ipv4.dst otherwise), the other and version/IHL are in p_fix_q: five terms, no selection.
   wire [7:0] new_tos = {low_tos[7:2], p_ce_q ? 2'b11 : low_tos[1:0]};
-  wire [31:0] new_src = p_mcast_q ? low_ip : p_oip_q;
-  wire [31:0] new_dst = p_mcast_q ? p_gip_q : low_ip;
-  wire [18:0] csum_wide = {3'd0, low_part} + {3'd0, IPV4_VER_IHL, new_tos} + {3'd0, new_src[31:16]} +
-                          {3'd0, new_src[15:0]} + {3'd0, new_dst[31:16]} + {3'd0, new_dst[15:0]};
+  wire [18:0] csum_wide = {3'd0, low_part} + {11'd0, new_tos} + {3'd0, low_ip[31:16]} + {3'd0, low_ip[15:0]} +
+                          {1'b0, p_fix_q};
   wire [16:0] csum_f1 = {1'b0, csum_wide[15:0]} + {14'd0, csum_wide[18:16]};
   wire [15:0] csum_f2 = csum_f1[15:0] + {15'd0, csum_f1[16]};
 
@@ -897,13 +906,12 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
       f_wp_q <= {FAW{1'b0}};
       f_rp_q <= {FAW{1'b0}};
       f_cnt_q <= {FCW{1'b0}};
-      reserved_q <= {FCW{1'b0}};
+      free_q <= FD[FCW-1:0];
     end else begin
       if (tree_valid) f_wp_q <= f_wp_q + 1'b1;
       if (f_take) f_rp_q <= f_rp_q + 1'b1;
       f_cnt_q <= f_cnt_q + {{(FCW-1){1'b0}}, tree_valid} - {{(FCW-1){1'b0}}, f_take};
-      reserved_q <= reserved_q + (start_build ? b_beats_f : {FCW{1'b0}}) -
-                    {{(FCW-1){1'b0}}, f_pop};
+      free_q <= free_q - (start_build ? b_beats_f : {FCW{1'b0}}) + {{(FCW-1){1'b0}}, f_pop};
     end
   end
   always @(posedge clk) begin
