@@ -398,7 +398,8 @@ AdderPlan plan_fpadd(const FormatInfo& fmt, Subnormals sub, double mhz, const De
 
 long fpadd_flipflops(const Config& c) {
   const int W = 1 + c.fmt.exp_bits + c.fmt.frac_bits;
-  const auto steps = adder_steps(c.fmt, c.in.subnormals == Subnormals::ftz, DelayModel{}, c.adder.reg_after[kLzcStep]);
+  const auto steps =
+      adder_steps(c.fmt, c.in.subnormals == Subnormals::ftz, DelayModel{}, c.adder.reg_after.at(kLzcStep));
   const auto widths = all_widths(steps, W);
   long ffs = 0;
   for (size_t i = 0; i < steps.size(); ++i)
@@ -410,7 +411,7 @@ long fpadd_flipflops(const Config& c) {
 std::string emit_fpadd(const Config& c) {
   const FormatInfo& fmt = c.fmt;
   const int W = 1 + fmt.exp_bits + fmt.frac_bits;
-  const auto steps = adder_steps(fmt, c.in.subnormals == Subnormals::ftz, DelayModel{}, c.adder.reg_after[kLzcStep]);
+  const auto steps = adder_steps(fmt, c.in.subnormals == Subnormals::ftz, DelayModel{}, c.adder.reg_after.at(kLzcStep));
   const auto widths = all_widths(steps, W);
   const AdderPlan& plan = c.adder;
   std::ostringstream v;

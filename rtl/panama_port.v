@@ -371,8 +371,8 @@ module panama_port #(
   wire [UW-1:0] over_arr [0:C-1];
   // With one fit (EARLY_FIT, below) the enable is the one of the cycle before the decision,
   // registered with the match: a context counts as enabled for a frame when it is enabled in
-  // the cycle before the frame's decision (an enable or disable takes effect for admission one
-  // cycle later than elsewhere). Otherwise it is the enable at the decision.
+  // the cycle before the frame's decision (a disable reaches admission one cycle after the
+  // scheduler). Otherwise it is the enable at the decision.
   localparam EARLY_FIT = (64 + ELEM_BYTES) > BB;
   // The (JID, TID) compares are made on the parser's header bytes of the last beat; with two
   // descriptor stages they are registered once (id_at) before the match of the cycle before
@@ -556,8 +556,8 @@ module panama_port #(
   // decision on context meta_sel (B's context) registered, so the popped head is the head of
   // context meta_sel in the cycle before, registered here (the multiplexer is the one of the
   // header read below): that head is still the head at the pop, since a queue about to be
-  // popped is not empty (no push makes a head) and is never popped two cycles running (a
-  // decision drops every look at its context in flight).
+  // popped is not empty (no push makes a head) and is never popped two cycles running (the
+  // scheduler's B takes no decision of the context that fires in the same cycle).
   wire pop_any = |pops;
   wire [CW-1:0] pop_ctx = oh_idx(pops);
   reg [DW-1:0] pop_desc;
