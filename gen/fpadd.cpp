@@ -300,11 +300,11 @@ Step AdderSizes::step_normalize(bool split) const {
   b << "  wire [" << E - 1 << ":0] %{exp_pre} = ${ex_eff} + " << E << "'d1 - %{lz_e};\n";
   // The three decisions lzc makes when a register separates the steps (step_lzc).
   const std::string hidden = split ? "${hidden}" : "%{hidden}";
-  const std::string inf_any = split ? "${inf_any}" : "%{inf_any}";
+  // (Fused, `nan` is tested first, so NaN-or-infinity there is `inf` alone.)
+  const std::string inf_any = split ? "${inf_any}" : "${inf}";
   const std::string special = split ? "${special}" : "%{special}";
   if (!split) {
     b << "  wire %{hidden} = %{nf}[" << S - 1 << "];\n";
-    b << "  wire %{inf_any} = ${nan} | ${inf};\n";
     b << "  wire %{special} = ${nan} | ${inf} | (%{hidden} & (&%{exp_pre}));\n";
   }
   b << "  wire %{lsb} = %{nf}[4];\n";
