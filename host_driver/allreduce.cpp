@@ -33,11 +33,12 @@ void JobParams::validate() const {
   if (agg_port == 0) bad("aggregation port must be 1..65535");
   if (ecn > 3) bad("ECN must be 0..3");
   if (elem_bytes != (format == ref::Fmt::fp32 ? 4 : 2)) bad("element size does not match the format");
-  if (repair_rounds < 0 || repair_rounds > 64) bad("repair rounds must be 0..64");
+  if (repair_rounds < kRepairAuto || repair_rounds > 65535) bad("repair rounds must be auto (-1) or 0..65535");
+  if (repair_stall_ms < 0) bad("repair stall time must be >= 0 ms (0: automatic)");
   if (repair_slots < 1 || repair_slots > 4096) bad("repair slots must be 1..4096");
   if (status_wait_ms < 1) bad("status wait must be at least 1 ms");
   if (status_copies < 1 || status_copies > 4) bad("status copies must be 1..4");
-  if (repair_rounds > 0) {
+  if (repair_rounds != 0) {
     if (count < 2) bad("loss repair needs COUNT >= 2 (one element carries the repair tag)");
     // The repair tag (a count of workers) must be exact in the format.
     if (format == ref::Fmt::bf16 && world > 256) bad("loss repair with bf16 supports at most 256 workers");
@@ -122,7 +123,9 @@ struct TreeState {
   size_t ns = 0;                      // status parts per round
   size_t copies = 1;                  // VIDs per status part (each carries the same payload)
   size_t vp = 0;                      // vectors per status part
-  std::vector<Slot> slots;            // the reserved VID range, in VID order
+  size_t span = 0;                    // VIDs reserved for this call (main vectors and every round)
+  size_t rounds = 0;                  // rounds laid out in slots so far (ReduceCall::add_round)
+  std::vector<Slot> slots;            // the reserved VID range laid out so far, in VID order
   size_t sent = 0, settled = 0;       // slots handled (sent or skipped); settled prefix (results in VID order)
   std::vector<size_t> frames_before;  // frames_before[i]: frames actually sent at positions < i
   // Slots known to have left the accelerator's queues: a result for a later or equal VID came
@@ -195,12 +198,20 @@ struct CallShape {
         T(static_cast<size_t>(p.trees)),
         W(static_cast<size_t>(p.world)),
         R(p.repair_rounds),
-        repair(R > 0),
+        repair(R != 0),
         Cd(repair ? C - 1 : C),
         K((n + Cd - 1) / Cd),
         B(p.format == ref::Fmt::fp32 ? 24 : static_cast<size_t>(ref::fmt_bits(p.format).frac_bits + 1)),
         G((W + B - 1) / B) {}
   size_t elems_of(size_t k) const { return std::min(Cd, n - k * Cd); }
+  // Automatic rounds (JobParams::kRepairAuto): as many as fit the VID budget on the largest
+  // tree, at least 64. Every worker computes the same number from the same call.
+  void resolve_rounds(size_t status_vids_per_round) {
+    if (R != JobParams::kRepairAuto) return;
+    const size_t n0 = (K + T - 1) / T, per_round = status_vids_per_round + n0;
+    const size_t budget = JobParams::kRepairVidBudget;
+    R = static_cast<int>(std::min<size_t>(65535, std::max<size_t>(64, budget > n0 ? (budget - n0) / per_round : 0)));
+  }
 };
 
 // One reduce_raw call: every tree's slot schedule, the results gathered so far, and one member
@@ -209,7 +220,8 @@ struct CallShape {
 class ReduceCall : CallShape {
  public:
   ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<uint32_t>& prev_span,
-             std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, uint32_t nonce, const uint8_t* data, size_t n);
+             std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, uint32_t nonce, const uint8_t* data, size_t n,
+             const std::atomic<bool>* stop);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
   const uint8_t* result() const { return out_.data(); }
@@ -217,6 +229,7 @@ class ReduceCall : CallShape {
  private:
   enum class Action { wait, send, skip };
   void plan_tree(size_t t);
+  bool add_round(size_t t);
   void init_spec();
   // Slot bookkeeping.
   void settle_lost(size_t t, size_t upto, uint32_t seen_vid);
@@ -243,6 +256,7 @@ class ReduceCall : CallShape {
   void take_frame(const wire::Bytes& rx);
   size_t missing() const;
   [[noreturn]] void fail_timeout(size_t missing);
+  void close_range();
   void finish();
   void debug_trees() const;
   void debug_leave_round(size_t t) const;
@@ -275,11 +289,15 @@ class ReduceCall : CallShape {
   std::chrono::milliseconds timeout() const;
   std::chrono::milliseconds silence() const;
   Clock::time_point last_progress_;
+  Clock::time_point last_vector_;  // the last time a vector was newly held (or the call's start)
+  std::chrono::milliseconds stall() const;
+  [[noreturn]] void fail_stalled(size_t missing);
+  const std::atomic<bool>* stop_;  // AllReduce::stop_on
 };
 
 ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid,
                        std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats,
-                       uint32_t nonce, const uint8_t* data, size_t n)
+                       uint32_t nonce, const uint8_t* data, size_t n, const std::atomic<bool>* stop)
     : CallShape(p, n),
       t_(t),
       p_(p),
@@ -294,10 +312,15 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
       neg0_(ref::neg_zero(p.format)),
       out_(data, data + n * es),
       have_(K, false),
-      tr_(T) {
+      tr_(T),
+      stop_(stop) {
+  if (repair) {
+    const size_t n0 = (K + T - 1) / T, vp = std::max<size_t>(1, C / G);
+    resolve_rounds(((n0 + vp - 1) / vp) * static_cast<size_t>(p.status_copies));
+  }
   for (size_t t = 0; t < T; ++t) plan_tree(t);
   init_spec();
-  last_progress_ = Clock::now();
+  last_progress_ = last_vector_ = Clock::now();
 }
 
 std::chrono::milliseconds ReduceCall::status_wait() const {
@@ -322,8 +345,14 @@ std::chrono::milliseconds ReduceCall::silence() const {
   return std::max(2 * w, std::min(timeout() * 3 / 4, 12 * w));
 }
 
-// Lays out tree t's reserved VID range: its main vectors, then R rounds of status parts and
-// repair slots.
+// How long a call with repair on may go without a newly completed vector while some are missing
+// before it fails: a bound on a repair that no longer converges, not on its rounds.
+std::chrono::milliseconds ReduceCall::stall() const {
+  if (p_.repair_stall_ms > 0) return std::chrono::milliseconds(p_.repair_stall_ms);
+  return std::max(4 * timeout(), 128 * status_wait());
+}
+
+// Lays out tree t's reserved VID range: its main vectors; the repair rounds follow lazily.
 void ReduceCall::plan_tree(size_t t) {
   TreeState& s = tr_[t];
   s.n = t < K ? (K - t + T - 1) / T : 0;
@@ -336,23 +365,35 @@ void ReduceCall::plan_tree(size_t t) {
   s.vp = repair ? std::max<size_t>(1, C / G) : 0;
   s.ns = repair ? (s.n + s.vp - 1) / s.vp : 0;
   s.copies = static_cast<size_t>(p_.status_copies);
+  // The reserved range: the main vectors, then R rounds of ns status parts (each in `copies`
+  // VIDs) and one repair slot per vector. Its size is fixed before the call starts, so every
+  // worker's next call starts at the same VID; rounds are laid out (add_round) only when the
+  // schedule reaches them, and the accelerator jumps over the VIDs nobody sent (rule 6).
+  const uint64_t span = s.n + static_cast<uint64_t>(std::max(R, 0)) * (s.ns * s.copies + s.n);
+  if (span >= 0x40000000u) throw AllReduceError("buffer too large for one call (VID space)");
+  s.span = static_cast<size_t>(span);
   for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, false, {}});
-  // Round r: ns status parts, then one repair slot per vector (slot j of the round is vector
-  // j's, always: the slot's meaning never depends on what a worker received). Slots nobody
-  // needs are not sent; the accelerator jumps over VIDs no member sent (rule 6).
-  for (int r = 0; r < R; ++r) {
-    for (size_t q = 0; q < s.ns; ++q)
-      for (size_t c = 0; c < s.copies; ++c) s.slots.push_back(Slot{Kind::status, r, q, false, false, {}});
-    for (size_t j = 0; j < s.n; ++j) s.slots.push_back(Slot{Kind::repair, r, j, false, false, {}});
-  }
-  if (s.slots.size() >= 0x40000000u) throw AllReduceError("buffer too large for one call (VID space)");
   s.frames_before.assign(s.slots.size() + 1, 0);
-  s.part.assign(static_cast<size_t>(R), std::vector<Part>(s.ns, Part::undecided));
-  s.copies_lost.assign(static_cast<size_t>(R), std::vector<uint8_t>(s.ns, 0));
-  s.plan.assign(static_cast<size_t>(R), {});
-  s.status_started.assign(static_cast<size_t>(R), false);
   s.part_done.assign(s.ns, false);
   s.last_progress = s.last_result = Clock::now();
+}
+
+// Lays out tree t's next round: ns status parts, then one repair slot per vector (slot j of the
+// round is vector j's, always: the slot's meaning never depends on what a worker received).
+// Slots nobody needs are not sent.
+bool ReduceCall::add_round(size_t t) {
+  TreeState& s = tr_[t];
+  if (!repair || s.rounds >= static_cast<size_t>(R)) return false;
+  const int r = static_cast<int>(s.rounds++);
+  for (size_t q = 0; q < s.ns; ++q)
+    for (size_t c = 0; c < s.copies; ++c) s.slots.push_back(Slot{Kind::status, r, q, false, false, {}});
+  for (size_t j = 0; j < s.n; ++j) s.slots.push_back(Slot{Kind::repair, r, j, false, false, {}});
+  s.frames_before.resize(s.slots.size() + 1, s.frames_before.back());
+  s.part.emplace_back(s.ns, Part::undecided);
+  s.copies_lost.emplace_back(s.ns, 0);
+  s.plan.emplace_back();
+  s.status_started.push_back(false);
+  return true;
 }
 
 void ReduceCall::init_spec() {
@@ -521,7 +562,11 @@ ReduceCall::Action ReduceCall::next_action(size_t t) {
   if (sl.kind == Kind::main) return Action::send;
   const size_t r = static_cast<size_t>(sl.round);
   if (sl.kind == Kind::status) {
-    if (s.part_done[sl.index]) return Action::skip;  // every worker held its vectors at an earlier status
+    // A part known done (every worker held its vectors at an earlier status) still has its
+    // status sent while the tree runs: a peer that missed that status result waits for this
+    // round's (4 status waits per part and round) and, with it, learns the part is done. Not
+    // sending it left such peers a round behind for good on two levels at 10 % loss (the
+    // accelerators above then dropped their every frame as incomplete).
     if (s.status_started[r]) return Action::send;
     if (s.settled != s.sent) return Action::wait;  // the round's status waits until everything before it settled
     s.status_started[r] = true;
@@ -565,6 +610,7 @@ void ReduceCall::take_vector(size_t k, const uint8_t* pay, size_t elems) {
   std::memcpy(out_.data() + k * Cd * es, pay, elems * es);
   have_[k] = true;
   ++held_;
+  last_vector_ = Clock::now();
   ++tr_[k % T].held;
 }
 
@@ -623,10 +669,20 @@ void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
 void ReduceCall::run() {
   wire::Bytes rx;
   while (!all_done()) {
+    if (stop_ && stop_->load()) {
+      close_range();
+      throw AllReduceStopped("stopped on request with " + std::to_string(missing()) + " of " + std::to_string(K) +
+                             " vectors missing");
+    }
+    if (repair && held_ < K && Clock::now() - last_vector_ >= stall()) fail_stalled(missing());
     send_windows();
-    if (t_.recv(rx, next_deadline()))
+    // With a stop flag the wait is cut into slices of kStopPoll; a slice that ends before the
+    // deadline is no silence.
+    const auto deadline = next_deadline();
+    const auto wake = stop_ ? std::min(deadline, Clock::now() + AllReduce::kStopPoll) : deadline;
+    if (t_.recv(rx, wake))
       take_frame(rx);
-    else if (on_silence())
+    else if (Clock::now() >= deadline && on_silence())
       break;
   }
   finish();
@@ -637,7 +693,7 @@ bool ReduceCall::all_done() {
   bool all = true;
   for (size_t t = 0; t < T; ++t) {
     TreeState& s = tr_[t];
-    if (!s.done && s.sent == s.slots.size() && s.settled == s.slots.size()) s.done = true;
+    if (!s.done && s.sent == s.slots.size() && s.settled == s.slots.size() && !add_round(t)) s.done = true;
     all &= s.done;
   }
   return all;
@@ -647,7 +703,7 @@ bool ReduceCall::all_done() {
 void ReduceCall::send_windows() {
   for (size_t t = 0; t < T; ++t) {
     TreeState& s = tr_[t];
-    while (!s.done && s.sent < s.slots.size()) {
+    while (!s.done && (s.sent < s.slots.size() || add_round(t))) {
       const Action a = next_action(t);
       if (a == Action::wait) break;
       if (a == Action::skip) {
@@ -671,6 +727,7 @@ void ReduceCall::send_windows() {
 Clock::time_point ReduceCall::next_deadline() const {
   Clock::time_point deadline = last_progress_ + timeout();
   if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + silence());
+  if (repair && held_ < K) deadline = std::min(deadline, last_vector_ + stall());
   for (size_t t = 0; t < T; ++t) {
     const TreeState& s = tr_[t];
     if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
@@ -857,19 +914,35 @@ void ReduceCall::fail_timeout(size_t miss) {
                        " vectors missing): a peer is not contributing or the path is down");
 }
 
-// The call's range is used up whatever happened; a vector still missing fails the call.
-void ReduceCall::finish() {
+void ReduceCall::fail_stalled(size_t miss) {
+  if (std::getenv("PANAMA_HOST_DEBUG")) debug_missing();
+  close_range();
+  const auto secs = std::chrono::duration_cast<std::chrono::milliseconds>(stall()).count() / 1000.0;
+  char b[64];
+  std::snprintf(b, sizeof b, "%.1f", secs);
+  throw AllReduceError("loss repair failed: " + std::to_string(miss) + " of " + std::to_string(K) +
+                       " vectors still missing and none completed in the last " + b +
+                       " s (a peer stopped answering or the loss is too heavy)");
+}
+
+// The call's range is used up whatever happened: the next call starts after it.
+void ReduceCall::close_range() {
   t_.flush();  // whatever the backend still holds leaves now, not at the next call
   for (size_t t = 0; t < T; ++t) {
-    prev_span_[t] = static_cast<uint32_t>(tr_[t].slots.size());
+    prev_span_[t] = static_cast<uint32_t>(tr_[t].span);
     next_vid_[t] += prev_span_[t];
   }
+}
+
+// A vector still missing fails the call.
+void ReduceCall::finish() {
+  close_range();
   const size_t miss = missing();
   if (miss == 0) return;
   if (std::getenv("PANAMA_HOST_DEBUG")) debug_missing();
   throw AllReduceError("loss repair failed: " + std::to_string(miss) + " of " + std::to_string(K) +
-                       " vectors still missing after " + std::to_string(R) +
-                       " repair rounds (a peer stopped answering or the loss is too heavy)");
+                       " vectors still missing after all " + std::to_string(R) +
+                       " reserved repair rounds (a peer stopped answering or the loss is too heavy)");
 }
 
 long long ms_since(Clock::time_point t) {
@@ -902,7 +975,7 @@ void ReduceCall::debug_missing() const {
     const size_t t = k % T, j = k / T;
     const TreeState& z = tr_[t];
     std::fprintf(stderr, "rank %d missing k %zu tree %zu j %zu part %zu:", p_.rank, k, t, j, j / z.vp);
-    for (int r = 0; r < R; ++r) {
+    for (int r = 0; r < static_cast<int>(z.rounds); ++r) {
       const size_t pos = z.n + static_cast<size_t>(r) * (z.ns * z.copies + z.n) + z.ns * z.copies + j;
       std::fprintf(stderr, " r%d[part %d plan %d slot sent %d skipped %d lost %d]", r,
                    static_cast<int>(z.part[static_cast<size_t>(r)][j / z.vp]),
@@ -919,7 +992,7 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
-  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n);
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n, stop_);
   const auto note_wait = [this] {
     stats_.status_wait_ms = p_.adaptive_wait ? wait_.wait_ms() : p_.status_wait_ms;
     stats_.srtt_ms = wait_.srtt_ms();

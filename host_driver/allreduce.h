@@ -10,6 +10,7 @@
 // as RESULT frames on the group.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,10 @@ namespace panama::host {
 
 struct AllReduceError : std::runtime_error {
   using std::runtime_error::runtime_error;
+};
+// A call ended because its stop flag was raised (AllReduce::stop_on); the buffer is untouched.
+struct AllReduceStopped : AllReduceError {
+  using AllReduceError::AllReduceError;
 };
 
 // The status wait adapted to the measured round trip of this worker's slots (docs/host.md,
@@ -58,7 +63,15 @@ struct JobParams {
   // Loss repair (docs/host.md): rounds reserved per call and tree (0: off, a loss ends the call
   // with AllReduceError), repair slots per round, and how long a worker waits for a round's
   // status (or for the results before it) before going on without it.
-  int repair_rounds = 16;
+  // Rounds reserved per call and tree: kRepairAuto (the default) reserves as many as fit a VID
+  // budget of kRepairVidBudget per tree and call (at least 64): repair goes on while vectors keep
+  // completing and ends by repair_stall_ms, not by a round count. 0: off; N: at most N rounds.
+  int repair_rounds = kRepairAuto;
+  static constexpr int kRepairAuto = -1;
+  static constexpr uint32_t kRepairVidBudget = 1u << 24;
+  // With repair on: a call in which no vector has completed for this long while some are
+  // missing ends with AllReduceError (0: max(4 call timeouts, 128 status waits)).
+  int repair_stall_ms = 0;
   int repair_slots = 8;  // unused since every vector has a slot in every round (kept for the API)
   int status_wait_ms = 200;
   // On: the status wait follows the measured round trip (StatusWait), never below
@@ -111,6 +124,11 @@ class AllReduce {
   void reduce_u16(uint16_t* data, size_t n);  // bf16 / fp16 bit patterns (elem_bytes = 2)
   void reduce_raw(uint8_t* data, size_t n);   // n elements of elem_bytes, little-endian
 
+  // While *flag is true a call under way ends within kStopPoll with AllReduceStopped (a
+  // worker's SIGTERM); nullptr (the default): calls end only by their own rules.
+  void stop_on(const std::atomic<bool>* flag) { stop_ = flag; }
+  static constexpr std::chrono::milliseconds kStopPoll{100};
+
   const Stats& stats() const { return stats_; }
   uint32_t next_vid(int tree) const { return next_vid_.at(static_cast<size_t>(tree)); }
   const Dctcp& window(int tree) const { return cc_.at(static_cast<size_t>(tree)); }
@@ -128,6 +146,7 @@ class AllReduce {
   // chip's result cache tells this worker's re-sent frame from another process's frame that
   // reuses the same VIDs (docs/host.md "Recall").
   uint32_t nonce_;
+  const std::atomic<bool>* stop_ = nullptr;
 };
 
 }  // namespace panama::host

@@ -2,6 +2,7 @@
 // subcommand's options and returns how to run it; main.cpp holds the table of subcommands.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,5 +36,19 @@ std::vector<std::string> split(const std::string& s);  // on commas; "" gives no
 std::vector<int> int_list(const std::string& s, const char* what);
 // True when PATH.tmp can be created (it is removed again): the file's folder takes a file.
 bool can_create_tmp(const std::string& path);
+// Writes PATH whole or not at all: PATH.tmp, then a rename. Throws "cannot write PATH". An
+// immediate stop (below) during the write removes PATH.tmp.
+void write_file_atomic(const std::string& path, const void* data, size_t n);
+
+// Stopping signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT). Graceful: the handler only sets
+// stop_requested(), the subcommand notices it within its own bound (the stand-in between rounds,
+// the worker within 100 ms of waiting) and ends in order. Immediate: the handler writes
+// "panama-host WHO: stopped by SIGNAME; nothing written" and exits 128 + the signal at once (a
+// controller between requests: the contexts are enabled last, so a stop leaves none half-set).
+enum class StopMode { graceful, immediate };
+void catch_stop_signals(StopMode mode, const std::string& who);
+const std::atomic<bool>& stop_requested();
+int stop_signal();               // the signal that asked to stop, 0 if none
+std::string stop_signal_name();  // "SIGTERM", ...
 
 }  // namespace panama::host::cli

@@ -120,8 +120,7 @@ std::vector<RegWrite> writes_to_do(const ControllerOpts& o, const RegLayout& l, 
   }
   for (const std::string* f : {&o.writes, &o.job_out}) {
     if (f->empty() || *f == "-") continue;
-    std::ofstream probe(*f, std::ios::app);
-    if (!probe) throw std::runtime_error("cannot write " + *f);
+    if (!can_create_tmp(*f)) throw std::runtime_error("cannot write " + *f);
   }
   return w;
 }
@@ -308,9 +307,7 @@ void write_list(const std::string& path, const std::vector<RegWrite>& w) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw std::runtime_error("cannot write " + path);
+  write_file_atomic(path, text.data(), text.size());
 }
 
 // The job description a worker reads (--job-desc): what the design accepts.
@@ -330,9 +327,8 @@ void write_job_desc(const ControllerOpts& o, const RegLayout& l) {
     jd["job"] = o.job;
     jd["trees"] = o.trees;
   }
-  std::ofstream out(o.job_out);
-  out << jd.dump(2) << "\n";
-  if (!out) throw std::runtime_error("cannot write " + o.job_out);
+  const std::string text = jd.dump(2) + "\n";
+  write_file_atomic(o.job_out, text.data(), text.size());
 }
 
 // Read back: every slot to be enabled must be, with the fields written; disabled ones off.
@@ -371,6 +367,7 @@ int verify(LiveBus& cc, const RegLayout& l, const ProgramPlan& plan) {
 }
 
 int run_controller(const ControllerOpts& o) {
+  catch_stop_signals(StopMode::immediate, "controller");
   const RegLayout l = load_regmap(o.regmap);
   const ProgramPlan plan = make_plan(o, l);
   const std::vector<RegWrite> w = writes_to_do(o, l, plan);

@@ -20,9 +20,6 @@
 namespace panama::host::cli {
 namespace {
 
-std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
-
 struct SwitchOpts {
   std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl", control;
   bool prepare = false, shell = false;
@@ -131,32 +128,6 @@ void ControlRequests::finish() {
   chip_.set_contexts(f);
 }
 
-// A fabric that ends the stand-in's loop at the end of a slice or at a stop signal.
-struct SliceFabric : Fabric {
-  Fabric& f;
-  Clock::time_point end;
-  std::atomic<bool>& stop;
-  SliceFabric(Fabric& f_, Clock::time_point e, std::atomic<bool>& s) : f(f_), end(e), stop(s) {}
-  int ports() const override { return f.ports(); }
-  bool try_recv(int p, wire::Bytes& b) override { return f.try_recv(p, b); }
-  void send(int p, const wire::Bytes& b) override { f.send(p, b); }
-  void flush() override { f.flush(); }
-  void wait(Clock::time_point until) override {
-    f.wait(std::min(until, end));
-    if (Clock::now() >= end || g_stop.load()) stop.store(true);
-  }
-};
-
-// SA_RESTART: a stop request must not break a system call in flight (a half-read reply of the
-// RTL harness); the loop notices g_stop between rounds. Every catchable stopping signal.
-void catch_stop_signals() {
-  struct sigaction sa {};
-  sa.sa_handler = on_signal;
-  sa.sa_flags = SA_RESTART;
-  sigemptyset(&sa.sa_mask);
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
-}
-
 void export_counters(const std::string& path, const nlohmann::ordered_json& j) {
   const std::string tmp = path + ".tmp";
   std::ofstream out(tmp);
@@ -217,14 +188,13 @@ struct StandIn {
   // One slice: runs until the export interval or a signal; the counters, with the engine's
   // error if it failed (then with the last accelerator counters read, marked incomplete).
   nlohmann::ordered_json slice() {
-    const auto slice_end =
+    StandInParams p = sp;
+    p.until =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.export_interval));
-    std::atomic<bool> slice_stop{false};
-    SliceFabric f(fab, slice_end, slice_stop);
     nlohmann::ordered_json j;
     std::string err;
     try {
-      j = run_standin(f, eng, chip, sp, slice_stop);
+      j = run_standin(fab, eng, chip, p, stop_requested());
       if (layout) j["accelerator"] = read_counters(*layout, [&](uint32_t x) { return eng.reg_read(x); });
       last_acc = j["accelerator"];
     } catch (const std::exception& e) {
@@ -252,10 +222,12 @@ struct StandIn {
         throw std::runtime_error(j["error"].get<std::string>());
       }
       const double el = std::chrono::duration<double>(Clock::now() - start).count();
-      if (g_stop.load() || (o.duration > 0 && el >= o.duration)) break;
+      if (stop_requested().load() || (o.duration > 0 && el >= o.duration)) break;
     }
     std::printf("%s\n", j.dump(2).c_str());
     std::fflush(stdout);
+    if (stop_signal() != 0)
+      std::fprintf(stderr, "panama-host switch: stopped by %s; final counters written\n", stop_signal_name().c_str());
     return 0;
   }
 };
@@ -315,7 +287,7 @@ int run_switch(const SwitchOpts& o) {
                                    : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
   SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
   if (board) chip.set_board(*board);
-  catch_stop_signals();
+  catch_stop_signals(StopMode::graceful, "switch");
   std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
                o.shell && board->standalone
                    ? "Verilated standalone board shell (program it with panama-host controller --target; it "
@@ -356,11 +328,16 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
   sw->add_option("--dup", s.sp.chip.dup, "fault injection: duplicate probability per frame in and out")
       ->default_val(0)
       ->check(CLI::Range(0.0, 1.0));
+  sw->add_option("--reorder", s.sp.chip.reorder,
+                 "fault injection: probability per frame in and out that the next frame of its port overtakes it")
+      ->default_val(0)
+      ->check(CLI::Range(0.0, 1.0));
   sw->add_option("--result-cache", s.sp.chip.result_cache,
                  "final sums kept per context to answer re-sent contributions (0: off)")
       ->default_val(1024)
       ->check(CLI::Range(0, 1 << 20));
-  sw->add_option("--loss-ports", s.loss_ports, "ports the loss and duplication apply to, P0,P1,... (default: all)");
+  sw->add_option("--loss-ports", s.loss_ports,
+                 "ports the loss, duplication and reordering apply to, P0,P1,... (default: all)");
   sw->add_option("--control", s.control,
                  "serve a control socket (Unix stream socket at this path) for panama-host controller");
   sw->add_option("--loss-seed", s.sp.chip.loss_seed, "seed of the loss")->default_val(1);

@@ -28,17 +28,6 @@ std::vector<uint8_t> read_file(const std::string& path) {
   return b;
 }
 
-void write_file(const std::string& path, const uint8_t* p, size_t n) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + path);
-    out.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(n));
-    if (!out) throw std::runtime_error("cannot write " + path);
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
-}
-
 int iface_mtu(const std::string& iface) {
   std::ifstream in("/sys/class/net/" + iface + "/mtu");
   int mtu = 0;
@@ -185,7 +174,8 @@ struct WorkerOpts {
   double progress_bar_interval = 10;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
   int port = wire::kDefaultAggPort;
-  int repair_rounds = 16, repair_slots = 8, status_wait_ms = 200, status_copies = 3;
+  std::string repair_rounds = "auto";
+  int repair_slots = 8, status_wait_ms = 200, status_copies = 3, repair_stall_ms = 0;
   std::string first_vid = "0";
   WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
   bool no_cc = false;
@@ -271,7 +261,14 @@ JobParams job_params(const WorkerOpts& o) {
   p.trees = o.trees;
   p.elem_bytes = es;
   p.format = es == 4 ? ref::Fmt::fp32 : (d.format == "bf16" ? ref::Fmt::bf16 : ref::Fmt::fp16);
-  p.repair_rounds = o.repair_rounds;
+  if (o.repair_rounds == "auto") {
+    p.repair_rounds = JobParams::kRepairAuto;
+  } else {
+    const auto r = parse_unsigned(o.repair_rounds, 10, 65535);
+    if (!r) throw std::runtime_error("--repair-rounds: '" + o.repair_rounds + "' is not auto or a number 0..65535");
+    p.repair_rounds = static_cast<int>(*r);
+  }
+  p.repair_stall_ms = o.repair_stall_ms;
   p.repair_slots = o.repair_slots;
   p.status_wait_ms = o.status_wait_ms;
   p.adaptive_wait = o.adaptive_wait;
@@ -367,6 +364,10 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
 }
 
 int run_worker(const WorkerOpts& o) {
+  // Until the all-reduce runs, a stop ends the process at once (nothing to finish); from then on
+  // the call ends in order within AllReduce::kStopPoll and the backend closes (an XDP program
+  // detached, DPDK's ports stopped).
+  catch_stop_signals(StopMode::immediate, "worker " + std::to_string(o.rank));
   check_worker_opts(o);
   JobParams p = job_params(o);
   const size_t es = static_cast<size_t>(p.elem_bytes);
@@ -387,14 +388,25 @@ int run_worker(const WorkerOpts& o) {
     link = bar.get();
   }
   AllReduce ar(*link, p);
+  catch_stop_signals(StopMode::graceful, "worker " + std::to_string(o.rank));
+  ar.stop_on(&stop_requested());
   if (prog) prog->attach(&ar);
   std::vector<uint8_t> buf;
-  for (int it = 0; it < o.iterations; ++it) {
-    buf = grad;
-    ar.reduce_raw(buf.data(), buf.size() / es);
+  const auto t0 = Clock::now();
+  try {
+    for (int it = 0; it < o.iterations; ++it) {
+      if (stop_requested().load()) throw AllReduceStopped("stopped before iteration " + std::to_string(it + 1));
+      buf = grad;
+      ar.reduce_raw(buf.data(), buf.size() / es);
+    }
+  } catch (const AllReduceStopped& e) {
+    bar.reset();
+    std::fprintf(stderr, "panama-host worker %d: stopped by %s after %.1f s (%s); no output written\n", o.rank,
+                 stop_signal_name().c_str(), std::chrono::duration<double>(Clock::now() - t0).count(), e.what());
+    return 128 + stop_signal();
   }
   bar.reset();  // ends the bar's line before the summary
-  write_file(o.out, buf.data(), buf.size());
+  write_file_atomic(o.out, buf.data(), buf.size());
   const nlohmann::ordered_json j = worker_stats(o, ar, grad.size() / es);
   if (!o.stats.empty()) {
     std::ofstream st(o.stats);
@@ -412,9 +424,15 @@ void add_window_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--ecn-gain", w.win.gain, "DCTCP gain g")->default_val(1.0 / 16);
   wk->add_flag("--no-cc", w.no_cc, "fixed window (--window-init), ECN ignored");
   wk->add_option("--timeout-ms", w.timeout_ms, "error after this long without a new result")->default_val(2000);
-  wk->add_option("--repair-rounds", w.repair_rounds, "loss repair rounds reserved per call and tree (0: off)")
-      ->default_val(16)
-      ->check(CLI::Range(0, 64));
+  wk->add_option("--repair-rounds", w.repair_rounds,
+                 "loss repair rounds reserved per call and tree: auto (as many as a 2^24-VID range holds, at least "
+                 "64: repair ends by --repair-stall-ms), N (at most N), 0 (off)")
+      ->default_val("auto");
+  wk->add_option("--repair-stall-ms", w.repair_stall_ms,
+                 "with repair on: fail when no vector completed for this long (0: max(4 call timeouts, 128 status "
+                 "waits))")
+      ->default_val(0)
+      ->check(CLI::Range(0, 86400000));
   wk->add_option("--repair-slots", w.repair_slots, "ignored (every vector has a repair slot in every round)")
       ->default_val(8)
       ->check(CLI::Range(1, 4096));

@@ -90,6 +90,8 @@ SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
       q_(static_cast<size_t>(ports)),
       arrived_(static_cast<size_t>(ports)),
       busy_until_(static_cast<size_t>(ports)),
+      held_(static_cast<size_t>(ports)),
+      held_until_(static_cast<size_t>(ports)),
       ctr_(static_cast<size_t>(ports)),
       cache_(ctx.contexts.size()) {
   if (ports < 1) throw std::runtime_error("the switch needs at least one port");
@@ -98,6 +100,7 @@ SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
   if (p.queue_limit < 1) throw std::runtime_error("queue limit must be >= 1");
   if (!(p.loss >= 0 && p.loss <= 1)) throw std::runtime_error("loss must be a probability in [0, 1]");
   if (!(p.dup >= 0 && p.dup <= 1)) throw std::runtime_error("duplication must be a probability in [0, 1]");
+  if (!(p.reorder >= 0 && p.reorder <= 1)) throw std::runtime_error("reordering must be a probability in [0, 1]");
   lossy_.assign(static_cast<size_t>(ports), p.loss_ports.empty());
   for (int q : p.loss_ports) {
     if (q < 0 || q >= ports) throw std::runtime_error("loss port " + std::to_string(q) + " does not exist");
@@ -117,6 +120,13 @@ bool SwitchChip::inject_dup(int port) {
   if (p_.dup <= 0 || !lossy_[static_cast<size_t>(port)]) return false;
   if (std::uniform_real_distribution<double>(0, 1)(rng_) >= p_.dup) return false;
   ++ctr_[static_cast<size_t>(port)].injected_dups;
+  return true;
+}
+
+bool SwitchChip::inject_reorder(int port) {
+  if (p_.reorder <= 0 || !lossy_[static_cast<size_t>(port)]) return false;
+  if (std::uniform_real_distribution<double>(0, 1)(rng_) >= p_.reorder) return false;
+  ++ctr_[static_cast<size_t>(port)].injected_reorders;
   return true;
 }
 
@@ -306,16 +316,37 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
 }
 
 bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
-  auto& q = q_[static_cast<size_t>(port)];
-  if (q.empty()) return false;
-  auto& busy = busy_until_[static_cast<size_t>(port)];
-  if (p_.rate_mbps > 0 && now < busy) return false;
-  auto& arr = arrived_[static_cast<size_t>(port)];
-  f = std::move(q.front());
-  q.pop_front();
-  const Clock::time_point arrival = arr.front();
-  arr.pop_front();
-  if (inject_loss(port)) return pop_due(port, now, f);
+  const size_t pi = static_cast<size_t>(port);
+  auto& q = q_[pi];
+  auto& arr = arrived_[pi];
+  auto& held = held_[pi];
+  if (held) {
+    if (q.empty() && now < held_until_[pi]) return false;
+    // A held frame leaves right behind the next frame queued, or alone once its hold is over.
+    const std::ptrdiff_t at = q.empty() ? 0 : 1;
+    q.insert(q.begin() + at, std::move(*held));
+    arr.insert(arr.begin() + at, now);
+    held.reset();
+  }
+  auto& busy = busy_until_[pi];
+  Clock::time_point arrival;
+  for (bool may_reorder = true;;) {
+    if (q.empty() || (p_.rate_mbps > 0 && now < busy)) return false;
+    f = std::move(q.front());
+    q.pop_front();
+    arrival = arr.front();
+    arr.pop_front();
+    if (inject_loss(port)) continue;
+    if (!may_reorder || !inject_reorder(port)) break;
+    may_reorder = false;
+    if (q.empty()) {  // nothing to overtake it yet: held until a frame is queued behind it
+      held = std::move(f);
+      held_until_[pi] = now + kReorderHold;
+      return false;
+    }
+    q.insert(q.begin() + 1, std::move(f));  // the next frame overtakes this one
+    arr.insert(arr.begin() + 1, arrival);
+  }
   if (inject_dup(port)) {  // the copy leaves right after the original
     q.push_front(f);
     arr.push_front(arrival);
@@ -337,14 +368,16 @@ bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
 
 Clock::time_point SwitchChip::next_due() const {
   Clock::time_point t = Clock::time_point::max();
-  for (size_t p = 0; p < q_.size(); ++p)
+  for (size_t p = 0; p < q_.size(); ++p) {
     if (!q_[p].empty()) t = std::min(t, p_.rate_mbps > 0 ? busy_until_[p] : Clock::time_point::min());
+    if (held_[p]) t = std::min(t, held_until_[p]);
+  }
   return t;
 }
 
 size_t SwitchChip::queued() const {
   size_t n = 0;
-  for (const auto& q : q_) n += q.size();
+  for (size_t p = 0; p < q_.size(); ++p) n += q_[p].size() + (held_[p] ? 1 : 0);
   return n;
 }
 
@@ -362,6 +395,7 @@ nlohmann::ordered_json SwitchChip::counters_json() const {
                  {"filtered", c.filtered},
                  {"injected_drops", c.injected_drops},
                  {"injected_dups", c.injected_dups},
+                 {"injected_reorders", c.injected_reorders},
                  {"recalled", c.recalled}});
   return a;
 }
@@ -369,50 +403,139 @@ nlohmann::ordered_json SwitchChip::counters_json() const {
 // ---------------------------------------------------------------------------------------------
 // The stand-in's loop
 
+namespace {
+
+// The stand-in's receive side: fault injection, the result cache, then the engine. A frame
+// picked for reordering waits for the next frame of its port (or kReorderHold) before it goes on.
+class Receiver {
+ public:
+  Receiver(Engine& eng, SwitchChip& chip, int ports) : eng_(eng), chip_(chip), held_(static_cast<size_t>(ports)) {}
+
+  // A frame from link `port`; true when it reached the engine.
+  bool take(int port, wire::Bytes&& f, Clock::time_point now) {
+    chip_.count_rx(port, f.size());
+    if (chip_.inject_loss(port)) return false;
+    Held& h = held_[static_cast<size_t>(port)];
+    if (!h.frame && chip_.inject_reorder(port)) {
+      h.frame = std::move(f);
+      h.until = now + kReorderHold;
+      return false;
+    }
+    bool in = pass(port, std::move(f));
+    if (h.frame) in |= release(port);  // the held frame goes on right behind the one that overtook it
+    return in;
+  }
+  // Held frames whose hold is over go on alone; true when one reached the engine.
+  bool release_due(Clock::time_point now) {
+    bool in = false;
+    for (size_t port = 0; port < held_.size(); ++port)
+      if (held_[port].frame && now >= held_[port].until) in |= release(static_cast<int>(port));
+    return in;
+  }
+
+ private:
+  struct Held {
+    std::optional<wire::Bytes> frame;
+    Clock::time_point until;
+  };
+  bool release(int port) {
+    wire::Bytes f = std::move(*held_[static_cast<size_t>(port)].frame);
+    held_[static_cast<size_t>(port)].frame.reset();
+    return pass(port, std::move(f));
+  }
+  bool pass(int port, wire::Bytes&& f) {
+    const bool dup = chip_.inject_dup(port);
+    // A re-sent contribution whose sum the chip still holds: answered here (the switch chip
+    // sees the frame before the accelerator beside it).
+    if (chip_.recall(port, f)) {
+      if (dup) chip_.recall(port, f);
+      return false;
+    }
+    if (dup) eng_.inject(port, f);
+    eng_.inject(port, std::move(f));
+    return true;
+  }
+  Engine& eng_;
+  SwitchChip& chip_;
+  std::vector<Held> held_;
+};
+
+// Frames taken per port and round: halved while the engine's work in a round exceeds the
+// budget, doubled while it stays under a quarter of it (StandInParams::round_budget_s).
+class RoundBudget {
+ public:
+  explicit RoundBudget(const StandInParams& p) : budget_(p.round_budget_s), max_(std::max(1, p.max_batch)) {
+    per_port_ = std::min(max_, 16);
+  }
+  int per_port() const { return per_port_; }
+  void update(double engine_s, bool filled) {
+    if (budget_ <= 0) {
+      per_port_ = max_;
+    } else if (engine_s > budget_) {
+      per_port_ = std::max(1, per_port_ / 2);
+    } else if (filled && engine_s < budget_ / 4) {
+      per_port_ = std::min(max_, per_port_ * 2);
+    }
+  }
+
+ private:
+  double budget_;
+  int max_, per_port_;
+};
+
+// --queue-log: one CSV line per port every interval.
+class QueueLog {
+ public:
+  QueueLog(const StandInParams& p, int ports) : ports_(ports) {
+    if (p.queue_log.empty()) return;
+    // Appended: the stand-in runs its loop in slices (counter exports); the header goes into an
+    // empty file only.
+    f_.open(p.queue_log, std::ios::app);
+    if (!f_) throw std::runtime_error("cannot write the queue log " + p.queue_log);
+    if (f_.tellp() == 0) f_ << "unix_s,port,queue_frames,ce_marked\n";
+    every_ = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.queue_log_interval));
+    next_ = Clock::now();
+  }
+  void sample(const SwitchChip& chip) {
+    if (!f_.is_open() || Clock::now() < next_) return;
+    const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    for (int port = 0; port < ports_; ++port)
+      f_ << std::fixed << std::setprecision(3) << unix_s << ',' << port << ',' << chip.queue_len(port) << ','
+         << chip.counters()[static_cast<size_t>(port)].ce_marked << '\n';
+    f_.flush();
+    next_ += every_;
+    if (next_ < Clock::now()) next_ = Clock::now() + every_;
+  }
+
+ private:
+  int ports_;
+  std::ofstream f_;
+  Clock::duration every_{};
+  Clock::time_point next_;
+};
+
+}  // namespace
+
 nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, const StandInParams& p,
                                    const std::atomic<bool>& stop) {
   const int n = std::min(fab.ports(), eng.ports());
   auto last_traffic = Clock::now();
   wire::Bytes f;
-  std::ofstream qlog;
-  if (!p.queue_log.empty()) {
-    // Appended: the stand-in runs this loop in slices (counter exports); the header goes into an
-    // empty file only.
-    qlog.open(p.queue_log, std::ios::app);
-    if (!qlog) throw std::runtime_error("cannot write the queue log " + p.queue_log);
-    if (qlog.tellp() == 0) qlog << "unix_s,port,queue_frames,ce_marked\n";
-  }
-  const auto qlog_every =
-      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(p.queue_log_interval));
-  auto qlog_next = Clock::now();
-  while (!stop.load(std::memory_order_relaxed)) {
+  QueueLog qlog(p, n);
+  Receiver rx(eng, chip, n);
+  RoundBudget budget(p);
+  while (!stop.load(std::memory_order_relaxed) && Clock::now() < p.until) {
     if (p.control) p.control(eng, chip);
-    if (qlog.is_open() && Clock::now() >= qlog_next) {
-      const double unix_s = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-      for (int port = 0; port < n; ++port)
-        qlog << std::fixed << std::setprecision(3) << unix_s << ',' << port << ',' << chip.queue_len(port) << ','
-             << chip.counters()[static_cast<size_t>(port)].ce_marked << '\n';
-      qlog.flush();
-      qlog_next += qlog_every;
-      if (qlog_next < Clock::now()) qlog_next = Clock::now() + qlog_every;
-    }
-    bool got = false;
+    qlog.sample(chip);
+    const auto t0 = Clock::now();
+    bool got = rx.release_due(t0), filled = false;
     for (int port = 0; port < n; ++port) {
-      for (int k = 0; k < p.max_batch && fab.try_recv(port, f); ++k) {
-        chip.count_rx(port, f.size());
-        if (chip.inject_loss(port)) continue;
-        const bool dup = chip.inject_dup(port);
-        // A re-sent contribution whose sum the chip still holds: answered here (the switch
-        // chip sees the frame before the accelerator beside it).
-        if (chip.recall(port, f)) {
-          if (dup) chip.recall(port, f);
-          continue;
-        }
-        if (dup) eng.inject(port, f);
-        eng.inject(port, std::move(f));
+      int k = 0;
+      for (; k < budget.per_port() && fab.try_recv(port, f); ++k) {
+        got |= rx.take(port, std::move(f), t0);
         f = wire::Bytes();
-        got = true;
       }
+      filled |= k == budget.per_port();
     }
     auto now = Clock::now();
     if (got) {
@@ -425,12 +548,13 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
     }
     for (auto& o : eng.take_outputs()) chip.from_engine(std::move(o), now);
     now = Clock::now();
+    budget.update(std::chrono::duration<double>(now - t0).count(), filled);
     for (int port = 0; port < n; ++port)
       while (chip.pop_due(port, now, f)) fab.send(port, f);
     fab.flush();
-    if (got) continue;  // keep draining the links before sleeping
+    if (filled) continue;  // keep draining the links before sleeping
     const auto due = chip.next_due();
-    fab.wait(std::min(due, Clock::now() + std::chrono::milliseconds(1)));
+    fab.wait(std::min({due, p.until, Clock::now() + std::chrono::milliseconds(1)}));
   }
   nlohmann::ordered_json j;
   j["accelerator"] = eng.counters();

@@ -83,6 +83,10 @@ struct ChipParams {
   // Each frame received from or sent to a port in loss_ports is duplicated with probability dup
   // (the copy follows the original at once; counted `injected_dups`); same seed.
   double dup = 0;
+  // Each frame received from or sent to a port in loss_ports is, with probability reorder,
+  // overtaken by the next frame of that port and direction, or held for kReorderHold when none
+  // follows (counted `injected_reorders`); same seed.
+  double reorder = 0;
   // The result cache (SwitchML's shadow copies, docs/host.md "Recall"): the last result_cache
   // final sums this chip sent to each context's members, by VID. A contribution that arrives
   // for a VID whose sum is cached (a worker re-sending after its copy of the result was lost)
@@ -93,7 +97,7 @@ struct ChipParams {
 
 struct PortCounters {
   uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0, max_queue = 0,
-           flooded = 0, filtered = 0, injected_drops = 0, injected_dups = 0,
+           flooded = 0, filtered = 0, injected_drops = 0, injected_dups = 0, injected_reorders = 0,
            recalled = 0;  // contributions answered from the result cache
 };
 
@@ -120,6 +124,8 @@ class SwitchChip {
   bool inject_loss(int port);
   // Fault injection: true = send this frame twice.
   bool inject_dup(int port);
+  // Fault injection: true = let the next frame of this port and direction overtake this one.
+  bool inject_reorder(int port);
   // The contexts the chip forwards by (multicast groups, passed-down results), e.g. after a
   // live reprogramming. m_agg frames are matched to contexts by their (JID, TID).
   // Reprogramming empties the result cache (a context's VIDs may start again).
@@ -154,6 +160,10 @@ class SwitchChip {
   std::vector<std::deque<wire::Bytes>> q_;
   std::vector<std::deque<Clock::time_point>> arrived_;  // per queued frame, when it was enqueued
   std::vector<Clock::time_point> busy_until_;
+  // Per egress port, a frame held back by inject_reorder() while its queue was empty: it goes
+  // out right behind the next frame queued there, or alone once held_until_ passes.
+  std::vector<std::optional<wire::Bytes>> held_;
+  std::vector<Clock::time_point> held_until_;
   std::vector<PortCounters> ctr_;
   std::vector<bool> lossy_;
   std::mt19937_64 rng_;
@@ -186,10 +196,21 @@ class Fabric {
   virtual void flush() {}
 };
 
+// How long a frame picked for reordering waits for another frame to overtake it.
+constexpr std::chrono::milliseconds kReorderHold{1};
+
 struct StandInParams {
   ChipParams chip;
   uint64_t idle_cycles_per_ms = 0;  // simulated cycles per quiet ms (lets context timeouts fire)
-  int max_batch = 256;              // frames received per port per round
+  int max_batch = 256;              // frames received per port per round, at most
+  // The engine's share of one round, in seconds: the frames taken from the links per round
+  // shrink (down to one per port) while a round's engine work takes longer than this and grow
+  // back (up to max_batch) while it takes much less, so that a slow engine (the Verilated RTL,
+  // a board shell) under a continuous flood still ends a round, and sees a stop request or the
+  // end of `until`, within about this time. Frames not taken wait in the links' buffers.
+  double round_budget_s = 0.05;
+  // The loop also ends at this time (the CLI runs it in slices, exporting counters in between).
+  Clock::time_point until = Clock::time_point::max();
   // Every queue_log_interval seconds, one CSV line per port: unix time, port, frames queued,
   // frames CE-marked so far (the fairness experiment's queue plot). Empty: off.
   std::string queue_log;
@@ -198,7 +219,8 @@ struct StandInParams {
   std::function<void(Engine&, SwitchChip&)> control;
 };
 
-// Runs until `stop` becomes true. Returns the combined counters (engine + chip).
+// Runs until `stop` becomes true or p.until passes; both are checked every round, under load
+// too. Returns the combined counters (engine + chip).
 nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, const StandInParams& p,
                                    const std::atomic<bool>& stop);
 

@@ -936,9 +936,9 @@ void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool
   p.status_wait_ms = 40;
   if (const char* e = std::getenv("PANAMA_HOST_STATUS_WAIT")) p.status_wait_ms = std::stoi(e);  // stress runs
   if (std::getenv("PANAMA_HOST_ADAPTIVE_WAIT")) p.adaptive_wait = true;                         // stress runs
-  p.repair_rounds = 16;
-  if (const char* e = std::getenv("PANAMA_HOST_COPIES")) p.status_copies = std::stoi(e);  // stress runs
-  if (std::getenv("PANAMA_HOST_NO_RESEND")) p.resend = false;                             // stress runs
+  if (const char* e = std::getenv("PANAMA_HOST_ROUNDS")) p.repair_rounds = std::stoi(e);        // stress runs
+  if (const char* e = std::getenv("PANAMA_HOST_COPIES")) p.status_copies = std::stoi(e);        // stress runs
+  if (std::getenv("PANAMA_HOST_NO_RESEND")) p.resend = false;                                   // stress runs
   size_t vectors = 40;
   if (const char* e = std::getenv("PANAMA_HOST_VECTORS")) vectors = std::stoul(e);  // stress runs
   const auto in = tensors(3, 362 * vectors + 5, seed, ref::Fmt::fp32);
