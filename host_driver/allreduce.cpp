@@ -844,6 +844,12 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
   // also for its tree.
   const auto now = Clock::now();
   last_progress_ = now;
+  // A late result while this tree waits at a status part: a slot before it completed just now,
+  // so peers are still sending the slots before the status (they are behind, not gone). The
+  // status wait starts again: giving up the status now would put this worker a round ahead of
+  // them, and on two levels at 10 % loss workers then leapfrogged one another round after round
+  // (each waiting at a status the others had already left) until the call timed out.
+  if (late && s.settled < s.sent && s.slots[s.settled].kind == Kind::status) s.last_progress = now;
   if (!late) {
     if (i > s.settled) settle_lost(t, i, h.vid);
     s.settled = i + 1;
