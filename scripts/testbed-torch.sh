@@ -29,6 +29,9 @@ torch_mgmt_net() {
     ip netns exec "$ns" ip link set "$b" master "$br" up
     ip netns exec "${WORKER_NS[$i]}" ip addr add "10.99.0.$((i + 1))/24" dev "$a"
     ip netns exec "${WORKER_NS[$i]}" ip link set "$a" up
+    # Gloo's TCP crosses the stand-in: one segment per skb, or the kernel hands the stand-in
+    # 64 KiB GSO super-frames that no port carries (the connection stalls; as scripts/bench-host).
+    ip netns exec "${WORKER_NS[$i]}" ip link set dev "${WORKER_IF[$i]}" gso_max_segs 1
   done
 }
 
@@ -47,8 +50,11 @@ torch_run() {
   export TESTBED_TORCH=1
   local ports="" i pids=() rc
   for i in $(seq 0 $((W - 1))); do ports+="${ports:+,}${WORKER_PORT[$i]}"; done
-  local standins
+  local standins sw
   standins=$(torch_standin_pids)
+  # A stand-in a fault test kills is not bash's news ("Killed" on stderr): out of the job table
+  # (the testbed stops them by pid).
+  for sw in "${SWITCHES[@]}"; do disown "${SW_PID[$sw]}" 2>/dev/null || true; done
   say "--torch: $(basename "$TORCH") ${TORCH_ARGS[*]} as $W workers (ports $ports), run directory $TMP$([ -n "$KEEP" ] && echo " (kept in $KEEP)")"
   start=$(date +%s.%N)
   for i in $(seq 0 $((W - 1))); do

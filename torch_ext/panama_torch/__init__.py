@@ -101,8 +101,14 @@ def allreduce_hook(state, bucket):
     t = bucket.buffer()
     why = state.channel.unsupported(t)
     if not why:
-        return state.channel.allreduce(t, mean=True).get_future()
+        # DDP (1.13) takes a Python object as the hook's result: the bucket, once the Work's
+        # future ([bucket]) completes (the callback runs on the channel's thread, with the GIL).
+        return state.channel.allreduce(t, mean=True).get_future().then(_bucket)
     _C.log_once(f"DDP hook: {why}")
     world = state.process_group.size()
     fut = dist.all_reduce(t, group=state.process_group, async_op=True).get_future()
     return fut.then(lambda f: f.value()[0].div_(world))
+
+
+def _bucket(fut):
+    return fut.value()[0]
