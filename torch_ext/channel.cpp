@@ -220,15 +220,31 @@ void Channel::serve(Request& r) {
         if (r.mean) store(buf_, buf_, r.elems, true);
         if (r.unpack) r.unpack(buf_);
       }
-    } catch (const PanamaError& e) {
+    } catch (const PanamaError&) {
       err = std::current_exception();
     } catch (const std::exception& e) {
       err = classify(e);
+    } catch (...) {
+      err = std::make_exception_ptr(PanamaError(Cause::transport, "an unknown error"));
     }
   }
   {
     std::lock_guard<std::mutex> l(mu_);
-    stats_ = ar_->stats();
+    // The counters only: the library's evidence lists (ce_vids, unseen_vids) grow with the job.
+    const host::Stats& s = ar_->stats();
+    stats_.calls = s.calls;
+    stats_.vectors_sent = s.vectors_sent;
+    stats_.results = s.results;
+    stats_.results_ce = s.results_ce;
+    stats_.ignored = s.ignored;
+    stats_.duplicates = s.duplicates;
+    stats_.leftovers = s.leftovers;
+    stats_.lost = s.lost;
+    stats_.repaired = s.repaired;
+    stats_.repair_rounds = s.repair_rounds;
+    stats_.resent = s.resent;
+    stats_.bytes_reduced = s.bytes_reduced;
+    stats_.seconds = s.seconds;
     if (err && failed_.empty()) {
       try {
         std::rethrow_exception(err);

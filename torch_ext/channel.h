@@ -69,7 +69,7 @@ class Channel {
   const Config& config() const { return cfg_; }
   const host::JobParams& params() const { return p_; }
   size_t chunk_elems() const { return chunk_; }
-  host::Stats stats() const;
+  host::Stats stats() const;  // the host library's counters (without its lists of VIDs)
   uint64_t requests_done() const;
 
   // The store step of a request, public for tests: n elements from src to dst (may be equal),
