@@ -1,0 +1,106 @@
+// panama_torch's link to the accelerator (docs/torch.md "Design"), free of PyTorch: one host
+// library `AllReduce` on a thread of its own, fed by a queue of requests. The framework adapter
+// (process_group.cpp) turns tensors into requests; the protocol is entirely the host library's.
+//
+//   Channel ch(cfg, rank, world);         // opens the link named by PANAMA_BACKEND
+//   ch.probe();                           // start-up check: path and design (PanamaError)
+//   ch.submit({n, mean, fill, out, {}, done});   // returns at once; done() runs on the channel's thread
+//
+// A request's input is copied into the job's buffer (fill), summed there in calls of
+// Config::chunk_elems elements, and only when every call succeeded written to its output, divided
+// by the world size on the way for a mean: a failed request leaves its output untouched, and the
+// mean costs no second pass over memory.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "allreduce.h"
+#include "torch_config.h"
+#include "transport.h"
+
+namespace panama::torchx {
+
+struct Request {
+  size_t elems = 0;   // elements of the design's format
+  bool mean = false;  // divide the sums by the world size
+  // Writes the input (elems * ES bytes) into the job's buffer; runs on the channel's thread.
+  std::function<void(uint8_t* buffer)> fill;
+  // Contiguous destination of the results; when null, `unpack` takes them (already divided for a
+  // mean) from the job's buffer.
+  uint8_t* out = nullptr;
+  std::function<void(const uint8_t* buffer)> unpack;
+  // Last, on the channel's thread: nullptr on success, else a PanamaError.
+  std::function<void(std::exception_ptr)> done;
+};
+
+// The link's opener by PANAMA_BACKEND's name: fills the frames' addresses into p.
+using LinkOpener = std::unique_ptr<host::Transport> (*)(const Config& c, host::JobParams& p);
+// udp, tins, dpdk (a backend added to the host library is one more entry here).
+const std::vector<std::pair<std::string, LinkOpener>>& link_backends();
+
+class Channel {
+ public:
+  // Opens the link PANAMA_BACKEND names; throws PanamaError (config, transport).
+  Channel(const Config& c, int rank, int world);
+  // With a link of the caller's (tests: host::LoopbackTransport).
+  Channel(const Config& c, int rank, int world, std::unique_ptr<host::Transport> link);
+  ~Channel();  // requests still queued end with an error; the one running finishes first
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  // Queues r. Throws PanamaError at once (never queues) when r is larger than the job's buffer
+  // or an earlier request failed. A request of 0 elements completes here, in the caller.
+  void submit(Request r);
+  // Sums known values (one vector per tree) and checks the result bit for bit: an unreachable
+  // switch, a context that drops the job's vectors, or an accelerator summing another format
+  // end here with PanamaError (unreachable, design) instead of in the first training step.
+  void probe();
+  // Returns when every request submitted so far has completed.
+  void drain();
+
+  const Config& config() const { return cfg_; }
+  const host::JobParams& params() const { return p_; }
+  size_t chunk_elems() const { return chunk_; }
+  host::Stats stats() const;  // the host library's counters (without its lists of VIDs)
+  uint64_t requests_done() const;
+
+  // The store step of a request, public for tests: n elements from src to dst (may be equal),
+  // divided by the world size when mean (fp32: IEEE division; bf16/fp16: the quotient rounded
+  // once, to nearest even).
+  void store(uint8_t* dst, const uint8_t* src, size_t n, bool mean) const;
+
+ private:
+  void start();
+  void run();
+  void serve(Request& r);
+  std::exception_ptr classify(const std::exception& e) const;
+
+  Config cfg_;
+  host::JobParams p_;
+  std::unique_ptr<host::Transport> link_;
+  std::unique_ptr<host::AllReduce> ar_;  // used on the channel's thread only
+  size_t chunk_ = 0;
+  // The job's buffer: cfg_.buffer_bytes of address space reserved at start (pages come on first touch).
+  uint8_t* buf_ = nullptr;
+  size_t buf_bytes_ = 0;
+  std::vector<uint16_t> mean16_;  // bf16/fp16: bits -> bits of value / world (rounded once)
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_, idle_cv_;
+  std::deque<Request> q_;
+  bool busy_ = false, stop_ = false;
+  std::string failed_;  // the first failure's message: later requests are refused
+  host::Stats stats_;
+  uint64_t done_ = 0;
+  std::thread th_;
+};
+
+}  // namespace panama::torchx

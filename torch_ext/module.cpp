@@ -1,0 +1,96 @@
+// panama_torch._C: the Python face of the backend (docs/torch.md). panama_torch/__init__.py
+// registers the c10d backend "panama" and the DDP hook on top of these classes.
+#include <torch/csrc/utils/pybind.h>
+
+#include "process_group.h"
+
+namespace py = pybind11;
+using panama::torchx::Channel;
+using panama::torchx::Config;
+using panama::torchx::PanamaError;
+
+namespace {
+
+py::dict stats_dict(const Channel& ch) {
+  const auto s = ch.stats();
+  py::dict d;
+  d["requests"] = ch.requests_done();
+  d["calls"] = s.calls;
+  d["vectors_sent"] = s.vectors_sent;
+  d["results"] = s.results;
+  d["lost"] = s.lost;
+  d["repaired"] = s.repaired;
+  d["ignored"] = s.ignored;
+  d["duplicates"] = s.duplicates;
+  d["bytes_reduced"] = s.bytes_reduced;
+  d["seconds"] = s.seconds;
+  return d;
+}
+
+void bind_config(py::module_& m) {
+  py::class_<Config>(m, "Config", "panama_torch's settings (docs/torch.md \"Configuration\"), validated")
+      .def_static("from_env", &Config::from_env, "from PANAMA_* variables and PANAMA_CONFIG's file")
+      .def_static("from_dict", &Config::from_map, "the same from a dict of PANAMA_* names (tests)")
+      .def_readonly("design", &Config::design)
+      .def_property_readonly("format", [](const Config& c) { return panama::torchx::to_string(c.format); })
+      .def_readonly("exact_sum", &Config::exact_sum)
+      .def_readonly("design_ports", &Config::design_ports)
+      .def_readonly("iface", &Config::iface)
+      .def_readonly("backend", &Config::backend)
+      .def_readonly("job", &Config::job)
+      .def_readonly("trees", &Config::trees)
+      .def_readonly("timeout_ms", &Config::timeout_ms)
+      .def_readonly("buffer_bytes", &Config::buffer_bytes)
+      .def_readonly("chunk_bytes", &Config::chunk_bytes)
+      .def_readonly("probe", &Config::probe)
+      .def_readonly("unknown_env", &Config::unknown_env);
+  m.def("variables", &panama::torchx::variables, "every PANAMA_* name this backend reads, with its meaning");
+  m.def("backends", [] {
+    std::vector<std::string> v;
+    for (const auto& b : panama::torchx::link_backends()) v.push_back(b.first);
+    return v;
+  });
+}
+
+void bind_channel(py::module_& m) {
+  py::class_<Channel, std::shared_ptr<Channel>>(m, "Channel",
+                                                "a job's link to the accelerator (one per job and process)")
+      .def(py::init(&panama::torchx::open_channel), py::arg("config"), py::arg("rank"), py::arg("world_size"),
+           py::call_guard<py::gil_scoped_release>())
+      .def("probe", &Channel::probe, py::call_guard<py::gil_scoped_release>(),
+           "sum known values once: raises PanamaError (switch unreachable, design mismatch)")
+      .def("drain", &Channel::drain, py::call_guard<py::gil_scoped_release>())
+      .def("unsupported", &panama::torchx::unsupported, "why a tensor cannot go through the accelerator ('' if it can)")
+      .def(
+          "allreduce",
+          [](Channel& ch, const at::Tensor& t, bool mean) -> c10::intrusive_ptr<c10d::Work> {
+            const std::string why = panama::torchx::unsupported(ch, t);
+            if (!why.empty()) throw std::invalid_argument("panama: " + why);
+            return panama::torchx::submit_tensor(ch, t, mean, {});
+          },
+          py::arg("tensor"), py::arg("mean") = false, py::call_guard<py::gil_scoped_release>(),
+          "sum (mean: average) the tensor in place with the job's other workers; returns a c10d Work")
+      .def("stats", &stats_dict)
+      .def_property_readonly("rank", [](const Channel& ch) { return ch.params().rank; })
+      .def_property_readonly("world_size", [](const Channel& ch) { return ch.params().world; })
+      .def_property_readonly("count", [](const Channel& ch) { return ch.params().count; })
+      .def_property_readonly("chunk_elems", &Channel::chunk_elems)
+      .def_property_readonly("config", &Channel::config);
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "panama_torch's C++ part: the c10d backend 'panama' over the host library";
+  py::register_exception<PanamaError>(m, "PanamaError", PyExc_RuntimeError);
+  bind_config(m);
+  bind_channel(m);
+  py::class_<panama::torchx::PanamaWork, c10d::Work, c10::intrusive_ptr<panama::torchx::PanamaWork>>(m, "Work");
+  py::class_<panama::torchx::ProcessGroupPanama, c10d::ProcessGroup,
+             c10::intrusive_ptr<panama::torchx::ProcessGroupPanama>>(m, "ProcessGroupPanama")
+      .def(py::init<std::shared_ptr<Channel>, c10::intrusive_ptr<c10d::ProcessGroup>>(), py::arg("channel"),
+           py::arg("gloo"))
+      .def_property_readonly("channel", &panama::torchx::ProcessGroupPanama::channel)
+      .def_property_readonly("fallback", &panama::torchx::ProcessGroupPanama::fallback);
+  m.def("log_once", &panama::torchx::log_once);
+}

@@ -1,0 +1,114 @@
+"""panama_torch: PyTorch training through a PANAMA-style aggregation accelerator (docs/torch.md).
+
+    import panama_torch                      # registers the c10d backend "panama"
+    dist.init_process_group("panama")        # RANK, WORLD_SIZE, MASTER_ADDR/PORT + PANAMA_* settings
+
+all_reduce (SUM or AVG) of a CPU tensor of the design's format runs through the accelerator,
+asynchronously on the backend's own thread; every other collective, op or dtype goes to an
+internal Gloo group (one log line per distinct reason). Failures raise PanamaError (a
+RuntimeError) naming the cause.
+
+For jobs that keep Gloo as their process group, the DDP communication hook:
+
+    state = panama_torch.HookState()         # reads PANAMA_*, checks path and design
+    model.register_comm_hook(state, panama_torch.allreduce_hook)
+"""
+import sys
+
+import torch
+import torch.distributed as dist
+
+from . import _C
+from ._C import Channel, Config, PanamaError, ProcessGroupPanama, backends, variables
+
+__all__ = ["Channel", "Config", "PanamaError", "ProcessGroupPanama", "HookState", "allreduce_hook", "backends",
+           "variables", "open_channel"]
+
+BACKEND = "panama"
+
+
+def _log(msg):
+    print(f"panama_torch: {msg}", file=sys.stderr, flush=True)
+
+
+def _config():
+    """The validated configuration (PanamaError naming the variable otherwise); unknown PANAMA_* names are logged."""
+    cfg = Config.from_env()
+    for name in cfg.unknown_env:
+        _log(f"{name} is not a setting of panama_torch (ignored; panama_torch.variables() lists them)")
+    return cfg
+
+
+def open_channel(rank, world_size, config=None):
+    """The job's channel in this process (shared by the process group and HookState)."""
+    return Channel(config or _config(), rank, world_size)
+
+
+def _create_process_group(store, rank, world_size, timeout):
+    # Everything is checked before the first collective: the settings, the link (opened here, so
+    # the job's group is joined before any peer's probe), the Gloo group (its rendezvous means
+    # every peer has opened its link too), then the probe through the accelerator.
+    cfg = _config()
+    chan = Channel(cfg, rank, world_size)
+    gloo = dist.ProcessGroupGloo(dist.PrefixStore("panama/gloo", store), rank, world_size, timeout)
+    pg = ProcessGroupPanama(chan, gloo)
+    if cfg.probe:
+        chan.probe()
+    return pg
+
+
+if BACKEND.upper() not in dist.Backend._plugins:
+    dist.Backend.register_backend(BACKEND, _create_process_group)
+
+
+class HookState:
+    """The state of allreduce_hook: the job's channel and the group for what the accelerator cannot sum.
+
+    process_group: the DDP model's group (default: the default group). When it is the "panama"
+    process group its channel is used; otherwise (Gloo, ...) a channel is opened from the PANAMA_*
+    settings for this rank and checked with the start-up probe after a barrier on that group.
+    """
+
+    def __init__(self, process_group=None):
+        pg = process_group if process_group is not None else dist.distributed_c10d._get_default_group()
+        self.process_group = pg
+        if isinstance(pg, ProcessGroupPanama):
+            self.channel = pg.channel
+            return
+        cfg = _config()
+        self.channel = Channel(cfg, pg.rank(), pg.size())
+        dist.barrier(group=pg)  # every peer's link is open before the first contribution
+        if cfg.probe:
+            self.channel.probe()
+
+
+_default_state = None
+
+
+def allreduce_hook(state, bucket):
+    """DDP communication hook: the bucket's mean through the accelerator, returned as a future at once.
+
+    The transfer runs on the backend's thread while the backward pass goes on; the division by the
+    world size happens as the sums are written back (no second pass). A bucket the accelerator
+    cannot sum (another dtype) goes to state.process_group's all_reduce (logged once).
+    state: a HookState, or None for the default group (which must then be the "panama" group).
+    """
+    global _default_state
+    if state is None:
+        if _default_state is None:
+            _default_state = HookState()
+        state = _default_state
+    t = bucket.buffer()
+    why = state.channel.unsupported(t)
+    if not why:
+        # DDP (1.13) takes a Python object as the hook's result: the bucket, once the Work's
+        # future ([bucket]) completes (the callback runs on the channel's thread, with the GIL).
+        return state.channel.allreduce(t, mean=True).get_future().then(_bucket)
+    _C.log_once(f"DDP hook: {why}")
+    world = state.process_group.size()
+    fut = dist.all_reduce(t, group=state.process_group, async_op=True).get_future()
+    return fut.then(lambda f: f.value()[0].div_(world))
+
+
+def _bucket(fut):
+    return fut.value()[0]

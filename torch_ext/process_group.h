@@ -1,0 +1,102 @@
+// The c10d side of panama_torch (docs/torch.md "Design"): the process group "panama", whose
+// all_reduce (SUM or AVG, one contiguous or strided CPU tensor of the design's format) runs
+// through a Channel on the channel's own thread, and whose every other collective, op, dtype or
+// device goes to an internal Gloo group with one log line per distinct reason.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include "channel.h"
+
+namespace panama::torchx {
+
+// Writes "panama_torch: <reason>" to stderr the first time a reason is seen in this process.
+void log_once(const std::string& reason);
+
+// The one channel of a job in this process: the process group and a DDP hook's state share it,
+// so that their all-reduces keep one order and one VID sequence. Throws PanamaError.
+std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world);
+
+// A request's Work: completed on the channel's thread; its future holds [tensor] (c10d's
+// convention, which DDP's comm hooks accept as they are).
+class PanamaWork : public c10d::Work {
+ public:
+  explicit PanamaWork(std::vector<at::Tensor> outputs);
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  std::vector<at::Tensor> result() override { return outputs_; }
+  void complete(std::exception_ptr e);
+
+ private:
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// Why t cannot be summed by the accelerator of ch's design ("" when it can).
+std::string unsupported(const Channel& ch, const at::Tensor& t);
+
+// Sums (mean: averages) t in place through ch. `after` (may be null) must finish before t is
+// read: the last fallback work, so that the order of the caller's collectives is kept. Throws
+// PanamaError at once when t does not fit the job's buffer or the job failed before.
+c10::intrusive_ptr<PanamaWork> submit_tensor(Channel& ch, const at::Tensor& t, bool mean,
+                                             c10::intrusive_ptr<c10d::Work> after);
+
+class ProcessGroupPanama : public c10d::ProcessGroup {
+ public:
+  ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusive_ptr<c10d::ProcessGroup> gloo);
+  const std::string getBackendName() const override { return "panama"; }
+  std::shared_ptr<Channel> channel() const { return ch_; }
+  c10::intrusive_ptr<c10d::ProcessGroup> fallback() const { return gloo_; }
+
+  c10::intrusive_ptr<c10d::Work> allreduce(std::vector<at::Tensor>& tensors,
+                                           const c10d::AllreduceOptions& opts = c10d::AllreduceOptions()) override;
+
+  // Everything else: the internal Gloo group.
+  c10::intrusive_ptr<c10d::Work> broadcast(std::vector<at::Tensor>& t, const c10d::BroadcastOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> allreduce_coalesced(std::vector<at::Tensor>& t,
+                                                     const c10d::AllreduceCoalescedOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> reduce(std::vector<at::Tensor>& t, const c10d::ReduceOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> allgather(std::vector<std::vector<at::Tensor>>& out, std::vector<at::Tensor>& in,
+                                           const c10d::AllgatherOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> _allgather_base(at::Tensor& out, at::Tensor& in,
+                                                 const c10d::AllgatherOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> allgather_coalesced(std::vector<std::vector<at::Tensor>>& out,
+                                                     std::vector<at::Tensor>& in,
+                                                     const c10d::AllgatherOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> gather(std::vector<std::vector<at::Tensor>>& out, std::vector<at::Tensor>& in,
+                                        const c10d::GatherOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> scatter(std::vector<at::Tensor>& out, std::vector<std::vector<at::Tensor>>& in,
+                                         const c10d::ScatterOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> reduce_scatter(std::vector<at::Tensor>& out, std::vector<std::vector<at::Tensor>>& in,
+                                                const c10d::ReduceScatterOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> _reduce_scatter_base(at::Tensor& out, at::Tensor& in,
+                                                      const c10d::ReduceScatterOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> alltoall_base(at::Tensor& out, at::Tensor& in, std::vector<int64_t>& out_split,
+                                               std::vector<int64_t>& in_split, const c10d::AllToAllOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> alltoall(std::vector<at::Tensor>& out, std::vector<at::Tensor>& in,
+                                          const c10d::AllToAllOptions& o) override;
+  c10::intrusive_ptr<c10d::Work> send(std::vector<at::Tensor>& t, int dst, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& t, int src, int tag) override;
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& t, int tag) override;
+  c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& o) override;
+  void monitoredBarrier(const c10d::BarrierOptions& o, bool wait_all_ranks) override;
+  void setSequenceNumberForGroup() override { gloo_->setSequenceNumberForGroup(); }
+  uint64_t getSequenceNumberForGroup() override { return gloo_->getSequenceNumberForGroup(); }
+
+ private:
+  // Logs the reason once, waits for the accelerator's earlier work (the caller's order), runs f
+  // on the Gloo group and remembers its work (the accelerator's next request waits for it).
+  template <class F>
+  c10::intrusive_ptr<c10d::Work> to_gloo(const std::string& reason, F&& f);
+
+  std::shared_ptr<Channel> ch_;
+  c10::intrusive_ptr<c10d::ProcessGroup> gloo_;
+  std::mutex mu_;
+  c10::intrusive_ptr<c10d::Work> last_gloo_;
+};
+
+}  // namespace panama::torchx

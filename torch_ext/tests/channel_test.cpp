@@ -1,0 +1,414 @@
+// panama_torch's core without PyTorch (docs/torch.md "Tests"): the configuration's validation, and
+// the Channel over in-process links to the soft stand-in (host_driver/loopback.h), checked
+// against the tree-order sum of numerics/ref_float.h.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <random>
+#include <thread>
+
+#include <unistd.h>
+
+#include "channel.h"
+#include "config.h"
+#include "loopback.h"
+#include "ref_float.h"
+#include "switch.h"
+
+namespace panama::torchx {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+std::string tmpdir() {
+  static const std::string d = [] {
+    char t[] = "/tmp/panama_torch_test.XXXXXX";
+    if (!mkdtemp(t)) throw std::runtime_error("mkdtemp");
+    return std::string(t);
+  }();
+  return d;
+}
+
+// A design directory with config.json only (what the backend reads of it).
+std::string design_dir(Format f, int ports = 4) {
+  const std::string d = tmpdir() + "/design_" + panama::to_string(f) + "_" + std::to_string(ports);
+  Inputs in;
+  in.ports = ports;
+  in.gbps = 10;
+  in.mhz = 200;
+  in.format = f;
+  std::system(("mkdir -p " + d).c_str());
+  std::ofstream(d + "/config.json") << panama::Config::derive(in).to_json().dump(2);
+  return d;
+}
+
+Env base_env(Format f = Format::fp32) {
+  return {{"PANAMA_DESIGN", design_dir(f)},
+          {"PANAMA_IFACE", "lo"},
+          {"PANAMA_AGG_IP", "10.98.0.254"},
+          {"PANAMA_GROUP_IP", "239.1.1.1"},
+          {"PANAMA_JOB", "7"},
+          {"PANAMA_MTU", "1500"},
+          {"PANAMA_TREES", "2"},
+          {"PANAMA_TIMEOUT_MS", "800"}};
+}
+
+std::string config_error(const Env& e) {
+  try {
+    Config::from_map(e);
+  } catch (const PanamaError& x) {
+    EXPECT_EQ(x.cause, Cause::config);
+    return x.what();
+  }
+  return "";
+}
+
+TEST(TorchConfig, ReadsTheDesignAndDerivesTheJob) {
+  Env e = base_env(Format::bf16);
+  e["PANAMA_FIRST_VID"] = "5,9";
+  e["PANAMA_SOMETHING"] = "1";
+  e["PANAMA_HOST_DEBUG"] = "1";  // the host library's knob: not reported
+  const Config c = Config::from_map(e);
+  EXPECT_EQ(c.format, Elem::bf16);
+  EXPECT_EQ(c.design_max_elems, 725);
+  EXPECT_EQ(c.unknown_env, std::vector<std::string>{"PANAMA_SOMETHING"});
+  const host::JobParams p = c.job_params(2, 3);
+  EXPECT_EQ(p.elem_bytes, 2);
+  EXPECT_EQ(p.count, 725);  // min(MAX_ELEMS, (1500 - 50) / 2)
+  EXPECT_EQ(p.first_vids, (std::vector<uint32_t>{5, 9}));
+  EXPECT_EQ(p.window.max, 6);  // floor(12 / T), as panama-host worker
+  EXPECT_EQ(p.window.init, 4);
+  // Chunks are whole vectors of C - 1 data elements (repair on): 4 MiB / 2 bytes.
+  EXPECT_EQ(c.chunk_elems(p) % 724, 0u);
+  EXPECT_LE(c.chunk_elems(p) * 2, size_t{4} << 20);
+}
+
+TEST(TorchConfig, EveryBadSettingIsOneLineNamingIt) {
+  const auto with = [](const std::string& k, const std::string& v) {
+    Env e = base_env();
+    if (v == "<unset>")
+      e.erase(k);
+    else
+      e[k] = v;
+    return config_error(e);
+  };
+  EXPECT_NE(with("PANAMA_DESIGN", "<unset>").find("PANAMA_DESIGN is not set"), std::string::npos);
+  EXPECT_NE(with("PANAMA_DESIGN", "/nonexistent").find("no config.json"), std::string::npos);
+  EXPECT_NE(with("PANAMA_IFACE", "<unset>").find("PANAMA_IFACE is not set"), std::string::npos);
+  EXPECT_NE(with("PANAMA_JOB", "70000").find("PANAMA_JOB='70000'"), std::string::npos);
+  EXPECT_NE(with("PANAMA_JOB", "-1").find("PANAMA_JOB"), std::string::npos);
+  EXPECT_NE(with("PANAMA_TREES", "0").find("PANAMA_TREES"), std::string::npos);
+  EXPECT_NE(with("PANAMA_GROUP_IP", "10.0.0.1").find("not a multicast"), std::string::npos);
+  EXPECT_NE(with("PANAMA_AGG_IP", "239.0.0.1").find("is a multicast"), std::string::npos);
+  EXPECT_NE(with("PANAMA_AGG_IP", "10.0.0").find("not an IPv4"), std::string::npos);
+  EXPECT_NE(with("PANAMA_MAX_ELEMS", "400").find("exceeds the design's MAX_ELEMS 362"), std::string::npos);
+  EXPECT_NE(with("PANAMA_FIRST_VID", "1,2,3").find("one per tree (2)"), std::string::npos);
+  EXPECT_NE(with("PANAMA_EAL", "-l 2").find("PANAMA_EAL"), std::string::npos);
+  EXPECT_NE(with("PANAMA_WINDOW_MAX", "0.5").find("PANAMA_WINDOW_MAX"), std::string::npos);
+  EXPECT_NE(with("PANAMA_BUFFER_MB", "0").find("PANAMA_BUFFER_MB"), std::string::npos);
+  for (const char* k : {"PANAMA_JOB", "PANAMA_TREES", "PANAMA_BUFFER_MB"})
+    EXPECT_EQ(with(k, "1x").find('\n'), std::string::npos) << "one line";
+  // The rank and world come from the framework.
+  EXPECT_THROW(Config::from_map(base_env()).job_params(3, 3), PanamaError);
+  // A missing interface is found when the MTU is read from it.
+  Env e = base_env();
+  e.erase("PANAMA_MTU");
+  e["PANAMA_IFACE"] = "nosuchif0";
+  try {
+    Config::from_map(e).job_params(0, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const PanamaError& x) {
+    EXPECT_NE(std::string(x.what()).find("PANAMA_IFACE=nosuchif0"), std::string::npos) << x.what();
+  }
+}
+
+TEST(TorchConfig, OneFileAndTheEnvironmentWins) {
+  const std::string f = tmpdir() + "/panama.conf";
+  std::ofstream(f) << "# job 9\nPANAMA_JOB = 9\nPANAMA_TREES=1\n\nPANAMA_TIMEOUT_MS=1234\n";
+  Env e = base_env();
+  e.erase("PANAMA_JOB");
+  e["PANAMA_CONFIG"] = f;  // the environment's PANAMA_TREES=2 wins over the file's 1
+  const Config c = Config::from_map(e);
+  EXPECT_EQ(c.job, 9);
+  EXPECT_EQ(c.trees, 2);
+  EXPECT_EQ(c.timeout_ms, 800);
+  std::ofstream(f) << "PANAMA_JOB=9\nPANAMA_TRESS=2\n";
+  EXPECT_NE(config_error(e).find(f + ":2: unknown name 'PANAMA_TRESS'"), std::string::npos) << config_error(e);
+  std::ofstream(f) << "PANAMA_JOB\n";
+  EXPECT_NE(config_error(e).find(":1: expected NAME=VALUE"), std::string::npos);
+  e["PANAMA_CONFIG"] = tmpdir() + "/none.conf";
+  EXPECT_NE(config_error(e).find("cannot open"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Channels on in-process links to the soft stand-in.
+
+wire::CtxFile contexts(const std::vector<int>& ports, int trees, uint16_t jid) {
+  wire::CtxFile c;
+  for (int t = 0; t < trees; ++t) {
+    wire::CtxEntry e;
+    e.jid = jid;
+    e.tid = static_cast<uint8_t>(t);
+    e.members = ports;
+    std::sort(e.members.begin(), e.members.end());
+    e.multicast = true;
+    e.group_mac = {0x01, 0x00, 0x5e, 0x01, 0x01, 0x01};
+    e.group_ip = 0xEF010101;
+    c.contexts.push_back(e);
+  }
+  return c;
+}
+
+// The stand-in on its own thread: the soft engine of `design`'s config.
+struct Bed {
+  host::LoopbackFabric fab;
+  std::atomic<bool> stop{false};
+  std::thread sw;
+  Bed(const std::string& design, const wire::CtxFile& ctx) : fab(4) {
+    const panama::Config cfg = host::read_config(design);
+    sw = std::thread([this, cfg, ctx] {
+      auto eng = host::make_soft_engine(cfg, ctx);
+      host::SwitchChip chip(cfg.in.ports, ctx, host::ChipParams{});
+      host::run_standin(fab, *eng, chip, host::StandInParams{}, stop);
+    });
+  }
+  void halt() {
+    stop = true;
+    if (sw.joinable()) sw.join();
+  }
+  ~Bed() { halt(); }
+};
+
+using Bits = std::vector<uint32_t>;
+
+Bits random_bits(size_t n, uint64_t seed, Elem f) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(-100, 100);
+  Bits v(n);
+  const auto fb = ref::fmt_bits(f == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16);
+  for (auto& x : v)
+    x = f == Elem::fp32 ? ref::float_to_bits(static_cast<float>(d(rng))) : ref::double_to_half(d(rng), fb, false);
+  return v;
+}
+
+ref::Fmt fmt(Elem e) { return e == Elem::fp32 ? ref::Fmt::fp32 : e == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16; }
+
+// The tree-order sum over the ports (rank r on port port_of[r]) of numerics.md.
+Bits tree_sum(const std::vector<Bits>& in, const std::vector<int>& port_of, Elem f) {
+  Bits out(in[0].size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    std::vector<uint32_t> vals(4, 0);
+    std::vector<bool> mem(4, false);
+    for (size_t r = 0; r < in.size(); ++r) {
+      vals[static_cast<size_t>(port_of[r])] = in[r][i];
+      mem[static_cast<size_t>(port_of[r])] = true;
+    }
+    out[i] = ref::tree_sum(fmt(f), false, vals, mem);
+  }
+  return out;
+}
+
+std::vector<uint8_t> to_bytes(const Bits& b, size_t es) {
+  std::vector<uint8_t> v(b.size() * es);
+  for (size_t i = 0; i < b.size(); ++i) std::memcpy(v.data() + es * i, &b[i], es);
+  return v;
+}
+
+Bits from_bytes(const std::vector<uint8_t>& v, size_t es) {
+  Bits b(v.size() / es, 0);
+  for (size_t i = 0; i < b.size(); ++i) std::memcpy(&b[i], v.data() + es * i, es);
+  return b;
+}
+
+// Runs one request on a channel and waits for it: the error's message, "" on success.
+std::string run(Channel& ch, std::vector<uint8_t>& data, bool mean, bool strided = false) {
+  std::promise<std::string> done;
+  Request r;
+  r.elems = data.size() / elem_bytes(ch.config().format);
+  r.mean = mean;
+  r.fill = [&](uint8_t* b) { std::memcpy(b, data.data(), data.size()); };
+  if (strided)
+    r.unpack = [&](const uint8_t* b) { std::memcpy(data.data(), b, data.size()); };
+  else
+    r.out = data.data();
+  r.done = [&](std::exception_ptr e) {
+    std::string m;
+    if (e) try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        m = x.what();
+      }
+    done.set_value(m);
+  };
+  ch.submit(std::move(r));
+  return done.get_future().get();
+}
+
+struct Workers {
+  std::vector<std::unique_ptr<Channel>> ch;
+  Workers(Bed& bed, const Env& env, const std::vector<int>& port_of) {
+    const Config c = Config::from_map(env);
+    for (size_t r = 0; r < port_of.size(); ++r)
+      ch.push_back(std::make_unique<Channel>(c, static_cast<int>(r), static_cast<int>(port_of.size()),
+                                             std::make_unique<host::LoopbackTransport>(bed.fab, port_of[r])));
+  }
+  // Every worker's request at once; the error messages.
+  std::vector<std::string> all(std::vector<std::vector<uint8_t>>& data, bool mean, bool strided = false) {
+    std::vector<std::string> err(ch.size());
+    std::vector<std::thread> th;
+    for (size_t r = 0; r < ch.size(); ++r) th.emplace_back([&, r] { err[r] = run(*ch[r], data[r], mean, strided); });
+    for (auto& t : th) t.join();
+    return err;
+  }
+  void probe_all(std::vector<std::string>& err) {
+    std::vector<std::thread> th;
+    err.assign(ch.size(), "");
+    for (size_t r = 0; r < ch.size(); ++r)
+      th.emplace_back([&, r] {
+        try {
+          ch[r]->probe();
+        } catch (const std::exception& e) {
+          err[r] = e.what();
+        }
+      });
+    for (auto& t : th) t.join();
+  }
+};
+
+// Sizes 1, one vector, one vector + 1, and an odd size over several host-library calls (4 KiB
+// chunks), in both trees; sums bit for bit in tree order; the mean is the sum divided once.
+void exact_sums(Elem f) {
+  const Format gf = f == Elem::fp32 ? Format::fp32 : f == Elem::bf16 ? Format::bf16 : Format::fp16;
+  const std::vector<int> port_of{2, 0, 3};
+  Env env = base_env(gf);
+  env["PANAMA_CHUNK_KB"] = "4";
+  Bed bed(env["PANAMA_DESIGN"], contexts(port_of, 2, 7));
+  Workers w(bed, env, port_of);
+  std::vector<std::string> err;
+  w.probe_all(err);
+  for (const auto& e : err) ASSERT_EQ(e, "");
+  const size_t es = elem_bytes(f), data = static_cast<size_t>(w.ch[0]->params().count - 1);
+  EXPECT_LT(w.ch[0]->chunk_elems(), 5000u);
+  for (const size_t n : {size_t{1}, data, data + 1, size_t{5003}}) {
+    for (const bool mean : {false, true}) {
+      std::vector<Bits> in;
+      std::vector<std::vector<uint8_t>> buf;
+      for (int r = 0; r < 3; ++r) {
+        in.push_back(random_bits(n, 100 * n + r + mean, f));
+        buf.push_back(to_bytes(in.back(), es));
+      }
+      const auto errs = w.all(buf, mean, n == data + 1);
+      Bits want = tree_sum(in, port_of, f);
+      if (mean) {
+        const auto fb = ref::fmt_bits(fmt(f));
+        for (auto& x : want)
+          x = f == Elem::fp32 ? ref::float_to_bits(ref::bits_to_float(x) / 3.0f)
+                              : ref::double_to_half(ref::half_to_double(x, fb, false) / 3.0, fb, false);
+      }
+      for (int r = 0; r < 3; ++r) {
+        ASSERT_EQ(errs[static_cast<size_t>(r)], "") << "n " << n << " rank " << r;
+        EXPECT_EQ(from_bytes(buf[static_cast<size_t>(r)], es), want) << "n " << n << " mean " << mean << " rank " << r;
+      }
+    }
+  }
+  EXPECT_GT(w.ch[0]->stats().calls, 10u);  // 5003 elements took several calls
+}
+
+TEST(TorchChannel, Fp32SumsAndMeansBitExactAnySize) { exact_sums(Elem::fp32); }
+TEST(TorchChannel, Bf16SumsAndMeansBitExactAnySize) { exact_sums(Elem::bf16); }
+TEST(TorchChannel, Fp16SumsAndMeansBitExactAnySize) { exact_sums(Elem::fp16); }
+
+TEST(TorchChannel, ZeroSizeCompletesAndTooLargeIsRefusedAtOnce) {
+  Env env = base_env();
+  env["PANAMA_BUFFER_MB"] = "1";
+  Bed bed(env["PANAMA_DESIGN"], contexts({0, 1}, 2, 7));
+  Workers w(bed, env, {0, 1});
+  std::vector<uint8_t> empty;
+  EXPECT_EQ(run(*w.ch[0], empty, false), "");  // no peer needed: nothing to sum
+  Request big;
+  big.elems = (size_t{1} << 18) + 1;  // 1 MiB + 4 bytes of fp32
+  try {
+    w.ch[0]->submit(std::move(big));
+    ADD_FAILURE() << "no error";
+  } catch (const PanamaError& e) {
+    EXPECT_EQ(e.cause, Cause::too_large);
+    EXPECT_NE(std::string(e.what()).find("1048580 bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TorchChannel, ProbeFindsAMissingSwitchAndAnotherFormat) {
+  {  // No stand-in: nothing answers.
+    Env env = base_env();
+    env["PANAMA_TIMEOUT_MS"] = "300";
+    env["PANAMA_REPAIR_ROUNDS"] = "0";
+    host::LoopbackFabric fab(4);
+    Channel ch(Config::from_map(env), 0, 2, std::make_unique<host::LoopbackTransport>(fab, 0));
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      ch.probe();
+      ADD_FAILURE() << "no error";
+    } catch (const PanamaError& e) {
+      EXPECT_EQ(e.cause, Cause::unreachable) << e.what();
+      EXPECT_NE(std::string(e.what()).find("start-up probe"), std::string::npos) << e.what();
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  }
+  // The stand-in sums fp16 while the workers were told bf16: design mismatch. (Told fp32 on a
+  // 16-bit design, the frames' lengths disagree with their COUNT and the accelerator drops them:
+  // then the probe finds no answer, and its message names that case too.)
+  for (const auto& [told, runs] : {std::pair{Format::bf16, Format::fp16}, std::pair{Format::fp32, Format::bf16}}) {
+    Env env = base_env(told);
+    env["PANAMA_MAX_ELEMS"] = "300";  // a COUNT both designs accept
+    env["PANAMA_TIMEOUT_MS"] = "300";
+    env["PANAMA_REPAIR_ROUNDS"] = "0";
+    Bed bed(design_dir(runs), contexts({1, 3}, 2, 7));
+    Workers w(bed, env, {1, 3});
+    std::vector<std::string> err;
+    w.probe_all(err);
+    for (const auto& e : err)
+      EXPECT_NE(e.find(told == Format::bf16 ? "panama: design mismatch: element " : "element size"), std::string::npos)
+          << e;
+  }
+}
+
+// A stand-in that stops mid-call: every worker's request ends with an error within the bound, the
+// output untouched; the next request is refused at once.
+TEST(TorchChannel, StandInGoneEndsInBoundedTimeOutputUntouched) {
+  Env env = base_env();
+  env["PANAMA_STATUS_WAIT_MS"] = "50";  // call timeout: max(800 ms, 16 status waits)
+  Bed bed(env["PANAMA_DESIGN"], contexts({0, 1}, 2, 7));
+  Workers w(bed, env, {0, 1});
+  bed.fab.set_switch_delay(std::chrono::microseconds(200));  // a slow switch: the call is long enough
+  std::vector<std::vector<uint8_t>> buf{to_bytes(random_bits(400000, 1, Elem::fp32), 4),
+                                        to_bytes(random_bits(400000, 2, Elem::fp32), 4)};
+  const auto orig = buf;
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    bed.halt();
+  });
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto errs = w.all(buf, false);
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  killer.join();
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_NE(errs[r].find("panama: no result in time: timeout:"), std::string::npos) << errs[r];
+    EXPECT_EQ(buf[r], orig[r]) << "a failed request must leave its output as it was";
+  }
+  EXPECT_LT(took, 0.3 + 0.8 + 2.0);  // the call timeout after the last result, plus slack
+  Request again;
+  again.elems = 10;
+  try {
+    w.ch[0]->submit(std::move(again));
+    ADD_FAILURE() << "no error";
+  } catch (const PanamaError& e) {
+    EXPECT_EQ(e.cause, Cause::failed_before);
+  }
+}
+
+}  // namespace
+}  // namespace panama::torchx

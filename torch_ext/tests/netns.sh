@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# panama_torch end to end in network namespaces (ctest torch.netns.*; docs/torch.md "Tests"): the
+# check scripts of this folder as every worker of scripts/testbed --torch.
+#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | kill
+# Exit 0 pass, 1 fail, 77 skip (no network namespaces here).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+case_=${1:?usage: netns.sh CASE BUILD_DIR}
+build=${2:?usage: netns.sh CASE BUILD_DIR}
+work=$(mktemp -d "${TMPDIR:-/tmp}/torch_netns.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export PYTHONPATH=$here  # tblib for the check scripts
+
+testbed() {  # LABEL TESTBED_ARGS...: one run; its output indented; fails the case on failure
+  local label=$1; shift
+  echo "== $label: scripts/testbed $*"
+  bash "$root/scripts/testbed" --build "$build" --timeout 240 "$@" >"$work/out" 2>&1
+  local rc=$?
+  sed 's/^/   /' "$work/out"
+  [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
+  [ $rc = 0 ] || { echo "FAIL: $label (testbed exit $rc)"; exit 1; }
+}
+
+gen() {  # DIR ARGS...: a design
+  "$build/panama-gen" --ports 4 --gbps 10 --mhz 200 "${@:2}" --out "$1" >/dev/null || { echo "FAIL: panama-gen ${*:2}"; exit 1; }
+}
+
+case $case_ in
+  allreduce)  # fp32 tree design, workers on ports out of rank order
+    testbed "fp32, 3 workers on ports 2,0,1" --engine soft --workers 3 --placement 2,0,1 \
+      --torch "$here/check_allreduce.py" ;;
+  formats)
+    for f in bf16 fp16; do
+      gen "$work/$f" --format "$f"
+      testbed "$f design, 4 workers on ports 3,1,0,2" --engine soft --rtl "$work/$f" --workers 4 --placement 3,1,0,2 \
+        --torch "$here/check_allreduce.py"
+    done ;;
+  ddp)
+    testbed "DDP on the panama group, 4 workers" --engine soft --workers 4 --placement 1,3,0,2 \
+      --torch "$here/check_ddp.py" pg 4
+    testbed "DDP on Gloo with panama_torch.allreduce_hook, 2 workers" --engine soft --workers 2 --placement 1,0 \
+      --torch "$here/check_ddp.py" hook 4 ;;
+  determinism)
+    # The parameters after N steps, workers on ports 0,1,2,3 and on 3,1,0,2 (the SystemC model:
+    # the soft engine sums in tree order only). Exact sums: identical. Tree sums: reported.
+    status=0
+    for sum in exact tree; do
+      gen "$work/d_$sum" --sum "$sum"
+      for pl in 0,1,2,3 3,1,0,2; do
+        testbed "$sum sums, placement $pl" --engine model --rtl "$work/d_$sum" --workers 4 --placement "$pl" \
+          --keep "$work/$sum.$pl" --torch "$here/check_ddp.py" train 6
+      done
+      n=$(python3 - "$work/$sum.0,1,2,3/params.0.bin" "$work/$sum.3,1,0,2/params.0.bin" <<'PY'
+import sys
+a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+assert len(a) == len(b) and a, "parameter files differ in size"
+print(sum(a[k:k + 4] != b[k:k + 4] for k in range(0, len(a), 4)), len(a) // 4)
+PY
+)
+      read -r diff total <<<"$n"
+      if [ "$sum" = exact ]; then
+        [ "$diff" = 0 ] && echo "exact sums: the parameters after 6 steps are bitwise identical under both placements ($total values)" ||
+          { echo "FAIL: exact sums: $diff of $total parameters differ between the placements"; status=1; }
+      else
+        echo "tree sums: $diff of $total parameters differ between the placements after 6 steps (the tree order follows the ports)"
+      fi
+    done
+    exit $status ;;
+  kill)
+    PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed mid-call, 3 workers" --engine soft \
+      --workers 3 --torch "$here/check_kill.py" 10 ;;
+  *) echo "netns.sh: unknown case $case_"; exit 2 ;;
+esac
+echo "PASS: $case_"

@@ -1,0 +1,116 @@
+"""What panama_torch's testbed scripts share (run by `scripts/testbed --torch`, docs/torch.md "Tests").
+
+The expected sums come from the project's reference tools (host_treesum, torch_ref_sum: the
+tree order of numerics.md with the host CPU's own addition, numerics/ref_float.h), run by rank 0
+on every rank's input written to the run's directory (shared by every worker namespace).
+"""
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+BITS = {torch.float32: torch.int32, torch.bfloat16: torch.int16, torch.float16: torch.int16}
+
+
+def design():
+    """The design's config.json (PANAMA_DESIGN, set by the testbed)."""
+    with open(os.path.join(os.environ["PANAMA_DESIGN"], "config.json")) as f:
+        return json.load(f)
+
+
+def ports():
+    """The accelerator port of every rank (TESTBED_PORTS)."""
+    return [int(p) for p in os.environ["TESTBED_PORTS"].split(",")]
+
+
+def bits(t):
+    """The tensor's elements as little-endian bytes (a contiguous copy)."""
+    return t.detach().contiguous().view(BITS[t.dtype]).numpy().tobytes()
+
+
+def from_bits(b, dtype):
+    return torch.frombuffer(bytearray(b), dtype=BITS[dtype]).view(dtype).clone()
+
+
+def random_tensor(n, dtype, seed):
+    """Random values with the specials of a format now and then (inf, -0, NaN, subnormals, the largest)."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, generator=g, dtype=torch.float64) * torch.pow(10.0, torch.randint(-3, 3, (n,), generator=g))
+    t = x.to(dtype)
+    info = torch.finfo(dtype)
+    specials = torch.tensor([float("inf"), -0.0, float("nan"), info.tiny / 4, info.max, -info.max], dtype=dtype)
+    pick = torch.randint(0, 60, (n,), generator=g)
+    mask = pick < len(specials)
+    t[mask] = specials[pick[mask]]
+    return t
+
+
+def reference(tag, t, fmt):
+    """Every rank calls this with its input t (before the all-reduce): the expected sum, from rank 0."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    d = design()
+    with open(f"in.{tag}.{rank}.bin", "wb") as f:
+        f.write(bits(t))
+    dist.barrier()
+    if rank == 0:
+        build = os.environ["TESTBED_BUILD"]
+        args = [f"in.{tag}.{r}.bin:{p}" for r, p in enumerate(ports())]
+        if d.get("sum", "tree") == "exact":
+            assert fmt == "fp32", "host_treesum's exact sum is fp32"
+            tool = [os.path.join(build, "host_driver", "host_treesum"), "sum", "--sum", "exact"]
+        else:
+            tool = [os.path.join(build, "torch_ext", "tests", "torch_ref_sum"), "--format", fmt]
+        subprocess.run(tool + ["--subnormals", d.get("subnormals", "ieee"), str(d["ports"]), f"ref.{tag}.bin"] + args,
+                       check=True)
+    dist.barrier()
+    with open(f"ref.{tag}.bin", "rb") as f:
+        return from_bits(f.read(), t.dtype).view(t.shape) if t.numel() else t.clone()
+
+
+def mismatches(got, want):
+    """Elements whose bits differ."""
+    return int((got.contiguous().view(BITS[got.dtype]) != want.contiguous().view(BITS[want.dtype])).sum())
+
+
+def tree_sum_np(by_port, nports):
+    """numerics.md's tree order for fp32 with the CPU's addition (numpy float32): leaves over the
+    design's ports padded to a power of two with -0.0, pairwise up. by_port: {port: np.float32 array}."""
+    size = 1
+    while size < nports:
+        size *= 2
+    shape = next(iter(by_port.values())).shape
+    level = [by_port.get(p, np.full(shape, -0.0, dtype=np.float32)) for p in range(size)]
+    while len(level) > 1:
+        level = [np.add(level[2 * k], level[2 * k + 1], dtype=np.float32) for k in range(len(level) // 2)]
+    return level[0]
+
+
+@contextlib.contextmanager
+def captured_stderr():
+    """The process's fd 2 (where the C++ backend logs) into a list of lines, for the block's duration."""
+    lines = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield lines
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = tmp.read().decode(errors="replace")
+            lines.extend(text.splitlines())
+            sys.stderr.write(text)
+
+
+def say(msg):
+    print(f"rank {dist.get_rank() if dist.is_initialized() else '?'}: {msg}", flush=True)

@@ -1,0 +1,73 @@
+// panama_torch's configuration (docs/torch.md "Configuration"): every setting from an environment
+// variable PANAMA_* or from one file of PANAMA_*=VALUE lines (PANAMA_CONFIG), validated in full
+// before the backend opens anything. The job's rank and world size come from the framework.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "allreduce.h"
+
+namespace panama::torchx {
+
+// Why a call failed; the first words of every error message (docs/torch.md "Failures").
+enum class Cause { config, unreachable, timeout, loss, design, too_large, failed_before, transport };
+std::string to_string(Cause c);
+
+// What every failure of the backend throws: one line, "panama: <cause>: <detail>".
+struct PanamaError : std::runtime_error {
+  PanamaError(Cause c, const std::string& detail)
+      : std::runtime_error("panama: " + to_string(c) + ": " + detail), cause(c) {}
+  Cause cause;
+};
+
+// The element formats a design sums (config.json "format").
+enum class Elem { fp32, bf16, fp16 };
+std::string to_string(Elem e);
+inline size_t elem_bytes(Elem e) { return e == Elem::fp32 ? 4 : 2; }
+
+struct Config {
+  // The accelerator's design (PANAMA_DESIGN: a panama-gen output directory).
+  std::string design;
+  Elem format = Elem::fp32;
+  bool exact_sum = false;  // config.json "sum": exact
+  int design_ports = 0, design_max_elems = 0;
+  // The link (PANAMA_IFACE, PANAMA_BACKEND, addresses).
+  std::string iface, backend = "udp", agg_mac, eal;
+  std::string agg_ip, group_ip;
+  int port = 9056;
+  int mtu = 0;  // 0: the interface's
+  // The job (PANAMA_JOB, PANAMA_TREES, PANAMA_FIRST_VID, ...): what the controller programmed.
+  int job = -1, trees = 1;
+  std::vector<uint32_t> first_vids{0};  // one for every tree, or one per tree
+  int max_elems = 0;                    // 0: the design's MAX_ELEMS
+  int timeout_ms = 2000, status_wait_ms = 200, repair_rounds = 16;
+  double window_init = 0, window_max = 0;  // 0: derived from the trees, as `panama-host worker`
+  // The backend's own memory: the largest tensor one all_reduce takes (PANAMA_BUFFER_MB), and the
+  // elements per call of the host library (PANAMA_CHUNK_KB).
+  size_t buffer_bytes = size_t{256} << 20;
+  size_t chunk_bytes = size_t{4} << 20;
+  bool probe = true;  // PANAMA_PROBE: the start-up probe (a design or path mismatch found at init)
+  // Unknown PANAMA_* variables seen in the environment (logged, not fatal: other tools' knobs).
+  std::vector<std::string> unknown_env;
+
+  // Reads the environment, and PANAMA_CONFIG's file when set (a variable set in the environment
+  // wins over the file). Throws PanamaError(config) with one line naming the variable.
+  static Config from_env();
+  // The same from an explicit map (tests): name -> value, plus the file it may name.
+  static Config from_map(const std::map<std::string, std::string>& env);
+
+  // The host library's parameters for this rank and world size; throws PanamaError(config).
+  host::JobParams job_params(int rank, int world) const;
+  // Elements of the design's format per host-library call (a multiple of the vector's data).
+  size_t chunk_elems(const host::JobParams& p) const;
+};
+
+// The names this backend reads, each with its one-line meaning (docs, errors, `panama_torch.variables()`).
+const std::vector<std::pair<std::string, std::string>>& variables();
+
+}  // namespace panama::torchx
