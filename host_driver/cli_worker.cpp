@@ -337,6 +337,7 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
   j["results_ce"] = s.results_ce;
   j["ce_vids"] = s.ce_vids;  // [[tree, vid], ...]
   j["unseen_vids"] = s.unseen_vids;
+  j["evidence_dropped"] = s.evidence_dropped;  // entries past Stats::kEvidenceCap, not listed
   j["ignored"] = s.ignored;
   j["duplicates"] = s.duplicates;
   j["leftovers"] = s.leftovers;
