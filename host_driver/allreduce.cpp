@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <cstdio>
 #include <cstdlib>
@@ -224,7 +225,7 @@ class ReduceCall : CallShape {
              const std::atomic<bool>* stop);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
-  const uint8_t* result() const { return out_.data(); }
+  const uint8_t* result() const { return out_.get(); }
 
  private:
   enum class Action { wait, send, skip };
@@ -253,7 +254,7 @@ class ReduceCall : CallShape {
   Clock::time_point next_deadline() const;
   bool on_silence();  // true: the call is over
   bool give_up_stalled(Clock::time_point now);
-  void take_frame(const wire::Bytes& rx);
+  void take_frame(const uint8_t* rx, size_t len);
   size_t missing() const;
   [[noreturn]] void fail_timeout(size_t missing);
   void close_range();
@@ -277,11 +278,19 @@ class ReduceCall : CallShape {
   const uint32_t neg0_;
   // Results go to a separate buffer until the call succeeds: the input stays intact for
   // re-aggregation, and a failed call leaves the caller's buffer as it was.
-  std::vector<uint8_t> out_;
+  // Not initialised: every byte is written by a result before the call succeeds.
+  std::unique_ptr<uint8_t[]> out_;
   std::vector<bool> have_;
   size_t held_ = 0;  // results held (count of true in have_)
   std::vector<TreeState> tr_;
   wire::FrameSpec spec_;
+  // The frame being sent: spec_'s header fields around pay_len_ bytes at pay_ (the gradient
+  // itself for a main slot), built in the backend's buffer from a template of the fixed fields
+  // (emit()): one copy of the gradient, no allocation.
+  wire::Bytes tmpl_;
+  const uint8_t* pay_ = nullptr;
+  size_t pay_len_ = 0;
+  void emit();
   // The status wait (adaptive: StatusWait) and what derives from it: the call timeout is at
   // least 16 status waits with repair on, the silence after which a worker holding everything
   // leaves is 12 (at least 2, at most 3/4 of the timeout).
@@ -310,7 +319,7 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
       data_(data),
       codec_(p),
       neg0_(ref::neg_zero(p.format)),
-      out_(data, data + n * es),
+      out_(new uint8_t[n * es]),
       have_(K, false),
       tr_(T),
       stop_(stop) {
@@ -406,6 +415,26 @@ void ReduceCall::init_spec() {
   spec_.elem_bytes = p_.elem_bytes;
   spec_.hdr.jid = p_.jid;
   spec_.hdr.rank = static_cast<uint16_t>(p_.rank);
+  spec_.payload.clear();
+  tmpl_ = wire::build_frame(spec_);
+}
+
+void ReduceCall::emit() {
+  namespace off = wire::off;
+  const size_t len = wire::kHeaderBytes + pay_len_;
+  uint8_t* f = t_.tx_begin(len);
+  std::memcpy(f, tmpl_.data(), wire::kHeaderBytes);
+  wire::put16(f + off::ip_total_len, static_cast<uint16_t>(len - off::ip));
+  wire::put16(f + off::ip + 4, spec_.ip_id);
+  wire::put16(f + off::ip_csum, wire::ipv4_checksum(f + off::ip));
+  wire::put16(f + off::udp_len, static_cast<uint16_t>(len - off::udp));
+  f[off::flags] = spec_.hdr.flags;
+  f[off::tid] = spec_.hdr.tid;
+  wire::put16(f + off::count, static_cast<uint16_t>(pay_len_ / es));
+  wire::put32(f + off::vid, spec_.hdr.vid);
+  wire::put64(f + off::cookie, spec_.hdr.cookie);
+  if (pay_len_) std::memcpy(f + off::payload, pay_, pay_len_);
+  t_.tx_end(len);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -455,17 +484,22 @@ void ReduceCall::build_slot(size_t t, size_t i) {
   if (sl.kind == Kind::main) {
     const size_t k = sl.index * T + t;
     if (sl.index + 1 == s.n) spec_.hdr.flags = wire::kFlagFin;
-    spec_.payload.assign(data_ + k * Cd * es, data_ + (k * Cd + elems_of(k)) * es);
-  } else if (sl.kind == Kind::status) {
+    pay_ = data_ + k * Cd * es;
+    pay_len_ = elems_of(k) * es;
+    return;
+  }
+  if (sl.kind == Kind::status) {
     if (sl.payload.empty()) {
       fill_status(t, sl);
       sl.payload = spec_.payload;
-    } else {
-      spec_.payload = sl.payload;
     }
-  } else {
-    fill_repair(t, sl);
+    pay_ = sl.payload.data();
+    pay_len_ = sl.payload.size();
+    return;
   }
+  fill_repair(t, sl);
+  pay_ = spec_.payload.data();
+  pay_len_ = spec_.payload.size();
 }
 
 // Builds and sends slot s.sent of tree t.
@@ -473,7 +507,7 @@ void ReduceCall::send_slot(size_t t) {
   TreeState& s = tr_[t];
   const size_t i = s.sent;
   build_slot(t, i);
-  t_.send(wire::build_frame(spec_));
+  emit();
   if (s.slots[i].kind != Kind::status) s.slots[i].sent_at = Clock::now();
   s.frames_before[s.sent + 1] = s.frames_before[s.sent] + 1;
   ++s.sent;
@@ -501,7 +535,7 @@ void ReduceCall::resend(size_t t) {
   for (; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
     if (s.slots[i].skipped) continue;
     build_slot(t, i);
-    t_.send(wire::build_frame(spec_));
+    emit();
     s.slots[i].sent_at = Clock::time_point{};
     ++stats_.resent;
     ++n;
@@ -534,7 +568,7 @@ void ReduceCall::fill_repair(size_t t, const Slot& sl) {
     std::memcpy(spec_.payload.data(), data_ + k * Cd * es, cnt * es);
     codec_.put(spec_.payload.data(), C - 1, codec_.encode(1.0));
   } else if (h == p_.rank) {  // the designated holder forwards the sum, tag W
-    std::memcpy(spec_.payload.data(), out_.data() + k * Cd * es, cnt * es);
+    std::memcpy(spec_.payload.data(), out_.get() + k * Cd * es, cnt * es);
     codec_.put(spec_.payload.data(), C - 1, codec_.encode(static_cast<double>(W)));
   }  // everybody else: -0.0 everywhere (x + -0 = x exactly), tag -0
 }
@@ -607,7 +641,7 @@ std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
 // Keeps the sum of vector k (the first time it arrives).
 void ReduceCall::take_vector(size_t k, const uint8_t* pay, size_t elems) {
   if (have_[k]) return;
-  std::memcpy(out_.data() + k * Cd * es, pay, elems * es);
+  std::memcpy(out_.get() + k * Cd * es, pay, elems * es);
   have_[k] = true;
   ++held_;
   last_vector_ = Clock::now();
@@ -667,7 +701,8 @@ void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
 // The loop
 
 void ReduceCall::run() {
-  wire::Bytes rx;
+  const uint8_t* rx = nullptr;
+  size_t rx_len = 0;
   while (!all_done()) {
     if (stop_ && stop_->load()) {
       close_range();
@@ -680,8 +715,8 @@ void ReduceCall::run() {
     // deadline is no silence.
     const auto deadline = next_deadline();
     const auto wake = stop_ ? std::min(deadline, Clock::now() + AllReduce::kStopPoll) : deadline;
-    if (t_.recv(rx, wake))
-      take_frame(rx);
+    if (t_.recv_view(rx, rx_len, wake))
+      take_frame(rx, rx_len);
     else if (Clock::now() >= deadline && on_silence())
       break;
   }
@@ -794,13 +829,29 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
   return moved;
 }
 
+// The aggregation header of a frame of at least kHeaderBytes (wire::parse_header without a vector).
+wire::AggHeader header_of(const uint8_t* p) {
+  namespace off = wire::off;
+  wire::AggHeader h;
+  h.ver = p[off::ver];
+  h.flags = p[off::flags];
+  h.jid = wire::get16(p + off::jid);
+  h.tid = p[off::tid];
+  h.reserved = p[off::reserved];
+  h.count = wire::get16(p + off::count);
+  h.vid = wire::get32(p + off::vid);
+  h.rank = wire::get16(p + off::rank);
+  h.cookie = wire::get64(p + off::cookie);
+  return h;
+}
+
 // Accepts only final sums of this job for a slot of this call.
-void ReduceCall::take_frame(const wire::Bytes& rx) {
-  if (rx.size() < wire::kHeaderBytes) {
+void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
+  if (len < wire::kHeaderBytes) {
     ++stats_.ignored;
     return;
   }
-  const wire::AggHeader h = wire::parse_header(rx);
+  const wire::AggHeader h = header_of(rx);
   if (h.ver != 1 || !h.result() || h.jid != p_.jid || h.tid >= T || tr_[h.tid].n == 0) {
     ++stats_.ignored;
     return;
@@ -826,11 +877,11 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
     want = elems_of(sl.index * T + t);
   else if (sl.kind == Kind::status)
     want = std::min(s.vp, s.n - sl.index * s.vp) * G;
-  if (h.count != want || rx.size() != wire::kHeaderBytes + es * h.count) {
+  if (h.count != want || len != wire::kHeaderBytes + es * h.count) {
     ++stats_.ignored;
     return;
   }
-  const uint8_t* pay = rx.data() + wire::kHeaderBytes;
+  const uint8_t* pay = rx + wire::kHeaderBytes;
   if (i + 1 > s.acked) {
     s.acked = i + 1;
     s.probes = 0;
@@ -855,7 +906,7 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
     s.settled = i + 1;
     settle_skipped(t);
     s.last_progress = s.last_result = now;
-    const bool ce = wire::ecn(rx) == wire::kEcnCe;
+    const bool ce = (rx[wire::off::ip_tos] & 3) == wire::kEcnCe;
     if (ce) ++stats_.results_ce, stats_.ce_vids.emplace_back(static_cast<uint32_t>(t), h.vid);
     cc_[t].on_result(ce);
   }
