@@ -16,6 +16,7 @@
 #include "parse_num.h"
 #include "tins_transport.h"
 #include "udp_transport.h"
+#include "xdp_transport.h"
 
 namespace panama::host::cli {
 namespace {
@@ -191,8 +192,8 @@ struct DesignLimits {
 
 // Every option and path checked before any work: the output's directory must take a file.
 void check_worker_opts(const WorkerOpts& o) {
-  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk")
-    throw std::runtime_error("--backend must be udp, tins or dpdk (not '" + o.backend + "')");
+  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk" && o.backend != "xdp")
+    throw std::runtime_error("--backend must be udp, tins, dpdk or xdp (not '" + o.backend + "')");
   if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
   if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
   if (!can_create_tmp(o.out)) throw std::runtime_error("--out: cannot write " + o.out);
@@ -294,7 +295,7 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
   const wire::Ipv4 agg_ip = wire::parse_ipv4(o.agg_ip), group_ip = wire::parse_ipv4(o.group_ip);
   if (o.backend == "udp") {
     if (!o.agg_mac.empty() || !o.eal.empty())
-      throw std::runtime_error("--agg-mac and --eal are for --backend tins|dpdk");
+      throw std::runtime_error("--agg-mac is for --backend tins|dpdk|xdp, --eal for --backend dpdk");
     UdpParams up;
     up.iface = o.iface;
     up.port = static_cast<uint16_t>(o.port);
@@ -312,8 +313,9 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
     rp.group_ip = group_ip;
     rp.agg_mac = o.agg_mac;
     rp.eal = o.eal;
-    RawTransport* t = o.backend == "tins" ? static_cast<RawTransport*>(new TinsTransport(rp))
-                                          : static_cast<RawTransport*>(new DpdkTransport(rp));
+    RawTransport* t = o.backend == "tins"  ? static_cast<RawTransport*>(new TinsTransport(rp))
+                      : o.backend == "xdp" ? static_cast<RawTransport*>(new XdpTransport(rp))
+                                           : static_cast<RawTransport*>(new DpdkTransport(rp));
     tr.reset(t);
     p.ip_src = t->local_ip();
     p.eth_src = t->local_mac();
@@ -323,12 +325,13 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
   return tr;
 }
 
-nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, size_t elements) {
+nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, const Transport& tr, size_t elements) {
   const Stats& s = ar.stats();
   const JobParams& p = ar.params();
   nlohmann::ordered_json j;
   j["rank"] = o.rank;
   j["backend"] = o.backend;
+  j["datapath"] = tr.datapath();
   j["elements"] = elements;
   j["count"] = p.count;
   j["iterations"] = o.iterations;
@@ -407,7 +410,7 @@ int run_worker(const WorkerOpts& o) {
   }
   bar.reset();  // ends the bar's line before the summary
   write_file_atomic(o.out, buf.data(), buf.size());
-  const nlohmann::ordered_json j = worker_stats(o, ar, grad.size() / es);
+  const nlohmann::ordered_json j = worker_stats(o, ar, *tr, grad.size() / es);
   if (!o.stats.empty()) {
     std::ofstream st(o.stats);
     if (!st) throw std::runtime_error("cannot write " + o.stats);
@@ -458,7 +461,8 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--in", w.in, "input: little-endian elements")->required();
   wk->add_option("--out", w.out, "output: the sum, same layout")->required();
   wk->add_option("--backend", w.backend,
-                 "udp (kernel sockets), tins (raw frames through libtins) or dpdk (raw frames through DPDK)")
+                 "udp (kernel sockets), tins (raw frames through libtins), dpdk (raw frames through DPDK) or xdp "
+                 "(AF_XDP sockets, an XDP program steering the aggregation port)")
       ->default_val("udp");
   wk->add_option("--agg-mac", w.agg_mac,
                  "tins/dpdk: eth.dst of contributions (default: the kernel's neighbour entry for the aggregator "

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "wire.h"
 
@@ -31,6 +32,10 @@ class Transport {
   // latest when recv() is called, when this is called (the all-reduce does at the end of every
   // call) and when it is destroyed. Wrappers forward it.
   virtual void flush() {}
+
+  // How this backend moves frames, for the worker's --stats ("datapath"): the mode taken at start
+  // and any fallback (docs/host.md "Backends"); empty when there is nothing to say.
+  virtual std::string datapath() const { return ""; }
 
   // In-place sending (the all-reduce's path, docs/host.md "Backends"): tx_begin(len) hands out a
   // buffer of at least len bytes that the next frame is built in, tx_end(len) sends it. A backend
