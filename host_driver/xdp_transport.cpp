@@ -256,8 +256,6 @@ void XdpTransport::flush() {
 
 bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
   Impl& d = *d_;
-  d.release_rx();
-  if (d.tx_pending) flush();
   for (;;) {
     if (d.rx_pos < d.rx_n) {
       const xdp_desc* desc = xsk_ring_cons__rx_desc(&d.rx, d.rx_idx + d.rx_pos++);
@@ -265,7 +263,10 @@ bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_poi
       len = desc->len;
       return true;
     }
+    // The batch is used up: its frames go back to the fill ring, and what was built meanwhile
+    // leaves before the next peek (one wake-up for the frames answering a whole batch).
     d.release_rx();
+    if (d.tx_pending) flush();
     d.rx_n = xsk_ring_cons__peek(&d.rx, kBatch, &d.rx_idx);
     if (d.rx_n) continue;
     d.reclaim();
