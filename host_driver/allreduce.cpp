@@ -25,6 +25,7 @@ void JobParams::validate() const {
   if (world < 1 || world > 0xFFFE) bad("world must be 1..65534");
   if (rank < 0 || rank >= world) bad("rank must be 0..world-1");
   if (trees < 1 || trees > 256) bad("trees must be 1..256");
+  if (first_tid < 0 || first_tid + trees > 256) bad("first TID + trees must be at most 256");
   if (elem_bytes != 2 && elem_bytes != 4) bad("element size must be 2 or 4 bytes");
   if (count < 1 || count > 0xFFFF) bad("COUNT must be 1..65535");
   if (!(window.min >= 1) || !(window.init >= window.min) || !(window.max >= window.init) || window.max > 65536)
@@ -476,7 +477,7 @@ void ReduceCall::settle_skipped(size_t t) {
 void ReduceCall::build_slot(size_t t, size_t i) {
   TreeState& s = tr_[t];
   Slot& sl = s.slots[i];
-  spec_.hdr.tid = static_cast<uint8_t>(t);
+  spec_.hdr.tid = static_cast<uint8_t>(p_.first_tid + static_cast<int>(t));
   spec_.hdr.vid = next_vid_[t] + static_cast<uint32_t>(i);
   spec_.hdr.flags = 0;
   spec_.hdr.cookie = cookie_hi_ | (static_cast<uint64_t>(sl.kind) << 30) | i;
@@ -852,11 +853,11 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
     return;
   }
   const wire::AggHeader h = header_of(rx);
-  if (h.ver != 1 || !h.result() || h.jid != p_.jid || h.tid >= T || tr_[h.tid].n == 0) {
+  const size_t t = static_cast<size_t>(h.tid) - static_cast<size_t>(p_.first_tid);  // wraps when below
+  if (h.ver != 1 || !h.result() || h.jid != p_.jid || t >= T || tr_[t].n == 0) {
     ++stats_.ignored;
     return;
   }
-  const size_t t = h.tid;
   TreeState& s = tr_[t];
   const uint32_t i = wire::vid_distance(h.vid, next_vid_[t]);
   // i >= s.sent: an earlier call's result, or one for a slot we have not sent: not ours.
