@@ -436,6 +436,10 @@ int run_worker(const WorkerOpts& o) {
   }
   p = ps[0];
   Transport& tr = *trs[0];
+  // A fallback taken at start is said once, never silently (docs/host.md "Backends").
+  const std::string dp = tr.datapath();
+  if (dp.find("refused") != std::string::npos || dp.find("fallback") != std::string::npos)
+    std::fprintf(stderr, "panama-host worker %d: note: %s\n", o.rank, dp.c_str());
   std::unique_ptr<ProgressTransport> prog;
   if (!o.progress.empty())
     prog = std::make_unique<ProgressTransport>(tr, o.progress, o.progress_interval, p.jid, p.trees);

@@ -1,7 +1,9 @@
 #include "dpdk_transport.h"
 
 #include <arpa/inet.h>
+#include <linux/bpf.h>
 #include <linux/filter.h>
+#include <sys/syscall.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -55,6 +57,20 @@ bool af_xdp_usable(std::string* why) {
     return false;
   }
   close(fd);
+  // The PMD loads an XDP program: a two-instruction one (return XDP_PASS) must load.
+  const bpf_insn prog[2] = {{0xb7, 0, 0, 0, 2}, {0x95, 0, 0, 0, 0}};  // r0 = 2; exit
+  const char license[] = "GPL";
+  bpf_attr a{};
+  a.prog_type = BPF_PROG_TYPE_XDP;
+  a.insn_cnt = 2;
+  a.insns = reinterpret_cast<uint64_t>(prog);
+  a.license = reinterpret_cast<uint64_t>(license);
+  const long pfd = syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof a);
+  if (pfd < 0) {
+    *why = std::string("loading an XDP program refused: ") + std::strerror(errno);
+    return false;
+  }
+  close(static_cast<int>(pfd));
   return true;
 }
 
@@ -272,10 +288,14 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
     if (rc < 0) fail("configuring port " + std::to_string(port), rc);
     uint16_t nrx = kRing, ntx = kRing;
     (void)rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+    const std::string pmd_hint = pmd_.find("af_xdp") != std::string::npos
+                                     ? " (the net_af_xdp PMD did not start on " + p.iface +
+                                           ": AF_XDP refused; PANAMA_DPDK_PMD=af_packet avoids it)"
+                                     : "";
     if ((rc = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, d_->pool)) < 0)
-      fail("RX queue", rc);
+      fail("RX queue" + pmd_hint, rc);
     if ((rc = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr)) < 0) fail("TX queue", rc);
-    if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port), rc);
+    if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port) + pmd_hint, rc);
     d_->started = true;
     // Results are addressed to the group MAC: all multicast (AF_PACKET on a veth sees every
     // frame anyway; a NIC's filter would not pass the group). Switched off again at the end.
