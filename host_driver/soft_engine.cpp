@@ -89,11 +89,17 @@ class SoftEngine : public Engine {
       return;
     }
     q.push_back(std::move(f));
+    c->dirty = true;
     ++pc[kAggAdmitted];
   }
 
   void run_until_idle() override {
-    for (size_t i = 0; i < ctx_.size(); ++i) decide(i);
+    // Only contexts that took a frame since their last decision can decide anything new.
+    for (size_t i = 0; i < ctx_.size(); ++i)
+      if (ctx_[i].dirty) {
+        ctx_[i].dirty = false;
+        decide(i);
+      }
   }
   void advance(uint64_t) override {}  // no timeouts
   std::vector<EngineOut> take_outputs() override { return std::exchange(out_, {}); }
@@ -125,6 +131,7 @@ class SoftEngine : public Engine {
     uint32_t expected = 0;
     std::vector<std::deque<wire::Bytes>> q;  // per port
     uint64_t completed = 0, dropped = 0;
+    bool dirty = false;  // a frame queued since the last decide()
   };
 
   Ctx* find(uint16_t jid, uint8_t tid) {
