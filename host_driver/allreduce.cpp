@@ -223,10 +223,10 @@ class ReduceCall : CallShape {
  public:
   ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<uint32_t>& prev_span,
              std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, uint32_t nonce, const uint8_t* data, size_t n,
-             const std::atomic<bool>* stop);
+             const std::atomic<bool>* stop, uint8_t* out);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
-  const uint8_t* result() const { return out_.get(); }
+  const uint8_t* result() const { return out_; }
 
  private:
   enum class Action { wait, send, skip };
@@ -279,8 +279,9 @@ class ReduceCall : CallShape {
   const uint32_t neg0_;
   // Results go to a separate buffer until the call succeeds: the input stays intact for
   // re-aggregation, and a failed call leaves the caller's buffer as it was.
-  // Not initialised: every byte is written by a result before the call succeeds.
-  std::unique_ptr<uint8_t[]> out_;
+  // The AllReduce's buffer, kept across calls (no allocation, no page faults per call); every
+  // byte is written by a result before the call succeeds.
+  uint8_t* out_;
   std::vector<bool> have_;
   size_t held_ = 0;  // results held (count of true in have_)
   std::vector<TreeState> tr_;
@@ -307,7 +308,7 @@ class ReduceCall : CallShape {
 
 ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid,
                        std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats,
-                       uint32_t nonce, const uint8_t* data, size_t n, const std::atomic<bool>* stop)
+                       uint32_t nonce, const uint8_t* data, size_t n, const std::atomic<bool>* stop, uint8_t* out)
     : CallShape(p, n),
       t_(t),
       p_(p),
@@ -320,7 +321,7 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
       data_(data),
       codec_(p),
       neg0_(ref::neg_zero(p.format)),
-      out_(new uint8_t[n * es]),
+      out_(out),
       have_(K, false),
       tr_(T),
       stop_(stop) {
@@ -569,7 +570,7 @@ void ReduceCall::fill_repair(size_t t, const Slot& sl) {
     std::memcpy(spec_.payload.data(), data_ + k * Cd * es, cnt * es);
     codec_.put(spec_.payload.data(), C - 1, codec_.encode(1.0));
   } else if (h == p_.rank) {  // the designated holder forwards the sum, tag W
-    std::memcpy(spec_.payload.data(), out_.get() + k * Cd * es, cnt * es);
+    std::memcpy(spec_.payload.data(), out_ + k * Cd * es, cnt * es);
     codec_.put(spec_.payload.data(), C - 1, codec_.encode(static_cast<double>(W)));
   }  // everybody else: -0.0 everywhere (x + -0 = x exactly), tag -0
 }
@@ -642,10 +643,10 @@ std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
 // Keeps the sum of vector k (the first time it arrives).
 void ReduceCall::take_vector(size_t k, const uint8_t* pay, size_t elems) {
   if (have_[k]) return;
-  std::memcpy(out_.get() + k * Cd * es, pay, elems * es);
+  std::memcpy(out_ + k * Cd * es, pay, elems * es);
   have_[k] = true;
   ++held_;
-  last_vector_ = Clock::now();
+  last_vector_ = last_progress_;  // take_frame's time of this result
   ++tr_[k % T].held;
 }
 
@@ -1050,7 +1051,9 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
-  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n, stop_);
+  const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
+  if (out_buf_.size() < bytes) out_buf_.resize(bytes);
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n, stop_, out_buf_.data());
   const auto note_wait = [this] {
     stats_.status_wait_ms = p_.adaptive_wait ? wait_.wait_ms() : p_.status_wait_ms;
     stats_.srtt_ms = wait_.srtt_ms();
@@ -1063,7 +1066,6 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     throw;
   }
   note_wait();
-  const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
   std::memcpy(data, call.result(), bytes);
   stats_.bytes_reduced += bytes;
   stats_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();

@@ -148,6 +148,7 @@ class AllReduce {
   // reuses the same VIDs (docs/host.md "Recall").
   uint32_t nonce_;
   const std::atomic<bool>* stop_ = nullptr;
+  std::vector<uint8_t> out_buf_;  // a call's results until it succeeds, kept across calls
 };
 
 }  // namespace panama::host
