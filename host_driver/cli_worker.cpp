@@ -417,13 +417,10 @@ int run_worker(const WorkerOpts& o) {
   if (N < 1 || N > p.trees)
     throw std::runtime_error("--threads must be 1..--trees (" + std::to_string(p.trees) +
                              "): each thread owns whole trees");
-  if (N > 1 && o.backend != "udp")
-    throw std::runtime_error("--threads " + std::to_string(N) + ": only --backend udp has a socket per thread (" +
-                             o.backend +
-                             (o.backend == "xdp" ? ": one AF_XDP socket per queue, and the stand-in does not steer "
-                                                   "trees to queues"
-                                                 : ": one port per process") +
-                             ")");
+  if (N > 1 && o.backend != "udp" && o.backend != "xdp")
+    throw std::runtime_error("--threads " + std::to_string(N) +
+                             ": only --backend udp and xdp have a socket per thread (" + o.backend +
+                             ": one port per process)");
   std::vector<JobParams> ps;
   std::vector<std::unique_ptr<Transport>> trs;
   for (int k = 0; k < N; ++k) {
@@ -431,8 +428,29 @@ int run_worker(const WorkerOpts& o) {
     pk.first_tid = k * p.trees / N;
     pk.trees = (k + 1) * p.trees / N - pk.first_tid;
     pk.first_vids.assign(p.first_vids.begin() + pk.first_tid, p.first_vids.begin() + pk.first_tid + pk.trees);
-    trs.push_back(open_backend(o, pk));
+    if (N == 1 || o.backend != "xdp") trs.push_back(open_backend(o, pk));
     ps.push_back(pk);
+  }
+  if (N > 1 && o.backend == "xdp") {
+    // One AF_XDP socket per thread on a shared UMEM; the program steers each TID to its thread.
+    std::vector<int> tid_socket(static_cast<size_t>(p.trees), 0);
+    for (int k = 0; k < N; ++k)
+      for (int t = 0; t < ps[static_cast<size_t>(k)].trees; ++t)
+        tid_socket[static_cast<size_t>(ps[static_cast<size_t>(k)].first_tid + t)] = k;
+    RawParams rp;
+    rp.iface = o.iface;
+    rp.port = static_cast<uint16_t>(o.port);
+    rp.agg_ip = wire::parse_ipv4(o.agg_ip);
+    rp.group_ip = wire::parse_ipv4(o.group_ip);
+    rp.agg_mac = o.agg_mac;
+    for (auto& x : XdpTransport::open_shared(rp, N, tid_socket)) {
+      JobParams& pk = ps[trs.size()];
+      pk.ip_src = x->local_ip();
+      pk.eth_src = x->local_mac();
+      pk.eth_dst = x->agg_mac();
+      pk.ip_dst = rp.agg_ip;
+      trs.push_back(std::move(x));
+    }
   }
   p = ps[0];
   Transport& tr = *trs[0];
@@ -552,7 +570,7 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--world", w.world, "number of workers")->required();
   wk->add_option("--trees", w.trees, "aggregation trees (TIDs 0..T-1)")->default_val(1);
   wk->add_option("--threads", w.threads,
-                 "threads, each with its own socket and whole trees (1..--trees; --backend udp for more than 1)")
+                 "threads, each with its own socket and whole trees (1..--trees; --backend udp or xdp for more than 1)")
       ->default_val(1);
   wk->add_option("--in", w.in, "input: little-endian elements")->required();
   wk->add_option("--out", w.out, "output: the sum, same layout")->required();

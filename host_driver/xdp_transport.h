@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "raw_common.h"
 
@@ -21,7 +22,12 @@ class XdpTransport : public RawTransport {
   // Attaches the program to p.iface (replacing one left by an earlier run) and opens a socket
   // on `queue`. Throws TransportError with one line naming what the kernel refused.
   XdpTransport(const RawParams& p, int queue = 0);
-  ~XdpTransport() override;  // detaches the program
+  // worker --threads: `sockets` sockets on queue 0 sharing one UMEM (XDP_SHARED_UMEM: one fill
+  // and one completion ring, taken under a lock once per batch of up to 64 frames); the program
+  // steers a result with TID t to socket tid_socket[t] (TIDs not listed: socket 0).
+  static std::vector<std::unique_ptr<XdpTransport>> open_shared(const RawParams& p, int sockets,
+                                                                const std::vector<int>& tid_socket);
+  ~XdpTransport() override;  // the last socket of an interface detaches the program
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
   uint8_t* tx_begin(size_t len) override;
@@ -30,9 +36,12 @@ class XdpTransport : public RawTransport {
   void flush() override;
   // "zero-copy, native XDP", "copy, native XDP" or "copy, generic XDP".
   const std::string& mode() const { return mode_; }
-  std::string datapath() const override { return "AF_XDP " + mode_; }
+  std::string datapath() const override;
+
+  struct Shared;  // the program, the UMEM and its fill/completion rings (xdp_transport.cpp)
 
  private:
+  XdpTransport(const RawParams& p, std::shared_ptr<Shared> sh, int index);
   struct Impl;
   std::unique_ptr<Impl> d_;
   std::string mode_;

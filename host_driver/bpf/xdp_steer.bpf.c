@@ -1,7 +1,9 @@
 // The xdp backend's XDP program (docs/host.md "Backends"): aggregation traffic (IPv4 without
 // options, not fragmented, UDP to the aggregation port) goes to the AF_XDP socket bound to the
 // receiving queue; every other frame (ARP, the kernel's own traffic, other UDP) passes to the
-// kernel. The port is set by the loader in `steer_cfg` (network order); 0: steer nothing.
+// kernel. The loader sets `steer_cfg`: [0] the port (network order; 0: steer nothing), [1] 1 when
+// several sockets share the queue (worker --threads): the frame's TID then picks the socket
+// through `tid_sock` (index in xsks_map), else the receiving queue's index does.
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
@@ -20,10 +22,17 @@ struct {
 
 struct {
   __uint(type, BPF_MAP_TYPE_ARRAY);
-  __uint(max_entries, 1);
+  __uint(max_entries, 2);
   __type(key, __u32);
   __type(value, __u32);
 } steer_cfg SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY);
+  __uint(max_entries, 256);
+  __type(key, __u32);
+  __type(value, __u32);
+} tid_sock SEC(".maps");
 
 SEC("xdp")
 int panama_steer(struct xdp_md *ctx) {
@@ -39,7 +48,16 @@ int panama_steer(struct xdp_md *ctx) {
   __u32 key = 0;
   __u32 *port = bpf_map_lookup_elem(&steer_cfg, &key);
   if (!port || *port == 0 || udp->dest != (__u16)*port) return XDP_PASS;
-  return bpf_redirect_map(&xsks_map, ctx->rx_queue_index, XDP_PASS);
+  __u32 key1 = 1, idx = ctx->rx_queue_index;
+  __u32 *by_tid = bpf_map_lookup_elem(&steer_cfg, &key1);
+  if (by_tid && *by_tid) {
+    __u8 *tid = (__u8 *)(udp + 1) + 4;  // the aggregation header: VER FLAGS JID(2) TID
+    if ((void *)(tid + 1) > end) return XDP_PASS;
+    __u32 t = *tid;
+    __u32 *sock = bpf_map_lookup_elem(&tid_sock, &t);
+    idx = sock ? *sock : 0;
+  }
+  return bpf_redirect_map(&xsks_map, idx, XDP_PASS);
 }
 
 char _license[] SEC("license") = "GPL";
