@@ -52,7 +52,8 @@ struct JobParams {
   uint16_t jid = 0;
   int rank = 0;  // 0..world-1, carried in RANK
   int world = 1;
-  int trees = 1;                     // T: TIDs 0..T-1
+  int trees = 1;                     // T: TIDs first_tid..first_tid+T-1
+  int first_tid = 0;                 // a thread's share of the job's trees (worker --threads)
   int elem_bytes = 4;                // ES: 4 (fp32) or 2 (bf16/fp16)
   ref::Fmt format = ref::Fmt::fp32;  // must match elem_bytes; used by loss repair's encodings
   int count = 362;                   // COUNT per vector: <= min(MAX_ELEMS, (MTU - 50) / ES)
@@ -157,6 +158,7 @@ class AllReduce {
   // reuses the same VIDs (docs/host.md "Recall").
   uint32_t nonce_;
   const std::atomic<bool>* stop_ = nullptr;
+  std::vector<uint8_t> out_buf_;  // a call's results until it succeeds, kept across calls
 };
 
 }  // namespace panama::host
