@@ -108,7 +108,7 @@ CtxFile parse_ctx_text(const std::string& text, int ports, int max_contexts) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw CtxError(std::string("not valid JSON: ") + e.what());
   }
   return parse_ctx(j, ports, max_contexts);
