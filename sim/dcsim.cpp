@@ -340,6 +340,7 @@ class Sim {
   int host_of(Ptr<Node> n) const { return static_cast<int>(n->GetId() - host_base_); }
   uint32_t host_base_ = 0;
   uint32_t links_ = 0;
+  std::vector<Ptr<NetDevice>> devs_;
   std::map<std::string, std::vector<Ptr<QueueDisc>>> layer_q_;
   std::map<std::string, double> layer_bps_;
   double sim_end_ = 0;
@@ -361,6 +362,8 @@ void Sim::link(int a, int b, double gbps, const std::string& layer, ps::Port* pa
   TrafficControlHelper tch;
   tch.SetRootQueueDisc("ns3::RedQueueDisc", "LinkBandwidth", DataRateValue(rate), "LinkDelay", TimeValue(delay));
   QueueDiscContainer q = tch.Install(d);
+  devs_.push_back(d.Get(0));
+  devs_.push_back(d.Get(1));
   layer_q_[layer].push_back(q.Get(0));
   layer_q_[layer].push_back(q.Get(1));
   layer_bps_[layer] += 2 * gbps * 1e9;
@@ -543,9 +546,12 @@ struct Hdr {
 };
 static_assert(sizeof(Hdr) == kHdrBytes, "header layout");
 
-Ptr<Packet> frame(const Hdr& h, uint32_t payload) {
+Ptr<Packet> frame(const Hdr& h, uint32_t payload, uint8_t tos) {
   Ptr<Packet> p = Create<Packet>(reinterpret_cast<const uint8_t*>(&h), kHdrBytes);
   p->AddPaddingAtEnd(payload);
+  SocketIpTosTag tag;  // the IPv4 ECN bits: ECT(0), or CE for a result built from a marked one
+  tag.SetTos(tos);
+  p->AddPacketTag(tag);
   return p;
 }
 
@@ -729,7 +735,7 @@ void Sim::send_contribution(Job& job, int w, int t, uint32_t i, bool retx) {
   h.vid = wt.vid_base + i;
   h.flags = retx ? 2 : 0;
   const Accel& a = acc_[job.roots[t]];
-  wt.sock->SendTo(frame(h, design_.payload()), 0,
+  wt.sock->SendTo(frame(h, design_.payload(), kEct0), 0,
                   InetSocketAddress(rnodes_[a.node->GetId() - host_base_].up[0].src, kAccelPort));
 }
 
@@ -855,7 +861,8 @@ void Sim::accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only) {
     if (only >= 0 && w != only) continue;
     h.worker = static_cast<uint16_t>(w);
     (ce ? a.tx_ce : a.tx_ect)
-        ->SendTo(frame(h, design_.payload()), 0, InetSocketAddress(c.worker_addr[w], c.worker_port[w]));
+        ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0,
+                 InetSocketAddress(c.worker_addr[w], c.worker_port[w]));
     ++a.st.tx_frames;
   }
 }
@@ -890,16 +897,16 @@ void Sim::worker_done(int j) {
     finish_check();
 }
 
-// Ring all-reduce over TCP: 2 (N - 1) steps of S / N bytes; worker w sends step s's chunk once
-// it has received s chunks from its predecessor.
+// Ring all-reduce over TCP: 2 (N - 1) steps of S / N bytes, pipelined at byte granularity (as
+// NCCL and Horovod cut chunks into slices): worker w may be one chunk ahead of what it has received
+// from its predecessor.
 void Sim::ring_fill(int j, int w) {
   Job& job = jobs_[j];
   if (job.computing) return;
   Worker& wk = job.workers[w];
   const uint64_t steps = 2 * (job.workers.size() - 1);
   const uint64_t base = job.iter_s.size() * steps * job.chunk;
-  const uint64_t got = (wk.ring_recv - base) / job.chunk;
-  const uint64_t allowed = base + std::min<uint64_t>(steps, 1 + got) * job.chunk;
+  const uint64_t allowed = base + std::min<uint64_t>(steps * job.chunk, job.chunk + (wk.ring_recv - base));
   while (wk.ring_sent < allowed) {
     const uint64_t n = std::min<uint64_t>({allowed - wk.ring_sent, wk.ring_tx->GetTxAvailable(), 1u << 16});
     if (n == 0) return;
@@ -1000,6 +1007,10 @@ json Sim::run() {
   Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(1 << 20));
   Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(1 << 20));
   Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+  // ns-3.37's default recovery (PRR) with TcpDctcp's ECE-driven window reduction left a
+  // connection with a full send buffer stuck, one segment per RTO (docs/sim.md); the classic
+  // recovery does not.
+  Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
   RngSeedManager::SetSeed(o_.seed);
   RngSeedManager::SetRun(1);
@@ -1014,7 +1025,7 @@ json Sim::run() {
     gap_->SetAttribute("Mean", DoubleValue(1 / rate));
     Simulator::ScheduleNow(&Sim::next_arrival, this);
   }
-  if (!o_.no_jobs && o_.single_flow <= 0) setup_jobs();
+  if (!o_.no_jobs && o_.single_flow <= 0) Simulator::ScheduleNow(&Sim::setup_jobs, this);
   wall0_ = std::chrono::steady_clock::now();
   Simulator::ScheduleNow(&Sim::progress_tick, this);
   if (panama_like_) Simulator::ScheduleNow(&Sim::repair_tick, this);
@@ -1050,6 +1061,7 @@ json Sim::results() {
                     {"roots", job.roots},
                     {"iteration_s", job.iter_s}});
   out["jobs"] = jobs;
+
   json links;
   const double t = std::max(sim_end_, 1e-12);
   for (const auto& [layer, qs] : layer_q_) {
@@ -1065,6 +1077,9 @@ json Sim::results() {
                     {"ecn_marks", marks},
                     {"drops", drops}};
   }
+  uint64_t dev_drops = 0;
+  for (const auto& d : devs_) dev_drops += DynamicCast<PointToPointNetDevice>(d)->GetQueue()->GetTotalDroppedPackets();
+  links["device_queue_drops"] = dev_drops;
   out["links"] = links;
   json acc = json::array();
   for (const auto& a : acc_) {
@@ -1191,7 +1206,7 @@ int main(int argc, char** argv) {
     const bool smoke = o.preset == "smoke";
     if (o.k < 0) o.k = smoke ? 4 : 16;
     if (o.k < 2 || o.k % 2 || o.k > 64) throw std::runtime_error("--k must be even, 2..64");
-    if (o.duration < 0) o.duration = smoke ? 0.02 : 1.0;
+    if (o.duration < 0) o.duration = smoke ? 0.005 : 1.0;
     if (o.workers_min < 0) o.workers_min = smoke ? 4 : 16;
     if (o.workers_max < 0) o.workers_max = smoke ? 4 : 96;
     if (o.workers_max < o.workers_min) throw std::runtime_error("--workers-max is below --workers-min");
