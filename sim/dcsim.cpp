@@ -325,7 +325,7 @@ class Sim {
   std::vector<Job> jobs_;
   std::unordered_map<Socket*, std::pair<int, int>> worker_of_sock_;  // (job, worker)
   std::unordered_map<Socket*, int> accel_of_sock_;
-  Ptr<UniformRandomVariable> rng_;
+  Ptr<UniformRandomVariable> rng_, jrng_;  // flows; jobs (separate, so schemes share flows)
   Ptr<ExponentialRandomVariable> gap_;
   double end_time_ = 0;
   int flows_open_ = 0;
@@ -574,7 +574,7 @@ void Sim::setup_jobs() {
   double wsum = 0;
   for (const auto& m : models_) wsum += m.weight;
   while (budget >= wmin && (o_.jobs < 0 || static_cast<int>(jobs_.size()) < o_.jobs)) {
-    const int w = static_cast<int>(rng_->GetInteger(wmin, std::min(wmax, budget)));
+    const int w = static_cast<int>(jrng_->GetInteger(wmin, std::min(wmax, budget)));
     Job job;
     job.id = static_cast<int>(jobs_.size());
     if (o_.model_bytes > 0) {
@@ -588,7 +588,7 @@ void Sim::setup_jobs() {
           if (x.name == o_.model) m = &x;
         if (!m) throw std::runtime_error("unknown model " + o_.model);
       } else {
-        double u = rng_->GetValue(0, wsum);
+        double u = jrng_->GetValue(0, wsum);
         for (const auto& x : models_) {
           m = &x;
           if ((u -= x.weight) <= 0) break;
@@ -1018,6 +1018,10 @@ json Sim::run() {
   build();
   rng_ = CreateObject<UniformRandomVariable>();
   gap_ = CreateObject<ExponentialRandomVariable>();
+  jrng_ = CreateObject<UniformRandomVariable>();
+  rng_->SetStream(1);
+  gap_->SetStream(2);
+  jrng_->SetStream(3);
   if (o_.single_flow > 0) {
     Simulator::ScheduleNow(&Sim::start_flow, this, 0, tree_.hosts() - 1, static_cast<uint64_t>(o_.single_flow));
   } else if (!o_.no_background && o_.load > 0) {
