@@ -1,11 +1,9 @@
-// The line protocol of the harnesses' --live mode, spoken with the switch stand-in
-// (host_driver/rtl_engine_client.cpp) over stdin/stdout; testbench/rtl_harness.cpp (the core) and
-// testbench/shell_harness.cpp (a board shell) serve it:
-//   inject P HEX | run | advance N | outputs | counters | cycles | write ADDR VALUE | read ADDR | quit
-// run, advance: "ok"; outputs: "out PORT CONTEXT HEX" lines (PORT -1: m_agg), then "end";
-// counters: one line of JSON; cycles: a number; write: "ok" (an AXI4-Lite write; the caller runs
-// the design idle first); read: the word read, in decimal. A harness without a register port
-// answers write and read with an error.
+// SPDX-License-Identifier: MIT
+// The server side of the harnesses' --live line protocol (its words: live_verbs.h), spoken with the
+// switch stand-in (host_driver/rtl_engine_client.cpp) over stdin/stdout; testbench/rtl_harness.cpp
+// (the core) and testbench/shell_harness.cpp (a board shell) serve it. write is an AXI4-Lite write
+// (the caller runs the design idle first). A harness without a register port answers write and
+// read with an error.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "live_verbs.h"
 
 namespace live {
 
@@ -41,7 +41,7 @@ inline std::vector<uint8_t> hex_bytes(const std::string& h) {
 
 // One "out PORT CONTEXT HEX" line.
 inline void put_frame(int port, int context, const std::vector<uint8_t>& d) {
-  std::printf("out %d %d ", port, context);
+  std::printf("%s %d %d ", kOut, port, context);
   for (uint8_t b : d) std::printf("%02x", b);
   std::printf("\n");
 }
@@ -53,38 +53,38 @@ inline void serve(const Handlers& h) {
     std::istringstream is(line);
     std::string cmd;
     is >> cmd;
-    if (cmd == "inject") {
+    if (cmd == kInject) {
       int p = -1;
       std::string hex;
       is >> p >> hex;
       if (p < 0 || p >= h.ports) throw std::runtime_error("inject: no port " + std::to_string(p));
       h.inject(p, hex_bytes(hex));
-    } else if (cmd == "run") {
+    } else if (cmd == kRun) {
       h.run();
-      std::printf("ok\n");
-    } else if (cmd == "advance") {
+      std::printf("%s\n", kOk);
+    } else if (cmd == kAdvance) {
       uint64_t n = 0;
       is >> n;
       if (n) h.advance(n);
-      std::printf("ok\n");
-    } else if (cmd == "outputs") {
+      std::printf("%s\n", kOk);
+    } else if (cmd == kOutputs) {
       h.outputs();
-      std::printf("end\n");
-    } else if (cmd == "counters") {
+      std::printf("%s\n", kEnd);
+    } else if (cmd == kCounters) {
       std::printf("%s\n", h.counters().c_str());
-    } else if (cmd == "cycles") {
+    } else if (cmd == kCycles) {
       std::printf("%llu\n", static_cast<unsigned long long>(h.cycles()));
-    } else if (cmd == "write" || cmd == "read") {
+    } else if (cmd == kWrite || cmd == kRead) {
       if (!h.write || !h.read) throw std::runtime_error(h.no_registers);
       std::string a, v;
       is >> a >> v;
-      if (cmd == "write") {
+      if (cmd == kWrite) {
         h.write(static_cast<uint32_t>(std::stoul(a, nullptr, 0)), static_cast<uint32_t>(std::stoul(v, nullptr, 0)));
-        std::printf("ok\n");
+        std::printf("%s\n", kOk);
       } else {
         std::printf("%u\n", h.read(static_cast<uint32_t>(std::stoul(a, nullptr, 0))));
       }
-    } else if (cmd == "quit") {
+    } else if (cmd == kQuit) {
       break;
     } else if (!cmd.empty()) {
       throw std::runtime_error("unknown command '" + cmd + "'");
