@@ -102,17 +102,48 @@ std::string emit_defs(const Config& c) {
   return v.str();
 }
 
+std::string rtl_inline_includes(const Config& c, std::string text) {
+  const std::string key = "`include \"";
+  for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p)) {
+    const size_t q = text.find('"', p + key.size());
+    if (q == std::string::npos) throw std::logic_error("unterminated `include in rtl/");
+    const std::string name = text.substr(p + key.size(), q - p - key.size());
+    std::string body;
+    if (name == "panama_defs.vh") {
+      body = emit_defs(c);
+    } else {
+      bool found = false;
+      for (const auto& s : rtl_sources())
+        if (name == s.name) body = s.text, found = true;
+      if (!found) throw std::logic_error("rtl/ includes " + name + ", which is not embedded in this panama-gen");
+      // The include's own licence line: the including file carries one.
+      if (body.rfind("// SPDX-License-Identifier:", 0) == 0) body.erase(0, body.find('\n') + 1);
+    }
+    if (!body.empty() && body.back() == '\n') body.pop_back();
+    text.replace(p, q + 1 - p, body);
+    p += body.size();
+  }
+  return text;
+}
+
 std::string rtl_fixed_body(const Config& c, const std::string& file,
                            const std::vector<std::pair<std::string, long>>& params) {
   for (const auto& s : rtl_sources()) {
     if (file != s.name) continue;
     std::string text = s.text;
-    const std::string inc = "`include \"panama_defs.vh\"";
-    std::string defs;
-    for (size_t p = text.find(inc); p != std::string::npos; p = text.find(inc, p + defs.size())) {
-      if (defs.empty()) defs = emit_defs(c);
-      text.replace(p, inc.size(), defs);
+    // The banner (emit.cpp) opens every emitted file with `timescale and `default_nettype none,
+    // and the trailer restores the nettype: drop the source's own lines that say the same.
+    const std::pair<const char*, bool> frame[] = {
+        {"`timescale 1ns / 1ps\n", false}, {"`default_nettype none\n", true}, {"`default_nettype wire\n", false}};
+    for (const auto& [line, blank_after] : frame) {
+      const size_t p = text.find(line);
+      if (p == std::string::npos || (p > 0 && text[p - 1] != '\n')) continue;
+      const size_t n = std::string(line).size();
+      text.erase(p, n + (blank_after && text.compare(p + n, 1, "\n") == 0 ? 1 : 0));
     }
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    text += '\n';
+    text = rtl_inline_includes(c, text);
     for (const auto& [name, value] : params) {
       const std::string key = "parameter " + name + " = ";
       const size_t p = text.find(key);

@@ -449,7 +449,7 @@ void ReduceCall::settle_lost(size_t t, size_t upto, uint32_t seen_vid) {
     Slot& sl = s.slots[s.settled];
     const uint32_t vid = next_vid_[t] + static_cast<uint32_t>(s.settled);
     sl.lost = true;
-    stats_.unseen_vids.emplace_back(static_cast<uint32_t>(t), vid);
+    stats_.note(stats_.unseen_vids, t, vid);
     if (sl.kind == Kind::main) {
       if (!repair)
         throw AllReduceError("lost vector: job " + std::to_string(p_.jid) + " tree " + std::to_string(t) + " VID " +
@@ -469,7 +469,7 @@ void ReduceCall::settle_lost(size_t t, size_t upto, uint32_t seen_vid) {
 void ReduceCall::settle_skipped(size_t t) {
   TreeState& s = tr_[t];
   while (s.settled < s.sent && s.slots[s.settled].skipped) {
-    stats_.unseen_vids.emplace_back(static_cast<uint32_t>(t), next_vid_[t] + static_cast<uint32_t>(s.settled));
+    stats_.note(stats_.unseen_vids, t, next_vid_[t] + static_cast<uint32_t>(s.settled));
     s.slots[s.settled++].lost = true;
   }
 }
@@ -909,7 +909,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
     settle_skipped(t);
     s.last_progress = s.last_result = now;
     const bool ce = (rx[wire::off::ip_tos] & 3) == wire::kEcnCe;
-    if (ce) ++stats_.results_ce, stats_.ce_vids.emplace_back(static_cast<uint32_t>(t), h.vid);
+    if (ce) ++stats_.results_ce, stats_.note(stats_.ce_vids, t, h.vid);
     cc_[t].on_result(ce);
   }
   // A late result (given up on by the status wait, or overtaken by reordering) is as good as

@@ -375,7 +375,7 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::
     s.vectors_sent += x.vectors_sent, s.results += x.results, s.results_ce += x.results_ce;
     s.ignored += x.ignored, s.duplicates += x.duplicates, s.leftovers += x.leftovers, s.lost += x.lost;
     s.repaired += x.repaired, s.repair_rounds += x.repair_rounds, s.resent += x.resent;
-    s.bytes_reduced += x.bytes_reduced, s.rtt_samples += x.rtt_samples;
+    s.bytes_reduced += x.bytes_reduced, s.rtt_samples += x.rtt_samples, s.evidence_dropped += x.evidence_dropped;
     s.seconds = std::max(s.seconds, x.seconds);
     for (const auto& v : x.ce_vids) s.ce_vids.push_back(v);
     for (const auto& v : x.unseen_vids) s.unseen_vids.push_back(v);
@@ -394,6 +394,7 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::
   j["results_ce"] = s.results_ce;
   j["ce_vids"] = s.ce_vids;  // [[tree, vid], ...] (tree: the thread's own index with --threads)
   j["unseen_vids"] = s.unseen_vids;
+  j["evidence_dropped"] = s.evidence_dropped;  // entries past Stats::kEvidenceCap, not listed
   j["ignored"] = s.ignored;
   j["duplicates"] = s.duplicates;
   j["leftovers"] = s.leftovers;

@@ -23,6 +23,8 @@ uint64_t siphash24(const MgmtKey& key, const uint8_t* msg, size_t len);
 // A key file: 32 hex digits (whitespace around them allowed), the key bytes in order. Throws
 // std::runtime_error with one line.
 MgmtKey load_mgmt_key(const std::string& path);
+// The same from the file's text; `where` (its path) is named in the error.
+MgmtKey parse_mgmt_key(const std::string& text, const std::string& where);
 
 struct MgmtOp {
   uint8_t code = 1;  // 1 read, 2 write, 3 read-modify-write

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_l2sw: the switch functions a standalone board needs when servers plug straight into it
 // (docs/fpga.md "Standalone"): forwarding of every frame the core hands on, replication of built
 // frames to their context's members, per-egress queues with DCTCP-style ECN marking, counters.
@@ -33,9 +34,9 @@
 `default_nettype none
 
 module panama_l2sw #(
-  parameter N = 4,         // ports (destinations); sources are N mPP and m_agg
-  parameter W = 64,        // bus bits, at least 64
-  parameter C = 8,         // contexts of the core
+  parameter PORTS = 4,         // ports (destinations); sources are PORTS mPP and m_agg
+  parameter DATA_W = 64,        // bus bits, at least 64
+  parameter CONTEXTS = 8,         // contexts of the core
   parameter FDB = 16,      // forwarding-table entries (at most 64)
   parameter QAW = 11,      // log2 of each egress queue's depth in beats
   parameter MAXB = 1152,   // beats of the longest frame forwarded
@@ -44,26 +45,26 @@ module panama_l2sw #(
 ) (
   input  wire                 clk,
   input  wire                 rst,
-  input  wire [(N+1)*W-1:0]   s_tdata,
-  input  wire [(N+1)*W/8-1:0] s_tkeep,
-  input  wire [N:0]           s_tvalid,
-  input  wire [N:0]           s_tlast,
-  input  wire [N:0]           s_tuser,
-  output wire [N:0]           s_tready,
-  output reg  [N*W-1:0]       m_tdata,
-  output reg  [N*W/8-1:0]     m_tkeep,
-  output reg  [N-1:0]         m_tvalid,
-  output reg  [N-1:0]         m_tlast,
-  output reg  [N-1:0]         m_tuser,
-  input  wire [N-1:0]         m_tready,
+  input  wire [(PORTS+1)*DATA_W-1:0]   s_tdata,
+  input  wire [(PORTS+1)*DATA_W/8-1:0] s_tkeep,
+  input  wire [PORTS:0]           s_tvalid,
+  input  wire [PORTS:0]           s_tlast,
+  input  wire [PORTS:0]           s_tuser,
+  output wire [PORTS:0]           s_tready,
+  output reg  [PORTS*DATA_W-1:0]       m_tdata,
+  output reg  [PORTS*DATA_W/8-1:0]     m_tkeep,
+  output reg  [PORTS-1:0]         m_tvalid,
+  output reg  [PORTS-1:0]         m_tlast,
+  output reg  [PORTS-1:0]         m_tuser,
+  input  wire [PORTS-1:0]         m_tready,
   // The core's context table and aggregation UDP port (its register file).
   input  wire [15:0]          agg_port,
-  input  wire [C-1:0]         ctx_enable,
-  input  wire [C-1:0]         ctx_upstream,
-  input  wire [C*16-1:0]      ctx_jid,
-  input  wire [C*8-1:0]       ctx_tid,
-  input  wire [C*8-1:0]       ctx_upstream_port,
-  input  wire [C*N-1:0]       ctx_members,
+  input  wire [CONTEXTS-1:0]         ctx_enable,
+  input  wire [CONTEXTS-1:0]         ctx_upstream,
+  input  wire [CONTEXTS*16-1:0]      ctx_jid,
+  input  wire [CONTEXTS*8-1:0]       ctx_tid,
+  input  wire [CONTEXTS*8-1:0]       ctx_upstream_port,
+  input  wire [CONTEXTS*PORTS-1:0]       ctx_members,
   // AXI4-Lite slave, one transaction at a time.
   input  wire [10:0]          s_axil_awaddr,
   input  wire                 s_axil_awvalid,
@@ -82,6 +83,23 @@ module panama_l2sw #(
   output reg                  s_axil_rvalid,
   input  wire                 s_axil_rready
 );
+
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256, "panama_l2sw: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W % 64 == 0,
+                  "panama_l2sw: DATA_W must be a multiple of 64, at least 64")
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256, "panama_l2sw: CONTEXTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_fdb, FDB >= 1 && FDB <= 64, "panama_l2sw: FDB must be 1..64")
+  `PANAMA_REQUIRE(g_req_qaw, QAW >= 2 && QAW <= 20, "panama_l2sw: QAW must be 2..20")
+  `PANAMA_REQUIRE(g_req_maxb, MAXB >= 1 && MAXB < (1 << QAW), "panama_l2sw: MAXB must be 1..2^QAW-1")
+  `PANAMA_REQUIRE(g_req_ifaw, IFAW >= 2 && IFAW <= 20, "panama_l2sw: IFAW must be 2..20")
+
+  // Short names used below.
+  localparam N = PORTS;
+  localparam W = DATA_W;
+  localparam C = CONTEXTS;
 
   function integer clog2;
     input integer v;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_mgmt_match: one port's receive stream split in two (docs/mgmt.md, "Framing"). A frame
 // is a management request when it is Ethernet II to the board's MAC, IPv4 with IHL 5, not a
 // fragment, UDP, to the board's IPv4 address and management UDP port; those frames leave on
@@ -9,33 +10,42 @@
 `default_nettype none
 
 module panama_mgmt_match #(
-  parameter W = 64,                                // tdata bits
+  parameter DATA_W = 64,                                // tdata bits
   parameter [47:0] MAC = 48'h02504e4d0001,         // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,              // board management IPv4 address
   parameter [15:0] UDP_PORT = 16'd9057             // management UDP port
 ) (
   input  wire           clk,
   input  wire           rst,
-  input  wire [W-1:0]   s_tdata,
-  input  wire [W/8-1:0] s_tkeep,
+  input  wire [DATA_W-1:0]   s_tdata,
+  input  wire [DATA_W/8-1:0] s_tkeep,
   input  wire           s_tvalid,
   input  wire           s_tlast,
   input  wire           s_tuser,
   output wire           s_tready,
   // everything else, to the core
-  output reg  [W-1:0]   m_core_tdata,
-  output reg  [W/8-1:0] m_core_tkeep,
+  output reg  [DATA_W-1:0]   m_core_tdata,
+  output reg  [DATA_W/8-1:0] m_core_tkeep,
   output reg            m_core_tvalid,
   output reg            m_core_tlast,
   output reg            m_core_tuser,
   input  wire           m_core_tready,
   // management requests (no ready)
-  output reg  [W-1:0]   m_mgmt_tdata,
-  output reg  [W/8-1:0] m_mgmt_tkeep,
+  output reg  [DATA_W-1:0]   m_mgmt_tdata,
+  output reg  [DATA_W/8-1:0] m_mgmt_tkeep,
   output reg            m_mgmt_tvalid,
   output reg            m_mgmt_tlast,
   output reg            m_mgmt_tuser
 );
+
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
+                  "panama_mgmt_match: DATA_W must be a multiple of 64, 64..512")
+
+  // Short names used below.
+  localparam W = DATA_W;
 
   localparam KB = W / 8;
   localparam HB = 38;                    // header bytes the decision reads
