@@ -60,26 +60,41 @@ class ProgressTransport : public Transport {
   }
   void attach(const AllReduce* ar) { ar_ = ar; }
   void flush() override { t_.flush(); }
+  std::string datapath() const override { return t_.datapath(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     tx_bytes_ += frame.size();
     tick();
   }
+  // In place, like the backend underneath (no copy added by watching).
+  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
+  void tx_end(size_t len) override {
+    t_.tx_end(len);
+    tx_bytes_ += len;
+    tick();
+  }
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
     const bool r = t_.recv(frame, deadline);
-    if (r && frame.size() >= wire::kHeaderBytes) {
-      const auto h = wire::parse_header(frame);
-      if (h.result() && h.jid == jid_) {
-        res_bytes_ += frame.size() - wire::kHeaderBytes;
-        ++results_;
-        if ((frame[15] & 3) == 3) ++ce_;
-      }
-    }
+    if (r) count(frame.data(), frame.size());
+    tick();
+    return r;
+  }
+  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
+    const bool r = t_.recv_view(frame, len, deadline);
+    if (r) count(frame, len);
     tick();
     return r;
   }
 
  private:
+  void count(const uint8_t* f, size_t len) {
+    if (len < wire::kHeaderBytes) return;
+    if ((f[wire::off::flags] & wire::kFlagResult) && wire::get16(f + wire::off::jid) == jid_) {
+      res_bytes_ += len - wire::kHeaderBytes;
+      ++results_;
+      if ((f[wire::off::ip_tos] & 3) == 3) ++ce_;
+    }
+  }
   void tick() {
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - last_).count() >= interval_) line(now);
@@ -125,21 +140,35 @@ class BarTransport : public Transport {
     if (tty_) std::fprintf(stderr, "\n");
   }
   void flush() override { t_.flush(); }
+  std::string datapath() const override { return t_.datapath(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     tick();
   }
+  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
+  void tx_end(size_t len) override {
+    t_.tx_end(len);
+    tick();
+  }
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
     const bool r = t_.recv(frame, deadline);
-    if (r && frame.size() >= wire::kHeaderBytes) {
-      const auto h = wire::parse_header(frame);
-      if (h.result() && h.jid == jid_) got_ += static_cast<double>(frame.size() - wire::kHeaderBytes);
-    }
+    if (r) count(frame.data(), frame.size());
+    tick();
+    return r;
+  }
+  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
+    const bool r = t_.recv_view(frame, len, deadline);
+    if (r) count(frame, len);
     tick();
     return r;
   }
 
  private:
+  void count(const uint8_t* f, size_t len) {
+    if (len >= wire::kHeaderBytes && (f[wire::off::flags] & wire::kFlagResult) &&
+        wire::get16(f + wire::off::jid) == jid_)
+      got_ += static_cast<double>(len - wire::kHeaderBytes);
+  }
   void tick() {
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - last_).count() >= interval_) draw(now);

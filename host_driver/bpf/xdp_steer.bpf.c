@@ -35,26 +35,26 @@ struct {
 } tid_sock SEC(".maps");
 
 SEC("xdp")
-int panama_steer(struct xdp_md *ctx) {
-  void *data = (void *)(long)ctx->data;
-  void *end = (void *)(long)ctx->data_end;
-  struct ethhdr *eth = data;
-  if ((void *)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP)) return XDP_PASS;
-  struct iphdr *ip = (void *)(eth + 1);
-  if ((void *)(ip + 1) > end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP) return XDP_PASS;
+int panama_steer(struct xdp_md* ctx) {
+  void* data = (void*)(long)ctx->data;
+  void* end = (void*)(long)ctx->data_end;
+  struct ethhdr* eth = data;
+  if ((void*)(eth + 1) > end || eth->h_proto != bpf_htons(ETH_P_IP)) return XDP_PASS;
+  struct iphdr* ip = (void*)(eth + 1);
+  if ((void*)(ip + 1) > end || ip->ihl != 5 || ip->protocol != IPPROTO_UDP) return XDP_PASS;
   if (ip->frag_off & bpf_htons(0x3FFF)) return XDP_PASS;
-  struct udphdr *udp = (void *)(ip + 1);
-  if ((void *)(udp + 1) > end) return XDP_PASS;
+  struct udphdr* udp = (void*)(ip + 1);
+  if ((void*)(udp + 1) > end) return XDP_PASS;
   __u32 key = 0;
-  __u32 *port = bpf_map_lookup_elem(&steer_cfg, &key);
+  __u32* port = bpf_map_lookup_elem(&steer_cfg, &key);
   if (!port || *port == 0 || udp->dest != (__u16)*port) return XDP_PASS;
   __u32 key1 = 1, idx = ctx->rx_queue_index;
-  __u32 *by_tid = bpf_map_lookup_elem(&steer_cfg, &key1);
+  __u32* by_tid = bpf_map_lookup_elem(&steer_cfg, &key1);
   if (by_tid && *by_tid) {
-    __u8 *tid = (__u8 *)(udp + 1) + 4;  // the aggregation header: VER FLAGS JID(2) TID
-    if ((void *)(tid + 1) > end) return XDP_PASS;
+    __u8* tid = (__u8*)(udp + 1) + 4;  // the aggregation header: VER FLAGS JID(2) TID
+    if ((void*)(tid + 1) > end) return XDP_PASS;
     __u32 t = *tid;
-    __u32 *sock = bpf_map_lookup_elem(&tid_sock, &t);
+    __u32* sock = bpf_map_lookup_elem(&tid_sock, &t);
     idx = sock ? *sock : 0;
   }
   return bpf_redirect_map(&xsks_map, idx, XDP_PASS);
