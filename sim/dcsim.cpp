@@ -1012,6 +1012,9 @@ json Sim::run() {
   // recovery does not.
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
+  // An ACK per segment: with ns-3.37's delayed ACKs (2 segments) TcpDctcp connections stalled
+  // without any loss under load (docs/sim.md "TCP").
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
   RngSeedManager::SetSeed(o_.seed);
   RngSeedManager::SetRun(1);
 

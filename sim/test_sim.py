@@ -126,7 +126,10 @@ def ring_alone(b):
     if not r:
         return
     seg_wire = MSS + TCP + IP + PPP
-    expect = 2 * (n - 1) / n * size * 8 / GBPS * seg_wire / MSS
+    # Each server's uplink carries its own segments and the ACKs (one per segment) of the
+    # segments it receives from its predecessor.
+    ack_wire = TCP + IP + PPP
+    expect = 2 * (n - 1) / n * size * 8 / GBPS * (seg_wire + ack_wire) / MSS
     t = r["jobs"][0]["iteration_s"]
     print(f"ring iterations {t} s, expected 2(N-1)/N S/B = {expect:.6f} s")
     # The first iteration also opens the connections and leaves slow start.
