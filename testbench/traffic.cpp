@@ -345,8 +345,11 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
       parts.push_back(sub.in_);
     }
     g.merge(parts);
-  } else if (scenario == "mixed" || scenario == "faults" || scenario == "timeout" || scenario == "abuse") {
-    const bool faults = scenario != "mixed";
+  } else if (scenario == "mixed" || scenario == "faults" || scenario == "timeout" || scenario == "abuse" ||
+             scenario == "abuse-exact") {
+    // abuse-exact: mixed plus the abuse frames, all of a job with no context, so that nothing
+    // overflows and the comparison stays exact (every port frame and counter, bit for bit).
+    const bool faults = scenario != "mixed" && scenario != "abuse-exact";
     js = g.jobs(std::min(cfg.in.contexts, 4), true, scenario == "timeout" ? 3000 : 0);
     std::vector<std::vector<std::vector<Bytes>>> parts;
     for (const auto& j : js) {
@@ -369,6 +372,9 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
         if (scenario == "abuse")
           for (int a = 0; a < 3; ++a)
             if (g.chance(67)) extra[p].push_back(g.abused(js[g.rnd(static_cast<uint32_t>(js.size()))], p));
+        if (scenario == "abuse-exact")
+          for (int a = 0; a < 3; ++a)
+            if (g.chance(67)) extra[p].push_back(g.abused(Job{999, 9, {p}, true}, p));
         // A bypass frame longer than the whole bypass half: always dropped (bypass_overflow).
         if (faults && k == 0 && p == 0 && cfg.bypass_bytes + 64 <= 65535) {
           Bytes big(static_cast<size_t>(cfg.bypass_bytes + 64), 0x5a);
