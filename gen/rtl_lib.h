@@ -34,6 +34,10 @@ std::string rtl_fixed_body(const Config& c, const std::string& file,
 // standalone, without include paths. Throws std::logic_error for a file not embedded.
 std::string rtl_inline_includes(const Config& c, std::string text);
 
+// protocol.md: the protocol constants (wire/protocol.h) and the wire constants the board layer
+// reads, as a Markdown table (docs/rtl.md, "Protocol constants").
+std::string protocol_markdown();
+
 // <prefix>_defs.vh: localparams shared by the RTL with the register map (gen/regmap.h), the wire
 // header (wire/wire.h) and the parser classes (gen/parser.h). Meant for `include inside a module.
 std::string emit_defs(const Config& c);

@@ -64,6 +64,7 @@ module panama_mgmt #(
   output reg  [31:0]   cnt_replay
 );
 
+`include "panama_defs.vh"
 `include "panama_require.vh"
 
   // Parameter contract (docs/rtl.md, "Parameter contracts").
@@ -76,8 +77,8 @@ module panama_mgmt #(
   localparam AW = ADDR_W;
 
   localparam MAX_WORDS = 3 + 2 * MAX_OPS;
-  localparam [31:0] REQ_MAGIC = 32'h31474d50;   // "PMG1"
-  localparam [31:0] RSP_MAGIC = 32'h31524d50;   // "PMR1"
+  localparam [31:0] REQ_MAGIC = MGMT_REQ_MAGIC;  // "PMG1" (wire/protocol.h)
+  localparam [31:0] RSP_MAGIC = MGMT_RSP_MAGIC;  // "PMR1"
   localparam [7:0] OP_READ = 8'd1, OP_WRITE = 8'd2, OP_RMW = 8'd3;
 
   localparam [3:0] S_RX = 4'd0, S_CHECK = 4'd1, S_HASH = 4'd2, S_HASH_WAIT = 4'd3, S_OP = 4'd4,

@@ -38,6 +38,7 @@ module panama_mgmt_match #(
   output reg            m_mgmt_tuser
 );
 
+`include "panama_defs.vh"
 `include "panama_require.vh"
 
   // Parameter contract (docs/rtl.md, "Parameter contracts").
@@ -48,7 +49,7 @@ module panama_mgmt_match #(
   localparam W = DATA_W;
 
   localparam KB = W / 8;
-  localparam HB = 38;                    // header bytes the decision reads
+  localparam HB = OFF_UDP_DPORT + 2;     // header bytes the decision reads (to the UDP port)
   localparam D = (HB + KB - 1) / KB;     // beats holding them
   // FIFO of at least D + 2 beats: the head frame's whole header fits behind older beats.
   localparam FA = (D + 2 <= 2) ? 1 : (D + 2 <= 4) ? 2 : (D + 2 <= 8) ? 3 : (D + 2 <= 16) ? 4 : 5;
@@ -62,24 +63,24 @@ module panama_mgmt_match #(
   function [7:0] want(input integer k);
     begin
       if (k < 6) want = MAC[8 * (5 - k) +: 8];
-      else if (k == 12) want = 8'h08;
-      else if (k == 13) want = 8'h00;
-      else if (k == 14) want = 8'h45;               // IPv4, IHL 5
-      else if (k == 20) want = 8'h00;               // MF 0, offset 0 (under the mask below)
-      else if (k == 21) want = 8'h00;
-      else if (k == 23) want = 8'd17;               // UDP
-      else if (k >= 30 && k < 34) want = IP[8 * (33 - k) +: 8];
-      else if (k == 36) want = UDP_PORT[15:8];
-      else if (k == 37) want = UDP_PORT[7:0];
+      else if (k == OFF_ETH_TYPE) want = ETHERTYPE_IPV4[15:8];
+      else if (k == OFF_ETH_TYPE + 1) want = ETHERTYPE_IPV4[7:0];
+      else if (k == OFF_IP) want = IPV4_VER_IHL;    // IPv4, IHL 5
+      else if (k == OFF_IP_FRAG) want = 8'h00;      // MF 0, offset 0 (under the mask below)
+      else if (k == OFF_IP_FRAG + 1) want = 8'h00;
+      else if (k == OFF_IP_PROTO) want = IP_PROTO_UDP;
+      else if (k >= OFF_IP_DST && k < OFF_IP_DST + 4) want = IP[8 * (OFF_IP_DST + 3 - k) +: 8];
+      else if (k == OFF_UDP_DPORT) want = UDP_PORT[15:8];
+      else if (k == OFF_UDP_DPORT + 1) want = UDP_PORT[7:0];
       else want = 8'h00;
     end
   endfunction
   function [7:0] mask(input integer k);
     begin
-      if (k < 6 || k == 12 || k == 13 || k == 14 || k == 21 || k == 23 || (k >= 30 && k < 34) || k == 36 ||
-          k == 37)
+      if (k < 6 || k == OFF_ETH_TYPE || k == OFF_ETH_TYPE + 1 || k == OFF_IP || k == OFF_IP_FRAG + 1 ||
+          k == OFF_IP_PROTO || (k >= OFF_IP_DST && k < OFF_IP_DST + 4) || k == OFF_UDP_DPORT || k == OFF_UDP_DPORT + 1)
         mask = 8'hff;
-      else if (k == 20) mask = 8'h3f;               // DF and the reserved bit may be anything
+      else if (k == OFF_IP_FRAG) mask = 8'h3f;      // DF and the reserved bit may be anything
       else mask = 8'h00;
     end
   endfunction

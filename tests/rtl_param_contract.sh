@@ -34,10 +34,10 @@ expect() {
   echo "ok   $name"
 }
 
-vl() { verilator --lint-only -Wno-fatal -Werror-USERERROR -I"$src/rtl" "$@"; }
+vl() { verilator --lint-only -Wno-fatal -Werror-USERERROR -I"$src/rtl" -I"$work/rtl" "$@"; }
 ys() {  # ys TOP "chparam ..." files...
   local top=$1 set=$2; shift 2
-  yosys -q -p "read_verilog -I$src/rtl $*; ${set:+chparam $set $top;} hierarchy -check -top $top"
+  yosys -q -p "read_verilog -I$src/rtl -I$work/rtl $*; ${set:+chparam $set $top;} hierarchy -check -top $top"
 }
 
 expect verilator.port.defaults ok "" -- vl --top-module panama_port $port_files

@@ -7,6 +7,17 @@ set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
 # verilate board/NAME_tb.cpp (or board/OTHER_tb.cpp)
 # with the Verilog sources into build/testbench/board/NAME/NAME_tb (target tb_NAME) and register
 # ctest TEST, which passes on the testbench's "NAME_tb: PASS" line.
+# The shared constants (panama_defs.vh: wire offsets, protocol constants) for the board blocks
+# verilated from rtl/ (they include it, like the core's blocks; panama-gen inlines it in its
+# outputs). Only the configuration-independent constants are read, so any configuration will do.
+set(PANAMA_BOARD_DEFS_DIR ${PANAMA_BOARD_TB_DIR}/defs)
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${PANAMA_BOARD_DEFS_DIR}
+  COMMAND $<TARGET_FILE:panama-gen> --ports 4 --gbps 10 --mhz 200 --out ${PANAMA_BOARD_DEFS_DIR}
+  DEPENDS panama-gen
+  COMMENT "panama-gen (panama_defs.vh for the board testbenches)")
+
 function(panama_board_tb name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "TOP;TEST;TB" "ARGS;SOURCES;FLAGS;CFLAGS;DEPENDS")
   string(JOIN " " cflags_extra ${arg_CFLAGS})
@@ -17,11 +28,12 @@ function(panama_board_tb name)
   endif()
   add_custom_command(
     OUTPUT ${dir}/${name}_tb
-    COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal -Werror-USERERROR -I${CMAKE_SOURCE_DIR}/rtl --Mdir ${dir}
+    COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal -Werror-USERERROR -I${CMAKE_SOURCE_DIR}/rtl -I${PANAMA_BOARD_DEFS_DIR} --Mdir ${dir}
             -o ${name}_tb --top-module ${arg_TOP} ${arg_FLAGS}
-            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} ${cflags_extra}"
+            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} -I${CMAKE_SOURCE_DIR}/wire ${cflags_extra}"
             ${arg_SOURCES} ${tb_src}
     DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h ${CMAKE_SOURCE_DIR}/rtl/panama_require.vh
+            ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${CMAKE_SOURCE_DIR}/wire/protocol.h
             ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${arg_DEPENDS}
     COMMENT "verilator ${name}_tb"
     VERBATIM)
