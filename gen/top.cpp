@@ -20,6 +20,7 @@
 #include "fpadd.h"
 #include "emit.h"
 #include "regs_rtl.h"
+#include "rtl_lib.h"
 
 namespace panama {
 namespace {
@@ -28,7 +29,7 @@ int bits_for(long max_value) { return std::max(1, clog2(max_value + 1)); }  // h
 int index_bits(long n) { return std::max(1, clog2(n)); }                    // holds 0..n-1
 
 // Every occurrence of `key` in `s` replaced by `text` (the text-valued placeholders, such as
-// ${PREFIX}, that subst() cannot fill).
+// ${CORE_PARAMS}, that subst() cannot fill).
 void replace_all(std::string& s, const std::string& key, const std::string& text) {
   for (size_t at = 0; (at = s.find(key, at)) != std::string::npos; at += text.size()) s.replace(at, key.size(), text);
 }
@@ -268,7 +269,7 @@ const char* const kCoreInstanceHead = R"V(
   wire [${C}*16-1:0] unused_cfg_ctx_jid;
   wire [${C}*8-1:0] unused_cfg_ctx_tid, unused_cfg_ctx_upstream_port;
   wire [${C}*${N}-1:0] unused_cfg_ctx_members;
-  ${PREFIX}_core #(
+  panama_core #(
 ${CORE_PARAMS}
   ) u_core (
     .clk(clk), .rst(rst),
@@ -297,8 +298,7 @@ std::map<std::string, long> top_values(const Config& c) {
 }
 
 std::string with_prefix_subst(const Config& c, std::string text) {
-  replace_all(text, "${PREFIX}", c.in.prefix);
-  return subst(text, top_values(c));
+  return with_prefix(subst(text, top_values(c)), c.in.prefix);
 }
 
 }  // namespace
