@@ -48,15 +48,6 @@ void check_board_config(const Board& b, const Config& c) {
                              std::to_string(b.bus_bits) + "-bit bus); drop the conflicting options");
 }
 
-// Module and file names carry the prefix like the core's (panama_x -> PREFIX_x).
-static std::string with_prefix(std::string s, const std::string& prefix) {
-  if (prefix == "panama") return s;
-  const std::string from = "panama_", to = prefix + "_";
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
-    s.replace(pos, from.size(), to);
-  return s;
-}
-
 static int hex_digit(char ch) {
   if (ch >= '0' && ch <= '9') return ch - '0';
   ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));

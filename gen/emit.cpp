@@ -125,7 +125,7 @@ const Block kBlocks[] = {
      [](const Config& c) {
        return "the accelerator's core, " + std::to_string(c.in.ports) + " ports as packed streams (for shells)";
      },
-     emit_core},
+     nullptr, core_params},
     {"top", full_top,
      [](const Config& c) { return "PANAMA-style aggregation accelerator, " + std::to_string(c.in.ports) + " ports"; },
      emit_top},

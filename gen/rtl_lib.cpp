@@ -112,6 +112,10 @@ std::string emit_defs(const Config& c) {
   return v.str();
 }
 
+std::string with_prefix(std::string text, const std::string& prefix) {
+  return prefix == "panama" ? text : replace_all(std::move(text), "panama_", prefix + "_");
+}
+
 std::string protocol_markdown() {
   std::ostringstream o;
   o << "# Protocol constants\n\n"
@@ -193,7 +197,7 @@ std::string rtl_fixed_body(const Config& c, const std::string& file,
       if (e == std::string::npos) throw std::logic_error("rtl/" + file + " has no parameter " + name);
       text.replace(p + key.size(), e - p - key.size(), std::to_string(value));
     }
-    return replace_all(text, "panama_", c.in.prefix + "_");
+    return with_prefix(text, c.in.prefix);
   }
   throw std::logic_error("no fixed block rtl/" + file + " in this panama-gen");
 }

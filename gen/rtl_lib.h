@@ -29,6 +29,10 @@ const std::vector<RtlSource>& rtl_sources();
 std::string rtl_fixed_body(const Config& c, const std::string& file,
                            const std::vector<std::pair<std::string, long>>& params = {});
 
+// The one prefix replacer: every "panama_" in `text` (module, file and include names of the fixed
+// blocks, the board shells and the top's template) replaced by prefix + "_".
+std::string with_prefix(std::string text, const std::string& prefix);
+
 // `text` with each `include "NAME" replaced by NAME's text: panama_defs.vh by emit_defs(c), any
 // other by the embedded rtl/NAME (its SPDX line dropped), so that every emitted file reads
 // standalone, without include paths. Throws std::logic_error for a file not embedded.

@@ -28,7 +28,9 @@ std::vector<std::pair<std::string, long>> port_params(const Config& c);
 // The parameters of the fixed block rtl/panama_sched.v for this configuration.
 std::vector<std::pair<std::string, long>> sched_params(const Config& c);
 
-std::string emit_core(const Config& c);  // <prefix>_core: the accelerator, per-port streams packed
-std::string emit_top(const Config& c);   // <prefix>_top
+// <prefix>_core (the fixed block rtl/panama_core.v): its parameters, from the port's, the
+// scheduler's and the register file's lists.
+std::vector<std::pair<std::string, long>> core_params(const Config& c);
+std::string emit_top(const Config& c);  // <prefix>_top
 
 }  // namespace panama

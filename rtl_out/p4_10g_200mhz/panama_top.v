@@ -152,7 +152,11 @@ module panama_top (
   wire [8*16-1:0] unused_cfg_ctx_jid;
   wire [8*8-1:0] unused_cfg_ctx_tid, unused_cfg_ctx_upstream_port;
   wire [8*4-1:0] unused_cfg_ctx_members;
-  panama_core u_core (
+  panama_core #(
+    .PORTS(4), .CONTEXTS(8), .DATA_W(64), .ADDR_W(14), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362),
+    .BYP_BEATS(4096), .FRAME_BEATS(189), .CONTRIB_BEATS(4096), .MEM_BEATS(4096), .DESCS(512), .SEGS(456),
+    .FIFO_DEPTH(256), .TREE_LATENCY(6), .PEND_W(7), .FORMAT(0), .BUFFER_BYTES(65536)
+  ) u_core (
     .clk(clk), .rst(rst),
     .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
     .s_tready(s_tready),

@@ -6,38 +6,73 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-module panama_core (
+// SPDX-License-Identifier: MIT
+// panama_core: the whole accelerator with the per-port streams packed into vectors (docs/rtl.md,
+// "The datapath"): the register file, one panama_port per port and the scheduler. panama-gen sets
+// every parameter from the configuration (core_params in gen/top.cpp; these defaults become the
+// configuration's in its output, and <prefix>_top passes them again with #(...)); the board shells
+// instantiate it (rtl/boards/panama_board_shell.v), and <prefix>_top gives each port its
+// sPP/mPP names around it.
+module panama_core #(
+  // Ports, 2..256.
+  parameter PORTS = 8,
+  // Contexts (JID, TID), 1..256.
+  parameter CONTEXTS = 8,
+  // Bus width in bits: a power of two, 64..4096.
+  parameter DATA_W = 512,
+  // Register-map address bits (regmap.json's size is 2^ADDR_W).
+  parameter ADDR_W = 14,
+  // The ports' receive stages (1 or 2), element bytes (2 or 4) and largest COUNT (panama_port).
+  parameter DESC_STAGES = 1,
+  parameter ELEM_BYTES = 4,
+  parameter MAX_ELEMS = 362,
+  // Each port's buffer, in beats (panama_port; buffer_plan in gen/top.cpp).
+  parameter BYP_BEATS = 512,
+  parameter FRAME_BEATS = 24,
+  parameter CONTRIB_BEATS = 512,
+  parameter MEM_BEATS = 512,
+  parameter DESCS = 512,
+  parameter SEGS = 257,
+  // The m_agg FIFO's depth in beats and the adder tree's latency in cycles (panama_sched).
+  parameter FIFO_DEPTH = 64,
+  parameter TREE_LATENCY = 12,
+  // The register file's pending-count bits and its FORMAT and BUFFER_BYTES words (panama_regs).
+  parameter PEND_W = 8,
+  parameter FORMAT = 0,
+  parameter BUFFER_BYTES = 65536
+) (
   input  wire clk,
   input  wire rst,
-  // Port p's streams at [p*W +: W], [p*BB +: BB] and bit p (the top's sPP and mPP).
-  input  wire [8*512-1:0] s_tdata,
-  input  wire [8*64-1:0] s_tkeep,
-  input  wire [8-1:0] s_tvalid,
-  input  wire [8-1:0] s_tlast,
-  input  wire [8-1:0] s_tuser,
-  output wire [8-1:0] s_tready,
-  output wire [8*512-1:0] m_tdata,
-  output wire [8*64-1:0] m_tkeep,
-  output wire [8-1:0] m_tvalid,
-  output wire [8-1:0] m_tlast,
-  output wire [8-1:0] m_tuser,
-  input  wire [8-1:0] m_tready,
+  // Port p's streams at [p*DATA_W +: DATA_W], [p*DATA_W/8 +: DATA_W/8] and bit p (the top's sPP
+  // and mPP).
+  input  wire [PORTS*DATA_W-1:0] s_tdata,
+  input  wire [PORTS*DATA_W/8-1:0] s_tkeep,
+  input  wire [PORTS-1:0] s_tvalid,
+  input  wire [PORTS-1:0] s_tlast,
+  input  wire [PORTS-1:0] s_tuser,
+  output wire [PORTS-1:0] s_tready,
+  output wire [PORTS*DATA_W-1:0] m_tdata,
+  output wire [PORTS*DATA_W/8-1:0] m_tkeep,
+  output wire [PORTS-1:0] m_tvalid,
+  output wire [PORTS-1:0] m_tlast,
+  output wire [PORTS-1:0] m_tuser,
+  input  wire [PORTS-1:0] m_tready,
   // The context table, for switch functions beside the core (a standalone board shell).
   output wire [15:0] cfg_agg_port,
-  output wire [8-1:0] cfg_ctx_enable,
-  output wire [8-1:0] cfg_ctx_upstream,
-  output wire [8*16-1:0] cfg_ctx_jid,
-  output wire [8*8-1:0] cfg_ctx_tid,
-  output wire [8*8-1:0] cfg_ctx_upstream_port,
-  output wire [8*8-1:0] cfg_ctx_members,
+  output wire [CONTEXTS-1:0] cfg_ctx_enable,
+  output wire [CONTEXTS-1:0] cfg_ctx_upstream,
+  output wire [CONTEXTS*16-1:0] cfg_ctx_jid,
+  output wire [CONTEXTS*8-1:0] cfg_ctx_tid,
+  output wire [CONTEXTS*8-1:0] cfg_ctx_upstream_port,
+  output wire [CONTEXTS*PORTS-1:0] cfg_ctx_members,
   // Frames the accelerator builds, to the switch chip's internal port.
-  output wire [512-1:0] m_agg_axis_tdata,
-  output wire [64-1:0] m_agg_axis_tkeep,
+  output wire [DATA_W-1:0] m_agg_axis_tdata,
+  output wire [DATA_W/8-1:0] m_agg_axis_tkeep,
   output wire m_agg_axis_tvalid,
   output wire m_agg_axis_tlast,
   input  wire m_agg_axis_tready,
   // Configuration and counters (regmap.md).
-  input  wire [14-1:0] s_axil_awaddr,
+  input  wire [ADDR_W-1:0] s_axil_awaddr,
   input  wire [2:0] s_axil_awprot,
   input  wire s_axil_awvalid,
   output wire s_axil_awready,
@@ -48,7 +83,7 @@ module panama_core (
   output wire [1:0] s_axil_bresp,
   output wire s_axil_bvalid,
   input  wire s_axil_bready,
-  input  wire [14-1:0] s_axil_araddr,
+  input  wire [ADDR_W-1:0] s_axil_araddr,
   input  wire [2:0] s_axil_arprot,
   input  wire s_axil_arvalid,
   output wire s_axil_arready,
@@ -58,11 +93,42 @@ module panama_core (
   input  wire s_axil_rready
 );
 
-  // Ports, contexts, bus bits and bytes.
-  localparam N = 8;
-  localparam C = 8;
-  localparam W = 512;
-  localparam BB = 64;
+// `PANAMA_REQUIRE(label, ok, "what"): a module's parameter contract (docs/rtl.md, "Parameter
+// contracts"). Used at module level, once per stated range:
+//   `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096, "panama_x: DATA_W must be 64..4096")
+// When `ok` is false:
+//  - Verilator and Yosys stop at elaboration with "what" (an elaboration-time $error in the
+//    generate block `label`; the builds verilate with -Werror-USERERROR);
+//  - other tools (Icarus, Vivado's simulator) report "<instance>.<label>: what" through $error
+//    from an initial block, naming the instance (%m), and end the simulation at time 0.
+// panama-gen inlines this file where it is included; testbenches compiling rtl/ directly pass
+// -I rtl. Include it inside a module body.
+`ifndef PANAMA_REQUIRE
+`ifdef VERILATOR
+`define PANAMA_REQUIRE_AT_ELABORATION
+`elsif YOSYS
+`define PANAMA_REQUIRE_AT_ELABORATION
+`endif
+`ifdef PANAMA_REQUIRE_AT_ELABORATION
+`define PANAMA_REQUIRE(label, ok, what) if (!(ok)) begin : label $error(what); end
+`else
+`define PANAMA_REQUIRE(label, ok, what) if (!(ok)) begin : label initial begin $error("%m: %s", what); $finish; end end
+`endif
+`endif
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts"); the blocks check the rest.
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256, "panama_core: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256, "panama_core: CONTEXTS must be 1..256")
+
+  // Ports, contexts, bus bits and bytes; the bits of a context index, of a contribution memory
+  // address and of a frame's beat count (0..FRAME_BEATS), as panama_port derives them.
+  localparam N = PORTS;
+  localparam C = CONTEXTS;
+  localparam W = DATA_W;
+  localparam BB = DATA_W / 8;
+  localparam CW = CONTEXTS > 1 ? $clog2(CONTEXTS) : 1;
+  localparam BW = MEM_BEATS > 1 ? $clog2(MEM_BEATS) : 1;
+  localparam NB = $clog2(FRAME_BEATS + 1);
 
   // Free-running cycle count: the age of queue heads for timeouts.
   reg [31:0] now_q;
@@ -74,7 +140,7 @@ module panama_core (
   wire [C*16-1:0] ctx_jid;
   wire [C*8-1:0] ctx_tid, ctx_upstream_port;
   wire [C*N-1:0] ctx_members;
-  wire [3-1:0] hdr_ctx;
+  wire [CW-1:0] hdr_ctx;
   wire [159:0] ctx_hdr;
   wire [C*32-1:0] ctx_timeout, ctx_expected_vid;
   wire [N*16-1:0] port_count_inc;
@@ -89,8 +155,8 @@ module panama_core (
   assign cfg_ctx_upstream_port = ctx_upstream_port;
   assign cfg_ctx_members = ctx_members;
   panama_regs #(
-    .PORTS(8), .CONTEXTS(8), .ADDR_W(14), .PEND_W(8), .BUS_BITS(512), .MAX_ELEMS(362), .FORMAT(0),
-    .BUFFER_BYTES(65536)
+    .PORTS(PORTS), .CONTEXTS(CONTEXTS), .ADDR_W(ADDR_W), .PEND_W(PEND_W), .BUS_BITS(DATA_W), .MAX_ELEMS(MAX_ELEMS),
+    .FORMAT(FORMAT), .BUFFER_BYTES(BUFFER_BYTES)
   ) u_regs (
     .clk(clk), .rst(rst),
     .s_axil_awaddr(s_axil_awaddr), .s_axil_awprot(s_axil_awprot), .s_axil_awvalid(s_axil_awvalid),
@@ -109,20 +175,20 @@ module panama_core (
   // ---------------------------------------------------------------- ports and scheduler
   wire [N*C-1:0] q_valid, q_pop, q_expired;
   wire q_hold, q_release;
-  wire [3-1:0] ev_ctx, to_ctx;
+  wire [CW-1:0] ev_ctx, to_ctx;
   wire [31:0] to_cycles;
   wire [31:0] ev_e;
   wire [N-1:0] ev_valid, ev_stale, ev_at_e, ev_fin, ev_ce, ev_expired;
   wire [N*32-1:0] ev_dist;
   wire [N*16-1:0] ev_count;
-  wire [N*9-1:0] ev_ptr, pop_first;
-  wire [N*5-1:0] ev_beats, pop_beats;
-  wire [3-1:0] meta_sel;
+  wire [N*BW-1:0] ev_ptr, pop_first;
+  wire [N*NB-1:0] ev_beats, pop_beats;
+  wire [CW-1:0] meta_sel;
   wire [N*48-1:0] meta_eth_dst;
   wire [N*8-1:0] meta_tos;
   wire [N*32-1:0] meta_ip_dst;
   wire [N*16-1:0] meta_csum_part;
-  wire [N*9-1:0] rd_addr, rd_link;
+  wire [N*BW-1:0] rd_addr, rd_link;
   wire [N*W-1:0] rd_data;
   wire [N*4-1:0] drop_inc;
   wire [N*12-1:0] port_inc;
@@ -139,8 +205,9 @@ module panama_core (
         always @(posedge clk) uplink[k] <= ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
       end
       panama_port #(
-        .CONTEXTS(8), .DATA_W(512), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362), .BYP_BEATS(512),
-        .FRAME_BEATS(24), .CONTRIB_BEATS(512), .MEM_BEATS(512), .DESCS(512), .SEGS(257)
+        .CONTEXTS(CONTEXTS), .DATA_W(DATA_W), .DESC_STAGES(DESC_STAGES), .ELEM_BYTES(ELEM_BYTES),
+        .MAX_ELEMS(MAX_ELEMS), .BYP_BEATS(BYP_BEATS), .FRAME_BEATS(FRAME_BEATS), .CONTRIB_BEATS(CONTRIB_BEATS),
+        .MEM_BEATS(MEM_BEATS), .DESCS(DESCS), .SEGS(SEGS)
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),
@@ -152,20 +219,20 @@ module panama_core (
         .q_valid(q_valid[p*C +: C]), .q_expired(q_expired[p*C +: C]),
         .ev_ctx(ev_ctx), .ev_e(ev_e), .ev_valid(ev_valid[p]), .ev_stale(ev_stale[p]), .ev_at_e(ev_at_e[p]),
         .ev_dist(ev_dist[p*32 +: 32]), .ev_count(ev_count[p*16 +: 16]), .ev_fin(ev_fin[p]), .ev_ce(ev_ce[p]),
-        .ev_ptr(ev_ptr[p*9 +: 9]), .ev_beats(ev_beats[p*5 +: 5]), .ev_expired(ev_expired[p]),
-        .q_pop(q_pop[p*C +: C]), .pop_first_in(pop_first[p*9 +: 9]),
-        .pop_beats_in(pop_beats[p*5 +: 5]), .q_hold(q_hold), .q_release(q_release),
+        .ev_ptr(ev_ptr[p*BW +: BW]), .ev_beats(ev_beats[p*NB +: NB]), .ev_expired(ev_expired[p]),
+        .q_pop(q_pop[p*C +: C]), .pop_first_in(pop_first[p*BW +: BW]),
+        .pop_beats_in(pop_beats[p*NB +: NB]), .q_hold(q_hold), .q_release(q_release),
         .meta_sel(meta_sel), .meta_eth_dst(meta_eth_dst[p*48 +: 48]), .meta_tos(meta_tos[p*8 +: 8]),
         .meta_ip_dst(meta_ip_dst[p*32 +: 32]), .meta_csum_part(meta_csum_part[p*16 +: 16]),
-        .rd_addr(rd_addr[p*9 +: 9]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*9 +: 9]),
+        .rd_addr(rd_addr[p*BW +: BW]), .rd_data(rd_data[p*W +: W]), .rd_link(rd_link[p*BW +: BW]),
         .count_inc(port_inc[p*12 +: 12]));
       assign port_count_inc[p*16 +: 16] = {drop_inc[p*4 +: 4], port_inc[p*12 +: 12]};
     end
   endgenerate
 
   panama_sched #(
-    .PORTS(8), .CONTEXTS(8), .DATA_W(512), .ELEM_BYTES(4), .ADDR_W(9), .BEAT_W(5), .FIFO_DEPTH(64),
-    .TREE_LATENCY(12)
+    .PORTS(PORTS), .CONTEXTS(CONTEXTS), .DATA_W(DATA_W), .ELEM_BYTES(ELEM_BYTES), .ADDR_W(BW), .BEAT_W(NB),
+    .FIFO_DEPTH(FIFO_DEPTH), .TREE_LATENCY(TREE_LATENCY)
   ) u_sched (
     .clk(clk), .rst(rst), .now(now_q),
     .ctx_enable_set(ctx_enable_set), .ctx_kill(ctx_kill), .ctx_members(ctx_members),

@@ -252,7 +252,11 @@ module panama_top (
   wire [8*16-1:0] unused_cfg_ctx_jid;
   wire [8*8-1:0] unused_cfg_ctx_tid, unused_cfg_ctx_upstream_port;
   wire [8*8-1:0] unused_cfg_ctx_members;
-  panama_core u_core (
+  panama_core #(
+    .PORTS(8), .CONTEXTS(8), .DATA_W(512), .ADDR_W(14), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362),
+    .BYP_BEATS(512), .FRAME_BEATS(24), .CONTRIB_BEATS(512), .MEM_BEATS(512), .DESCS(512), .SEGS(257),
+    .FIFO_DEPTH(64), .TREE_LATENCY(12), .PEND_W(8), .FORMAT(0), .BUFFER_BYTES(65536)
+  ) u_core (
     .clk(clk), .rst(rst),
     .s_tdata(s_tdata), .s_tkeep(s_tkeep), .s_tvalid(s_tvalid), .s_tlast(s_tlast), .s_tuser(s_tuser),
     .s_tready(s_tready),
