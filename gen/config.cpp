@@ -5,21 +5,31 @@
 
 #include "exactsum.h"
 #include "fpadd.h"
+#include "protocol.h"
+#include "ref_float.h"
 
 namespace panama {
 
 const char* const kGeneratorVersion = "panama-gen 0.1.0";
 
 FormatInfo format_info(Format f) {
+  // The one format table is numerics/ref_float.h's (the reference arithmetic reads the same rows).
+  ref::Fmt r;
   switch (f) {
     case Format::fp32:
-      return {4, 8, 23, 0x7FC00000u};
+      r = ref::Fmt::fp32;
+      break;
     case Format::bf16:
-      return {2, 8, 7, 0x7FC0u};
+      r = ref::Fmt::bf16;
+      break;
     case Format::fp16:
-      return {2, 5, 10, 0x7E00u};
+      r = ref::Fmt::fp16;
+      break;
+    default:
+      throw ConfigError("unknown format");
   }
-  throw ConfigError("unknown format");
+  const ref::FmtBits b = ref::fmt_bits(r);
+  return {b.width / 8, b.exp_bits, b.frac_bits, b.qnan};
 }
 
 std::string to_string(Format f) {
@@ -92,8 +102,8 @@ Config Config::derive(const Inputs& in) {
   c.bus_bytes = w / 8;
   c.lanes = w / c.elem_bits;
 
-  const int max_allowed = (65535 - 50) / es;
-  c.max_elems = in.max_elems < 0 ? 1450 / es : in.max_elems;
+  const int max_allowed = (proto::kMaxIpTotalLen - proto::kIpHeaderBudget) / es;
+  c.max_elems = in.max_elems < 0 ? proto::kDefaultPayloadBytes / es : in.max_elems;
   if (c.max_elems < 1 || c.max_elems > max_allowed)
     throw ConfigError("--max-elems must be between 1 and " + std::to_string(max_allowed) + " for " +
                       to_string(in.format) + ", got " + std::to_string(c.max_elems));
@@ -130,23 +140,62 @@ Config Config::derive(const Inputs& in) {
   return c;
 }
 
+namespace {
+
+// config.json's fields, strictly: an integer field is a JSON integer in range (not 2.5, not
+// 1e300, not a string), a number field is a finite JSON number.
+const nlohmann::json& field(const nlohmann::json& j, const char* name) {
+  if (!j.is_object()) throw ConfigError("config.json: not a JSON object");
+  const auto it = j.find(name);
+  if (it == j.end()) throw ConfigError(std::string("config.json: missing field '") + name + "'");
+  return *it;
+}
+
+long long int_field(const nlohmann::json& j, const char* name, long long lo, long long hi) {
+  const nlohmann::json& v = field(j, name);
+  const bool in_range =
+      (v.is_number_unsigned() && v.get<unsigned long long>() <= static_cast<unsigned long long>(hi) &&
+       static_cast<long long>(v.get<unsigned long long>()) >= lo) ||
+      (v.is_number_integer() && !v.is_number_unsigned() && v.get<long long>() >= lo && v.get<long long>() <= hi);
+  if (!in_range)
+    throw ConfigError(std::string("config.json: '") + name + "' must be an integer from " + std::to_string(lo) +
+                      " to " + std::to_string(hi) + ", got " + v.dump());
+  return v.is_number_unsigned() ? static_cast<long long>(v.get<unsigned long long>()) : v.get<long long>();
+}
+
+double num_field(const nlohmann::json& j, const char* name) {
+  const nlohmann::json& v = field(j, name);
+  if (!v.is_number() || !std::isfinite(v.get<double>()))
+    throw ConfigError(std::string("config.json: '") + name + "' must be a number, got " + v.dump());
+  return v.get<double>();
+}
+
+std::string str_field(const nlohmann::json& j, const char* name) {
+  const nlohmann::json& v = field(j, name);
+  if (!v.is_string()) throw ConfigError(std::string("config.json: '") + name + "' must be a string, got " + v.dump());
+  return v.get<std::string>();
+}
+
+}  // namespace
+
 Config Config::from_json(const nlohmann::json& j) {
+  // The ranges here only keep the numbers representable; derive() checks the real limits.
+  constexpr long long kIntMax = 0x7fffffff;
   Inputs in;
-  try {
-    in.ports = j.at("ports").get<int>();
-    in.gbps = j.at("gbps").get<double>();
-    in.mhz = j.at("mhz").get<double>();
-    in.format = parse_format(j.at("format").get<std::string>());
-    in.subnormals = parse_subnormals(j.at("subnormals").get<std::string>());
-    in.contexts = j.at("contexts").get<int>();
-    in.max_elems = j.at("max_elems").get<int>();
-    in.buffer_kib = static_cast<int>(j.at("buffer_bytes").get<long>() / 1024);
-    in.prefix = j.at("prefix").get<std::string>();
-    in.module = j.at("module").get<std::string>();
-    in.sum = j.value("sum", std::string("tree"));  // outputs older than exact-sum mode
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(std::string("config.json: ") + e.what());
-  }
+  in.ports = static_cast<int>(int_field(j, "ports", -kIntMax, kIntMax));
+  in.gbps = num_field(j, "gbps");
+  in.mhz = num_field(j, "mhz");
+  in.format = parse_format(str_field(j, "format"));
+  in.subnormals = parse_subnormals(str_field(j, "subnormals"));
+  in.contexts = static_cast<int>(int_field(j, "contexts", -kIntMax, kIntMax));
+  in.max_elems = static_cast<int>(int_field(j, "max_elems", -kIntMax, kIntMax));
+  const long long buffer = int_field(j, "buffer_bytes", 1024, 1024LL * 1024 * 1024);
+  if (buffer % 1024)
+    throw ConfigError("config.json: 'buffer_bytes' must be a multiple of 1024, got " + std::to_string(buffer));
+  in.buffer_kib = static_cast<int>(buffer / 1024);
+  in.prefix = str_field(j, "prefix");
+  in.module = str_field(j, "module");
+  in.sum = j.is_object() && j.contains("sum") ? str_field(j, "sum") : "tree";  // outputs older than exact-sum mode
   return derive(in);
 }
 

@@ -33,52 +33,93 @@ uint32_t RegLayout::c(int index, const std::string& name) const {
   return ctx_base + static_cast<uint32_t>(index) * ctx_stride + it->second;
 }
 
+namespace {
+
+// regmap.json's numbers, strictly: a JSON integer in [lo, hi] (not 2.5, not -1 for an address).
+int64_t rm_int(const nlohmann::json& v, const std::string& what, int64_t lo, int64_t hi) {
+  const bool ok =
+      (v.is_number_unsigned() && v.get<uint64_t>() <= static_cast<uint64_t>(hi) &&
+       static_cast<int64_t>(v.get<uint64_t>()) >= lo) ||
+      (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() >= lo && v.get<int64_t>() <= hi);
+  if (!ok)
+    throw std::runtime_error(what + " must be an integer from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                             ", got " + v.dump());
+  return v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+}
+uint32_t rm_u32(const nlohmann::json& v, const std::string& what) {
+  return static_cast<uint32_t>(rm_int(v, what, 0, 0xFFFFFFFFll));
+}
+std::string rm_str(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_string()) throw std::runtime_error(what + " must be a string, got " + v.dump());
+  return v.get<std::string>();
+}
+const nlohmann::json& rm_array(const nlohmann::json& v, const std::string& what) {
+  if (!v.is_array()) throw std::runtime_error(what + " must be an array");
+  return v;
+}
+
+}  // namespace
+
+RegLayout parse_regmap(const std::string& text, const std::string& where) {
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (!j.is_object()) throw std::runtime_error("not a JSON object");
+    RegLayout l;
+    // The generator's limits: 2..256 ports, 1..256 contexts, one member word per 32 ports.
+    l.ports = static_cast<int>(rm_int(j.at("ports"), "ports", 1, 256));
+    l.contexts = static_cast<int>(rm_int(j.at("contexts"), "contexts", 1, 256));
+    l.member_words = static_cast<int>(rm_int(j.at("member_words"), "member_words", 1, 8));
+    if (l.member_words != (l.ports + 31) / 32)
+      throw std::runtime_error("member_words is " + std::to_string(l.member_words) + " but " + std::to_string(l.ports) +
+                               " ports need " + std::to_string((l.ports + 31) / 32));
+    const auto& cb = j.at("context_block");
+    l.ctx_base = rm_u32(cb.at("base"), "context_block.base");
+    l.ctx_stride = rm_u32(cb.at("stride"), "context_block.stride");
+    for (const auto& r : rm_array(j.at("global"), "global"))
+      l.global[rm_str(r.at("name"), "a register's name")] = rm_u32(r.at("offset"), "a register's offset");
+    for (const auto& r : rm_array(cb.at("registers"), "context_block.registers"))
+      l.ctx[rm_str(r.at("name"), "a register's name")] = rm_u32(r.at("offset"), "a register's offset");
+    if (j.contains("port_block")) {
+      const auto& pb = j.at("port_block");
+      l.port_base = rm_u32(pb.at("base"), "port_block.base");
+      l.port_stride = rm_u32(pb.at("stride"), "port_block.stride");
+      for (const auto& r : rm_array(pb.at("registers"), "port_block.registers")) {
+        std::string n = rm_str(r.at("name"), "a register's name");
+        if (n.size() > 8 && n.compare(0, 5, "PORT_") == 0 && n.compare(n.size() - 3, 3, "_LO") == 0) {
+          n = n.substr(5, n.size() - 8);
+          for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          l.port_counters.emplace_back(n, rm_u32(r.at("offset"), "a register's offset"));
+        }
+      }
+    }
+    for (const auto& r : j.at("global")) {
+      const std::string n = rm_str(r.at("name"), "a register's name");
+      for (const char* id : {"ID", "VERSION", "PORTS", "CONTEXTS", "BUS_BITS", "MAX_ELEMS", "FORMAT", "BUFFER_BYTES"})
+        if (n == id) l.identity.emplace_back(n, rm_u32(r.at("reset"), n + " reset"));
+    }
+    for (const char* n :
+         {"CTX_CTRL", "CTX_STATUS", "CTX_JID", "CTX_TID", "CTX_MODE", "CTX_UPSTREAM_PORT", "CTX_GROUP_MAC_HI",
+          "CTX_GROUP_MAC_LO", "CTX_GROUP_IP", "CTX_OWN_MAC_HI", "CTX_OWN_MAC_LO", "CTX_OWN_IP", "CTX_TIMEOUT"})
+      if (!l.ctx.count(n)) throw std::runtime_error(std::string("no context register ") + n);
+    for (int k = 0; k < l.member_words; ++k)
+      if (!l.ctx.count("CTX_MEMBERS" + std::to_string(k)))
+        throw std::runtime_error("no context register CTX_MEMBERS" + std::to_string(k));
+    if (!l.global.count("AGG_PORT")) throw std::runtime_error("no global register AGG_PORT");
+    return l;
+  } catch (const std::exception& e) {
+    throw std::runtime_error(where + ": not a usable regmap.json (" + e.what() + ")");
+  }
+}
+
 RegLayout load_regmap(const std::string& path) {
   std::string p = path;
   struct stat st {};
   if (stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) p += "/regmap.json";
   std::ifstream in(p);
   if (!in) throw std::runtime_error("cannot open " + p);
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-    RegLayout l;
-    l.ports = j.at("ports").get<int>();
-    l.contexts = j.at("contexts").get<int>();
-    l.member_words = j.at("member_words").get<int>();
-    const auto& cb = j.at("context_block");
-    l.ctx_base = cb.at("base").get<uint32_t>();
-    l.ctx_stride = cb.at("stride").get<uint32_t>();
-    for (const auto& r : j.at("global")) l.global[r.at("name").get<std::string>()] = r.at("offset").get<uint32_t>();
-    for (const auto& r : cb.at("registers")) l.ctx[r.at("name").get<std::string>()] = r.at("offset").get<uint32_t>();
-    if (j.contains("port_block")) {
-      const auto& pb = j.at("port_block");
-      l.port_base = pb.at("base").get<uint32_t>();
-      l.port_stride = pb.at("stride").get<uint32_t>();
-      for (const auto& r : pb.at("registers")) {
-        std::string n = r.at("name").get<std::string>();
-        if (n.size() > 8 && n.compare(0, 5, "PORT_") == 0 && n.compare(n.size() - 3, 3, "_LO") == 0) {
-          n = n.substr(5, n.size() - 8);
-          for (auto& ch : n) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-          l.port_counters.emplace_back(n, r.at("offset").get<uint32_t>());
-        }
-      }
-    }
-    for (const auto& r : j.at("global")) {
-      const std::string n = r.at("name").get<std::string>();
-      for (const char* id : {"ID", "VERSION", "PORTS", "CONTEXTS", "BUS_BITS", "MAX_ELEMS", "FORMAT", "BUFFER_BYTES"})
-        if (n == id) l.identity.emplace_back(n, r.at("reset").get<uint32_t>());
-    }
-    for (const char* n : {"CTX_CTRL", "CTX_STATUS", "CTX_JID", "CTX_TID", "CTX_MODE", "CTX_UPSTREAM_PORT",
-                          "CTX_GROUP_MAC_HI", "CTX_GROUP_MAC_LO", "CTX_GROUP_IP", "CTX_OWN_MAC_HI", "CTX_OWN_MAC_LO",
-                          "CTX_OWN_IP", "CTX_TIMEOUT", "CTX_MEMBERS0"})
-      if (!l.ctx.count(n)) throw std::runtime_error(std::string("no context register ") + n);
-    if (!l.global.count("AGG_PORT")) throw std::runtime_error("no global register AGG_PORT");
-    if (l.ports < 1 || l.contexts < 1 || l.member_words < 1) throw std::runtime_error("bad ports/contexts");
-    return l;
-  } catch (const std::exception& e) {
-    throw std::runtime_error(p + ": not a usable regmap.json (" + e.what() + ")");
-  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_regmap(ss.str(), p);
 }
 
 std::string check_identity(const RegLayout& l, const std::function<uint32_t(uint32_t)>& read) {
@@ -316,6 +357,17 @@ ControlClient::ControlClient(const std::string& path) {
   setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 }
 
+std::optional<std::string> take_reply(std::string& buf) {
+  const size_t nl = buf.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  std::string r = buf.substr(0, nl);
+  buf.erase(0, nl + 1);
+  if (r.rfind("error", 0) == 0) throw std::runtime_error("stand-in: " + r);
+  return r;
+}
+
+uint32_t parse_read_reply(const std::string& reply, const std::string& request) { return parse_u32(reply, request); }
+
 std::string ControlClient::request(const std::string& line) {
   std::string l = line + "\n";
   for (size_t off = 0; off < l.size();) {
@@ -324,13 +376,7 @@ std::string ControlClient::request(const std::string& line) {
     off += static_cast<size_t>(n);
   }
   for (;;) {
-    const size_t nl = buf_.find('\n');
-    if (nl != std::string::npos) {
-      std::string r = buf_.substr(0, nl);
-      buf_.erase(0, nl + 1);
-      if (r.rfind("error", 0) == 0) throw std::runtime_error("stand-in: " + r);
-      return r;
-    }
+    if (auto r = take_reply(buf_)) return *r;
     char b[65536];
     const ssize_t n = ::recv(fd_.get(), b, sizeof b, 0);
     if (n <= 0) throw std::runtime_error("control socket: no reply to '" + line + "'");
@@ -347,7 +393,7 @@ void ControlClient::write(uint32_t addr, uint32_t value) {
 uint32_t ControlClient::read(uint32_t addr) {
   char b[64];
   std::snprintf(b, sizeof b, "read 0x%X", addr);
-  return parse_u32(request(b), b);
+  return parse_read_reply(request(b), b);
 }
 
 ControlServer::ControlServer(const std::string& path) : path_(path) {

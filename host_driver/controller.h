@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,8 @@ struct RegLayout {
 
 // PATH is regmap.json or a generator output directory holding it. Throws std::runtime_error.
 RegLayout load_regmap(const std::string& path);
+// The same from regmap.json's text; `where` (its path) starts the error line.
+RegLayout parse_regmap(const std::string& text, const std::string& where);
 
 struct RegWrite {
   uint32_t addr = 0, value = 0;
@@ -79,6 +82,13 @@ std::string check_identity(const RegLayout& l, const std::function<uint32_t(uint
 nlohmann::ordered_json read_counters(const RegLayout& l, const std::function<uint32_t(uint32_t)>& read);
 // The same as a text table (one line per port, one per context).
 std::string counters_table(const nlohmann::ordered_json& j);
+
+// The control socket's replies (ControlClient): take_reply removes the first whole line from buf
+// and returns it (nothing while no line is complete; throws std::runtime_error on an "error ..."
+// reply); parse_read_reply is the value of a "read" reply (throws std::runtime_error naming the
+// request unless the reply is one number 0..2^32-1).
+std::optional<std::string> take_reply(std::string& buf);
+uint32_t parse_read_reply(const std::string& reply, const std::string& request);
 
 // A client of the stand-in's control socket (a Unix stream socket): one line per request.
 class ControlClient {

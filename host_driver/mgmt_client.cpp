@@ -52,8 +52,8 @@ struct SipState {
   }
 };
 
-constexpr uint32_t kReqMagic = 0x31474d50;  // "PMG1"
-constexpr uint32_t kRspMagic = 0x31524d50;  // "PMR1"
+constexpr uint32_t kReqMagic = proto::kMgmtReqMagic;
+constexpr uint32_t kRspMagic = proto::kMgmtRspMagic;
 
 int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -88,10 +88,8 @@ uint64_t siphash24(const MgmtKey& key, const uint8_t* msg, size_t len) {
   return s.v0 ^ s.v1 ^ s.v2 ^ s.v3;
 }
 
-MgmtKey load_mgmt_key(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("--key: cannot read " + path);
-  std::string t((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+MgmtKey parse_mgmt_key(const std::string& text, const std::string& where) {
+  std::string t = text;
   const auto a = t.find_first_not_of(" \t\r\n"), z = t.find_last_not_of(" \t\r\n");
   t = a == std::string::npos ? "" : t.substr(a, z - a + 1);
   MgmtKey k{};
@@ -101,8 +99,15 @@ MgmtKey load_mgmt_key(const std::string& path) {
     ok = h >= 0 && l >= 0;
     k[i] = static_cast<uint8_t>(h * 16 + l);
   }
-  if (!ok) throw std::runtime_error("--key: " + path + " must hold exactly 32 hex digits (the 128-bit key)");
+  if (!ok) throw std::runtime_error("--key: " + where + " must hold exactly 32 hex digits (the 128-bit key)");
   return k;
+}
+
+MgmtKey load_mgmt_key(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("--key: cannot read " + path);
+  const std::string t((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_mgmt_key(t, path);
 }
 
 std::vector<uint8_t> mgmt_request(const MgmtKey& key, uint32_t id, uint64_t seq, const std::vector<MgmtOp>& ops) {

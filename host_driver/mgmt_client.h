@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include "sock.h"
+#include "protocol.h"
 
 namespace panama::host {
 
@@ -23,6 +24,8 @@ uint64_t siphash24(const MgmtKey& key, const uint8_t* msg, size_t len);
 // A key file: 32 hex digits (whitespace around them allowed), the key bytes in order. Throws
 // std::runtime_error with one line.
 MgmtKey load_mgmt_key(const std::string& path);
+// The same from the file's text; `where` (its path) is named in the error.
+MgmtKey parse_mgmt_key(const std::string& text, const std::string& where);
 
 struct MgmtOp {
   uint8_t code = 1;  // 1 read, 2 write, 3 read-modify-write
@@ -33,7 +36,7 @@ struct MgmtResult {
   uint32_t value = 0;
 };
 constexpr int kMgmtMaxOps = 8;
-constexpr uint16_t kMgmtDefaultPort = 9057;
+constexpr uint16_t kMgmtDefaultPort = proto::kMgmtUdpPort;
 
 // The request payload: header, sequence, operations, tag.
 std::vector<uint8_t> mgmt_request(const MgmtKey& key, uint32_t id, uint64_t seq, const std::vector<MgmtOp>& ops);

@@ -372,7 +372,8 @@ int main(int argc, char** argv) {
   int tg_vectors = 20;
   CLI::App* tg = app.add_subcommand("gen-traffic", "write a regression scenario's pcaps and CTX.json");
   tg->add_option("--rtl", tg_rtl, "generator output directory")->required();
-  tg->add_option("--scenario", tg_scenario, "line-rate, mixed, faults, timeout, fill, refill, skips or late")
+  tg->add_option("--scenario", tg_scenario,
+                 "line-rate, mixed, faults, timeout, fill, refill, skips, late, abuse or abuse-exact")
       ->required();
   tg->add_option("--seed", tg_seed, "random seed");
   tg->add_option("--vectors", tg_vectors, "vectors per job")->check(CLI::Range(1, 100000));

@@ -93,6 +93,78 @@ class Gen {
     return f;
   }
 
+  // Scenario abuse (issue 33): one frame outside the contract's happy path, from a member's or
+  // any port. Some classify as aggregation and fail one well-formedness rule, some are valid
+  // but odd (bad IPv4 checksum, reserved bits, fragments), some are noise.
+  Bytes abused(const Job& j, int port) {
+    const int es = cfg_.fmt.elem_bytes;
+    const int count = 1 + static_cast<int>(rnd(static_cast<uint32_t>(std::min(cfg_.max_elems, 64))));
+    Bytes f = contribution(j, port, rnd(4), count, chance(10), chance(10));
+    switch (rnd(12)) {
+      case 0:  // truncated anywhere: runt, bypass, or an aggregation frame too short
+        f.resize(1 + rnd(static_cast<uint32_t>(f.size() - 1)));
+        break;
+      case 1:  // IPv4 total length wrong
+        wire::put16(&f[wire::off::ip_total_len], static_cast<uint16_t>(rng_()));
+        wire::set_ipv4_checksum(f);
+        break;
+      case 2:  // UDP length wrong
+        wire::put16(&f[wire::off::udp_len], static_cast<uint16_t>(rng_()));
+        break;
+      case 3:  // IPv4 checksum wrong (the accelerator does not check it: summed like any other)
+        f[wire::off::ip_csum] ^= static_cast<uint8_t>(1 + rnd(255));
+        break;
+      case 4: {  // random bytes, some behind an aggregation frame's first 42 bytes
+        Bytes r(1 + rnd(1600));
+        for (auto& b : r) b = static_cast<uint8_t>(rng_());
+        if (chance(50) && r.size() >= wire::kMinClassifyBytes) std::copy(f.begin(), f.begin() + 42, r.begin());
+        f = std::move(r);
+        break;
+      }
+      case 5: {  // longer than the design's largest frame: COUNT above MAX_ELEMS, lengths consistent
+        const int over = cfg_.max_elems + 1 + static_cast<int>(rnd(16));
+        if (64 + es * over <= 65535 - 14) {
+          Bytes g = contribution(j, port, 0, 1, false, false);
+          g.resize(static_cast<size_t>(64 + es * over), 0x3c);
+          wire::put16(&g[wire::off::count], static_cast<uint16_t>(over));
+          wire::put16(&g[wire::off::udp_len], static_cast<uint16_t>(30 + es * over));
+          wire::put16(&g[wire::off::ip_total_len], static_cast<uint16_t>(g.size() - 14));
+          wire::set_ipv4_checksum(g);
+          f = std::move(g);
+        }
+        break;
+      }
+      case 6: {  // a jumbo bypass frame (over a 1500-byte MTU), within the bypass half
+        const long most = std::min<long>(9018, cfg_.bypass_bytes - 64);
+        if (most > 1515) {
+          f.assign(static_cast<size_t>(1515 + rnd(static_cast<uint32_t>(most - 1515))), 0);
+          for (auto& b : f) b = static_cast<uint8_t>(rng_());
+          f[12] = 0x08, f[13] = 0x06;
+        }
+        break;
+      }
+      case 7:  // VER not 1
+        f[wire::off::ver] = static_cast<uint8_t>(2 + rnd(254));
+        break;
+      case 8:  // COUNT 0, or one off the length
+        wire::put16(&f[wire::off::count], chance(50) ? 0 : static_cast<uint16_t>(count + 1));
+        break;
+      case 9:  // a fragment (bypass), or DF set (still aggregation)
+        f[wire::off::ip_frag] |= chance(50) ? 0x20 : 0x40;
+        wire::set_ipv4_checksum(f);
+        break;
+      case 10:  // reserved and unknown flag bits, any RANK and COOKIE
+        f[wire::off::reserved] = static_cast<uint8_t>(rng_());
+        f[wire::off::flags] |= static_cast<uint8_t>(rng_() & 0xFC);
+        wire::put16(&f[wire::off::rank], static_cast<uint16_t>(rng_()));
+        break;
+      default:  // one random byte anywhere in the headers
+        f[rnd(wire::kHeaderBytes)] = static_cast<uint8_t>(rng_());
+        break;
+    }
+    return f;
+  }
+
   void push(int port, Bytes f) { in_[port].push_back(std::move(f)); }
 
   // Vectors of one job: each member sends each VID, with the faults the scenario asks for.
@@ -246,8 +318,8 @@ std::vector<Job> refill(Gen& g, const Config& cfg, int vectors) {
 }  // namespace
 
 const std::vector<std::string>& scenarios() {
-  static const std::vector<std::string> s = {"line-rate", "mixed",  "faults", "timeout",
-                                             "fill",      "refill", "skips",  "late"};
+  static const std::vector<std::string> s = {"line-rate", "mixed", "faults", "timeout", "fill",
+                                             "refill",    "skips", "late",   "abuse"};
   return s;
 }
 
@@ -273,8 +345,11 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
       parts.push_back(sub.in_);
     }
     g.merge(parts);
-  } else if (scenario == "mixed" || scenario == "faults" || scenario == "timeout") {
-    const bool faults = scenario != "mixed";
+  } else if (scenario == "mixed" || scenario == "faults" || scenario == "timeout" || scenario == "abuse" ||
+             scenario == "abuse-exact") {
+    // abuse-exact: mixed plus the abuse frames, all of a job with no context, so that nothing
+    // overflows and the comparison stays exact (every port frame and counter, bit for bit).
+    const bool faults = scenario != "mixed" && scenario != "abuse-exact";
     js = g.jobs(std::min(cfg.in.contexts, 4), true, scenario == "timeout" ? 3000 : 0);
     std::vector<std::vector<std::vector<Bytes>>> parts;
     for (const auto& j : js) {
@@ -293,6 +368,13 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
           extra[p].push_back(g.contribution(stranger, p, 0, 3, false, false));
         }
         if (faults && g.chance(10)) extra[p].push_back(Bytes(g.rnd(14)));  // runt
+        // Abuse: two frames in three malformed, mutated or noise, from any port.
+        if (scenario == "abuse")
+          for (int a = 0; a < 3; ++a)
+            if (g.chance(67)) extra[p].push_back(g.abused(js[g.rnd(static_cast<uint32_t>(js.size()))], p));
+        if (scenario == "abuse-exact")
+          for (int a = 0; a < 3; ++a)
+            if (g.chance(67)) extra[p].push_back(g.abused(Job{999, 9, {p}, true}, p));
         // A bypass frame longer than the whole bypass half: always dropped (bypass_overflow).
         if (faults && k == 0 && p == 0 && cfg.bypass_bytes + 64 <= 65535) {
           Bytes big(static_cast<size_t>(cfg.bypass_bytes + 64), 0x5a);

@@ -34,7 +34,7 @@ CtxFile parse_ctx(const json& j, int ports, int max_contexts) {
   CtxFile out;
   for (auto it = j.begin(); it != j.end(); ++it)
     if (it.key() != "agg_port" && it.key() != "contexts")
-      throw CtxError("unknown field '" + it.key() + "' (expected agg_port, contexts)");
+      throw CtxError("unknown field '" + printable(it.key()) + "' (expected agg_port, contexts)");
   if (j.contains("agg_port")) out.agg_port = static_cast<uint16_t>(get_int(j["agg_port"], "agg_port", 1, 65535));
   if (!j.contains("contexts")) throw CtxError("missing field 'contexts'");
   const json& arr = j["contexts"];
@@ -53,7 +53,7 @@ CtxFile parse_ctx(const json& j, int ports, int max_contexts) {
       if (!e.is_object()) throw CtxError("must be a JSON object");
       for (auto it = e.begin(); it != e.end(); ++it)
         if (!common.count(it.key()) && !mcast.count(it.key()) && !up.count(it.key()))
-          throw CtxError("unknown field '" + it.key() + "'");
+          throw CtxError("unknown field '" + printable(it.key()) + "'");
       for (const char* k : {"jid", "tid", "members", "mode"})
         if (!e.contains(k)) throw CtxError(std::string("missing field '") + k + "'");
       CtxEntry c;
@@ -70,7 +70,7 @@ CtxFile parse_ctx(const json& j, int ports, int max_contexts) {
       std::sort(c.members.begin(), c.members.end());
       const std::string mode = get_str(e["mode"], "mode");
       if (mode != "multicast" && mode != "upstream")
-        throw CtxError("mode must be \"multicast\" or \"upstream\", got \"" + mode + "\"");
+        throw CtxError("mode must be \"multicast\" or \"upstream\", got \"" + printable(mode) + "\"");
       c.multicast = mode == "multicast";
       const auto& need = c.multicast ? mcast : up;
       const auto& other = c.multicast ? up : mcast;
@@ -108,7 +108,7 @@ CtxFile parse_ctx_text(const std::string& text, int ports, int max_contexts) {
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw CtxError(std::string("not valid JSON: ") + e.what());
   }
   return parse_ctx(j, ports, max_contexts);

@@ -18,6 +18,8 @@ struct PcapRecord {
 // Reads every record; throws WireError (one line naming the file) when the file cannot be
 // opened, is not a pcap, has another link type, or is corrupt/truncated.
 std::vector<PcapRecord> read_pcap(const std::string& path);
+// The same from a pcap file's bytes in memory; `name` starts each error line.
+std::vector<PcapRecord> read_pcap_bytes(const uint8_t* data, size_t len, const std::string& name);
 // Writes a nanosecond-resolution classic pcap (LINKTYPE_ETHERNET). Throws WireError on failure.
 void write_pcap(const std::string& path, const std::vector<PcapRecord>& records);
 

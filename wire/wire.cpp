@@ -209,21 +209,37 @@ static int hexval(char c) {
   return -1;
 }
 
+std::string printable(const std::string& s, size_t max) {
+  std::string o;
+  for (size_t i = 0; i < s.size() && i < max; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c >= 0x7f) {
+      char b[8];
+      std::snprintf(b, sizeof b, "\\x%02x", c);
+      o += b;
+    } else {
+      o += static_cast<char>(c);
+    }
+  }
+  if (s.size() > max) o += "...";
+  return o;
+}
+
 Mac parse_mac(const std::string& s) {
   Mac m{};
   // Exactly six two-digit hex groups separated by ':'.
-  if (s.size() != 17) throw WireError("malformed MAC address '" + s + "' (expected xx:xx:xx:xx:xx:xx)");
+  if (s.size() != 17) throw WireError("malformed MAC address '" + printable(s) + "' (expected xx:xx:xx:xx:xx:xx)");
   for (int i = 0; i < 6; ++i) {
     const int hi = hexval(s[3 * i]), lo = hexval(s[3 * i + 1]);
     if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
-      throw WireError("malformed MAC address '" + s + "' (expected xx:xx:xx:xx:xx:xx)");
+      throw WireError("malformed MAC address '" + printable(s) + "' (expected xx:xx:xx:xx:xx:xx)");
     m[i] = static_cast<uint8_t>(hi * 16 + lo);
   }
   return m;
 }
 
 Ipv4 parse_ipv4(const std::string& s) {
-  const std::string err = "malformed IPv4 address '" + s + "' (expected a.b.c.d, each 0..255)";
+  const std::string err = "malformed IPv4 address '" + printable(s) + "' (expected a.b.c.d, each 0..255)";
   Ipv4 a = 0;
   size_t i = 0;
   for (int part = 0; part < 4; ++part) {

@@ -133,6 +133,9 @@ struct BuildMode {
 // sum payload (ES*COUNT bytes), fin_or / ce_any summarise all contributions.
 Bytes build_result(const Bytes& base, const Bytes& sum_payload, bool fin_or, bool ce_any, const BuildMode& m);
 
+// s for an error line: at most max characters, control and non-ASCII bytes as \xNN.
+std::string printable(const std::string& s, size_t max = 64);
+
 // Parsing/printing of addresses; parse_* throw WireError with a clear message.
 Mac parse_mac(const std::string& s);
 Ipv4 parse_ipv4(const std::string& s);
