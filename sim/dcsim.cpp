@@ -287,6 +287,9 @@ class Sim {
   void flow_recv(Ptr<Socket> s);
   void next_arrival();
   void setup_jobs();
+  void create_jobs();
+  void setup_ring(Job& job);
+  void setup_accels();
   void start_iteration(int j);
   void compute_done(int j);
   void panama_send(Job& job, int w, int t);
@@ -566,7 +569,46 @@ bool ce_of(Ptr<Packet> p) {
   return p->PeekPacketTag(tag) && (tag.GetTos() & 3) == 3;
 }
 
-void Sim::setup_jobs() {
+void Sim::setup_ring(Job& job) {
+  const int N = static_cast<int>(job.workers.size());
+  job.chunk = static_cast<uint64_t>(std::ceil(job.bytes / N));
+  const uint16_t port = static_cast<uint16_t>(30000 + job.id);
+  for (int w = 0; w < N; ++w) {
+    Worker& wk = job.workers[w];
+    wk.ring_listen = Socket::CreateSocket(hosts_.Get(wk.host), TcpSocketFactory::GetTypeId());
+    wk.ring_listen->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
+    wk.ring_listen->Listen();
+    wk.ring_listen->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                      MakeCallback(&Sim::ring_accept, this));
+  }
+  for (int w = 0; w < N; ++w) {
+    Worker& wk = job.workers[w];
+    wk.ring_tx = Socket::CreateSocket(hosts_.Get(wk.host), TcpSocketFactory::GetTypeId());
+    wk.ring_tx->Bind();
+    wk.ring_tx->SetSendCallback(MakeCallback(&Sim::ring_fill_cb, this));
+    worker_of_sock_[PeekPointer(wk.ring_tx)] = {job.id, w};
+    wk.ring_tx->Connect(InetSocketAddress(host_addr_[job.workers[(w + 1) % N].host], port));
+  }
+}
+
+void Sim::setup_accels() {
+  for (int c = 0; c < tree_.cores(); ++c) {
+    Accel& x = acc_[c];
+    x.rx = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
+    x.rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), kAccelPort));
+    x.rx->SetIpRecvTos(true);
+    x.rx->SetRecvCallback(MakeCallback(&Sim::accel_recv, this));
+    accel_of_sock_[PeekPointer(x.rx)] = c;
+    x.tx_ect = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
+    x.tx_ect->Bind();
+    x.tx_ect->SetIpTos(kEct0);
+    x.tx_ce = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
+    x.tx_ce->Bind();
+    x.tx_ce->SetIpTos(kCe);
+  }
+}
+
+void Sim::create_jobs() {
   const int n = tree_.hosts();
   const int wmin = std::max(2, o_.workers_min), wmax = std::max(wmin, o_.workers_max);
   int budget = static_cast<int>(std::floor(o_.job_fraction * n));
@@ -604,30 +646,17 @@ void Sim::setup_jobs() {
     budget -= w;
     jobs_.push_back(std::move(job));
   }
+}
+
+void Sim::setup_jobs() {
+  create_jobs();
   const uint32_t payload = design_.payload();
   const int cores = tree_.cores();
   std::vector<int> used(cores, 0);
   for (auto& job : jobs_) {
     const int N = static_cast<int>(job.workers.size());
     if (ring_) {
-      job.chunk = static_cast<uint64_t>(std::ceil(job.bytes / N));
-      const uint16_t port = static_cast<uint16_t>(30000 + job.id);
-      for (int w = 0; w < N; ++w) {
-        Worker& wk = job.workers[w];
-        wk.ring_listen = Socket::CreateSocket(hosts_.Get(wk.host), TcpSocketFactory::GetTypeId());
-        wk.ring_listen->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
-        wk.ring_listen->Listen();
-        wk.ring_listen->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
-                                          MakeCallback(&Sim::ring_accept, this));
-      }
-      for (int w = 0; w < N; ++w) {
-        Worker& wk = job.workers[w];
-        wk.ring_tx = Socket::CreateSocket(hosts_.Get(wk.host), TcpSocketFactory::GetTypeId());
-        wk.ring_tx->Bind();
-        wk.ring_tx->SetSendCallback(MakeCallback(&Sim::ring_fill_cb, this));
-        worker_of_sock_[PeekPointer(wk.ring_tx)] = {job.id, w};
-        wk.ring_tx->Connect(InetSocketAddress(host_addr_[job.workers[(w + 1) % N].host], port));
-      }
+      setup_ring(job);
       continue;
     }
     // Trees rooted at the accelerators of distinct core switches with a free context.
@@ -677,20 +706,7 @@ void Sim::setup_jobs() {
       }
     }
   }
-  for (int c = 0; c < cores; ++c) {
-    Accel& x = acc_[c];
-    x.rx = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
-    x.rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), kAccelPort));
-    x.rx->SetIpRecvTos(true);
-    x.rx->SetRecvCallback(MakeCallback(&Sim::accel_recv, this));
-    accel_of_sock_[PeekPointer(x.rx)] = c;
-    x.tx_ect = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
-    x.tx_ect->Bind();
-    x.tx_ect->SetIpTos(kEct0);
-    x.tx_ce = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
-    x.tx_ce->Bind();
-    x.tx_ce->SetIpTos(kCe);
-  }
+  setup_accels();
   for (size_t j = 0; j < jobs_.size(); ++j) Simulator::ScheduleNow(&Sim::start_iteration, this, static_cast<int>(j));
 }
 
@@ -1162,11 +1178,7 @@ json summary(const json& r, double short_bytes) {
           {"iteration_mean_s", num(mean(iters))}};
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  CLI::App app{"panama-dcsim: PANAMA in a shared fat-tree cluster (ns-3); docs/sim.md"};
+void add_options(CLI::App& app, Options& o) {
   app.add_option("--preset", o.preset, "smoke (k=4) or paper (k=16)")->check(CLI::IsMember({"smoke", "paper"}));
   app.add_option("--scheme", o.scheme)
       ->check(CLI::IsMember({"panama", "ring", "switchml", "panama-nocc", "panama-0.88", "panama-0.94", "ideal"}));
@@ -1204,6 +1216,14 @@ int main(int argc, char** argv) {
   app.add_option("--max-time", o.max_time, "hard stop, simulated seconds")->check(CLI::PositiveNumber);
   app.add_option("--rto-ms", o.rto_ms, "aggregation repair timeout")->check(CLI::PositiveNumber);
   app.add_option("--out", o.out, "write DIR/results.json");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"panama-dcsim: PANAMA in a shared fat-tree cluster (ns-3); docs/sim.md"};
+  add_options(app, o);
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress bar");
   CLI11_PARSE(app, argc, argv);
