@@ -172,7 +172,9 @@ void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, bool 
     const std::string comment = verilog ? "// " : "# ";
     const std::string head = comment + "Written by " + std::string(kGeneratorVersion) + " from " + path +
                              "; do not edit, regenerate.\n" + comment + "Command: " + cmd + "\n";
-    files.push_back({with_prefix(out_name, c.in.prefix), head + with_prefix(find(path), c.in.prefix), verilog});
+    // Includes inlined (rtl_inline_includes), so the files read without include paths.
+    const std::string text = verilog ? rtl_inline_includes(c, find(path)) : find(path);
+    files.push_back({with_prefix(out_name, c.in.prefix), head + with_prefix(text, c.in.prefix), verilog});
   };
   // Verilog in dependency order: shell blocks, IP port lists, the board top.
   for (const char* v :

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "emit.h"
+#include "protocol.h"
 
 namespace panama {
 
@@ -32,7 +33,7 @@ struct Board {
 // Management over Ethernet of a board output (docs/mgmt.md): panama-gen --mgmt-*.
 struct MgmtOptions {
   std::string ports = "0", key_file, mac = "02:50:4e:4d:00:01", ip = "10.0.0.254";
-  int udp_port = 9057;
+  int udp_port = proto::kMgmtUdpPort;
 };
 struct MgmtConfig {
   std::vector<int> ports;
@@ -40,7 +41,7 @@ struct MgmtConfig {
   bool dev_key = true;            // no --mgmt-key: the documented development key
   std::array<uint8_t, 6> mac{};
   uint32_t ip = 0;
-  int udp_port = 9057;
+  int udp_port = proto::kMgmtUdpPort;
 };
 // The development key: bytes 00 01 .. 0f (the SipHash paper's test key; never for a real board).
 // Validates the options against the board (one clear line per error, std::runtime_error).

@@ -5,21 +5,31 @@
 
 #include "exactsum.h"
 #include "fpadd.h"
+#include "protocol.h"
+#include "ref_float.h"
 
 namespace panama {
 
 const char* const kGeneratorVersion = "panama-gen 0.1.0";
 
 FormatInfo format_info(Format f) {
+  // The one format table is numerics/ref_float.h's (the reference arithmetic reads the same rows).
+  ref::Fmt r;
   switch (f) {
     case Format::fp32:
-      return {4, 8, 23, 0x7FC00000u};
+      r = ref::Fmt::fp32;
+      break;
     case Format::bf16:
-      return {2, 8, 7, 0x7FC0u};
+      r = ref::Fmt::bf16;
+      break;
     case Format::fp16:
-      return {2, 5, 10, 0x7E00u};
+      r = ref::Fmt::fp16;
+      break;
+    default:
+      throw ConfigError("unknown format");
   }
-  throw ConfigError("unknown format");
+  const ref::FmtBits b = ref::fmt_bits(r);
+  return {b.width / 8, b.exp_bits, b.frac_bits, b.qnan};
 }
 
 std::string to_string(Format f) {
@@ -92,8 +102,8 @@ Config Config::derive(const Inputs& in) {
   c.bus_bytes = w / 8;
   c.lanes = w / c.elem_bits;
 
-  const int max_allowed = (65535 - 50) / es;
-  c.max_elems = in.max_elems < 0 ? 1450 / es : in.max_elems;
+  const int max_allowed = (proto::kMaxIpTotalLen - proto::kIpHeaderBudget) / es;
+  c.max_elems = in.max_elems < 0 ? proto::kDefaultPayloadBytes / es : in.max_elems;
   if (c.max_elems < 1 || c.max_elems > max_allowed)
     throw ConfigError("--max-elems must be between 1 and " + std::to_string(max_allowed) + " for " +
                       to_string(in.format) + ", got " + std::to_string(c.max_elems));

@@ -40,7 +40,7 @@ struct Inputs {
   Format format = Format::fp32;
   Subnormals subnormals = Subnormals::ieee;
   int contexts = 8;
-  int max_elems = -1;  // -1: the default floor(1450 / ES)
+  int max_elems = -1;  // -1: the default floor(proto::kDefaultPayloadBytes / ES)
   int buffer_kib = 64;
   std::string prefix = "panama";
   std::string module = "top";  // top | addtree

@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
       app.add_option("--mgmt-key", mgmt_opts.key_file, "--board: file with the 128-bit management key, 32 hex digits");
   auto* o_mmac = app.add_option("--mgmt-mac", mgmt_opts.mac, "--board: the board's MAC (default 02:50:4e:4d:00:01)");
   auto* o_mip = app.add_option("--mgmt-ip", mgmt_opts.ip, "--board: the board's management IPv4 (default 10.0.0.254)");
-  auto* o_mudp = app.add_option("--mgmt-udp-port", mgmt_opts.udp_port, "--board: management UDP port (default 9057)");
+  auto* o_mudp = app.add_option("--mgmt-udp-port", mgmt_opts.udp_port,
+                                "--board: management UDP port (default " + std::to_string(proto::kMgmtUdpPort) + ")");
   bool standalone = false;
   auto* o_standalone = app.add_flag(
       "--standalone", standalone,
@@ -45,7 +46,8 @@ int main(int argc, char** argv) {
   app.add_option("--format", format, "element format: fp32, bf16 or fp16");
   app.add_option("--subnormals", subnormals, "ieee (kept) or ftz (flushed, FTZ+DAZ)");
   app.add_option("--contexts", in.contexts, "number of (JID, TID) contexts");
-  app.add_option("--max-elems", in.max_elems, "largest COUNT (default floor(1450 / ES))");
+  app.add_option("--max-elems", in.max_elems,
+                 "largest COUNT (default floor(" + std::to_string(proto::kDefaultPayloadBytes) + " / ES))");
   app.add_option("--buffer-kib", in.buffer_kib, "buffer per port in KiB");
   app.add_option("--prefix", in.prefix, "module name prefix");
   app.add_option("--module", in.module, "top (the accelerator) or addtree (the SIMD adder tree alone)");

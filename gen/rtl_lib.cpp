@@ -6,6 +6,7 @@
 
 #include "emit.h"
 #include "parser.h"
+#include "protocol.h"
 #include "regmap.h"
 #include "wire.h"
 
@@ -70,6 +71,15 @@ std::string emit_defs(const Config& c) {
     << "localparam [7:0] FLAG_RESULT = " << hx(8, wire::kFlagResult) << ";\n"
     << "localparam [15:0] RANK_BUILT = " << hx(16, wire::kRankBuilt) << ";\n"
     << "localparam [15:0] DEFAULT_AGG_PORT = 16'd" << wire::kDefaultAggPort << ";\n";
+  v << "// Protocol constants (wire/protocol.h): MTU and header budget, management, L2 switch window.\n";
+  for (const auto& k : proto::kConstants) {
+    v << "localparam ";
+    if (k.bits)
+      v << "[" << k.bits - 1 << ":0] " << k.name << " = " << hx(k.bits, k.value);
+    else
+      v << "integer " << k.name << " = " << k.value;
+    v << ";\n";
+  }
   v << "// Parser descriptor classes (desc_class).\n"
     << "localparam [1:0] CLASS_RUNT = 2'd" << kParserClassRunt << ";\n"
     << "localparam [1:0] CLASS_BYPASS = 2'd" << kParserClassBypass << ";\n"
@@ -102,17 +112,80 @@ std::string emit_defs(const Config& c) {
   return v.str();
 }
 
+std::string protocol_markdown() {
+  std::ostringstream o;
+  o << "# Protocol constants\n\n"
+    << "Written by panama-gen from wire/protocol.h and wire/wire.h (the same values as <prefix>_defs.vh).\n\n"
+    << "| name | value | meaning |\n|---|---|---|\n";
+  auto row = [&](const std::string& name, uint64_t value, bool hex, const std::string& what) {
+    std::ostringstream v;
+    if (hex)
+      v << "0x" << std::hex << value;
+    else
+      v << value;
+    o << "| `" << name << "` | " << v.str() << " | " << what << " |\n";
+  };
+  for (const auto& k : proto::kConstants) row(k.name, k.value, k.hex, k.what);
+  row("ETHERTYPE_IPV4", wire::kEtherTypeIpv4, true, "EtherType of every classified frame");
+  row("IPV4_VER_IHL", wire::kIpv4VerIhl, true, "IPv4 version and IHL (no options)");
+  row("IP_PROTO_UDP", wire::kIpProtoUdp, false, "IPv4 protocol of UDP");
+  row("AGG_DSCP", wire::kAggDscp, false, "DSCP of aggregation frames");
+  row("DEFAULT_AGG_PORT", wire::kDefaultAggPort, false, "default aggregation UDP port");
+  row("OFF_ETH_TYPE", wire::off::eth_type, false, "byte offset: EtherType");
+  row("OFF_IP", wire::off::ip, false, "byte offset: IPv4 header (version/IHL)");
+  row("OFF_IP_TOS", wire::off::ip_tos, false, "byte offset: IPv4 TOS (DSCP, ECN)");
+  row("OFF_IP_FRAG", wire::off::ip_frag, false, "byte offset: IPv4 flags and fragment offset");
+  row("OFF_IP_PROTO", wire::off::ip_proto, false, "byte offset: IPv4 protocol");
+  row("OFF_IP_DST", wire::off::ip_dst, false, "byte offset: IPv4 destination");
+  row("OFF_UDP_DPORT", wire::off::udp_dport, false, "byte offset: UDP destination port");
+  row("OFF_JID", wire::off::jid, false, "byte offset: aggregation JID");
+  row("OFF_TID", wire::off::tid, false, "byte offset: aggregation TID");
+  row("OFF_PAYLOAD", wire::off::payload, false, "byte offset: first element");
+  return o.str();
+}
+
+std::string rtl_inline_includes(const Config& c, std::string text) {
+  const std::string key = "`include \"";
+  for (size_t p = text.find(key); p != std::string::npos; p = text.find(key, p)) {
+    const size_t q = text.find('"', p + key.size());
+    if (q == std::string::npos) throw std::logic_error("unterminated `include in rtl/");
+    const std::string name = text.substr(p + key.size(), q - p - key.size());
+    std::string body;
+    if (name == "panama_defs.vh") {
+      body = emit_defs(c);
+    } else {
+      bool found = false;
+      for (const auto& s : rtl_sources())
+        if (name == s.name) body = s.text, found = true;
+      if (!found) throw std::logic_error("rtl/ includes " + name + ", which is not embedded in this panama-gen");
+      // The include's own licence line: the including file carries one.
+      if (body.rfind("// SPDX-License-Identifier:", 0) == 0) body.erase(0, body.find('\n') + 1);
+    }
+    if (!body.empty() && body.back() == '\n') body.pop_back();
+    text.replace(p, q + 1 - p, body);
+    p += body.size();
+  }
+  return text;
+}
+
 std::string rtl_fixed_body(const Config& c, const std::string& file,
                            const std::vector<std::pair<std::string, long>>& params) {
   for (const auto& s : rtl_sources()) {
     if (file != s.name) continue;
     std::string text = s.text;
-    const std::string inc = "`include \"panama_defs.vh\"";
-    std::string defs;
-    for (size_t p = text.find(inc); p != std::string::npos; p = text.find(inc, p + defs.size())) {
-      if (defs.empty()) defs = emit_defs(c);
-      text.replace(p, inc.size(), defs);
+    // The banner (emit.cpp) opens every emitted file with `timescale and `default_nettype none,
+    // and the trailer restores the nettype: drop the source's own lines that say the same.
+    const std::pair<const char*, bool> frame[] = {
+        {"`timescale 1ns / 1ps\n", false}, {"`default_nettype none\n", true}, {"`default_nettype wire\n", false}};
+    for (const auto& [line, blank_after] : frame) {
+      const size_t p = text.find(line);
+      if (p == std::string::npos || (p > 0 && text[p - 1] != '\n')) continue;
+      const size_t n = std::string(line).size();
+      text.erase(p, n + (blank_after && text.compare(p + n, 1, "\n") == 0 ? 1 : 0));
     }
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    text += '\n';
+    text = rtl_inline_includes(c, text);
     for (const auto& [name, value] : params) {
       const std::string key = "parameter " + name + " = ";
       const size_t p = text.find(key);

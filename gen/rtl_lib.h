@@ -19,15 +19,24 @@ struct RtlSource {
 // Every rtl/*.v, sorted by name (generated source rtl_embedded.cpp).
 const std::vector<RtlSource>& rtl_sources();
 
-// The text of rtl/<file> (e.g. "panama_parser.v") as panama-gen writes it: each line
-// `include "panama_defs.vh" replaced by emit_defs(c) (so that every emitted .v reads standalone,
-// without include paths), then every "panama_" replaced by c.in.prefix + "_".
+// The text of rtl/<file> (e.g. "panama_parser.v") as panama-gen writes it: its `timescale and
+// `default_nettype lines dropped (the banner and trailer of emit.cpp write them), its includes
+// inlined (rtl_inline_includes), then every "panama_" replaced by c.in.prefix + "_".
 // Throws std::logic_error when the file is not embedded or lacks a parameter of `params`.
 // Each (name, value) of `params` replaces the default of `parameter NAME = ...` in the header, so
 // the emitted module defaults to this configuration (a block verilated alone, or instantiated
 // by the user without #(...), gets it); the generated top still sets every one with #(...).
 std::string rtl_fixed_body(const Config& c, const std::string& file,
                            const std::vector<std::pair<std::string, long>>& params = {});
+
+// `text` with each `include "NAME" replaced by NAME's text: panama_defs.vh by emit_defs(c), any
+// other by the embedded rtl/NAME (its SPDX line dropped), so that every emitted file reads
+// standalone, without include paths. Throws std::logic_error for a file not embedded.
+std::string rtl_inline_includes(const Config& c, std::string text);
+
+// protocol.md: the protocol constants (wire/protocol.h) and the wire constants the board layer
+// reads, as a Markdown table (docs/rtl.md, "Protocol constants").
+std::string protocol_markdown();
 
 // <prefix>_defs.vh: localparams shared by the RTL with the register map (gen/regmap.h), the wire
 // header (wire/wire.h) and the parser classes (gen/parser.h). Meant for `include inside a module.

@@ -117,14 +117,19 @@ BufferPlan buffer_plan(const Config& c) {
 }
 
 std::vector<std::pair<std::string, long>> port_params(const Config& c) {
+  // The sizes only: rtl/panama_port.v derives every width from them.
   const auto v = common_values(c);
-  return {{"CONTEXTS", v.at("C")},        {"CTX_W", v.at("CW")},        {"DATA_W", v.at("W")},
-          {"DESC_STAGES", c.desc_stages}, {"ELEM_BYTES", v.at("ES")},   {"MAX_ELEMS", v.at("MAXE")},
-          {"BYP_BEATS", v.at("BYP")},     {"BYP_PTR_W", v.at("BPW")},   {"BYP_CNT_W", v.at("BCW")},
-          {"FRAME_BEATS", v.at("SB")},    {"FRAME_CNT_W", v.at("SBW")}, {"CONTRIB_BEATS", v.at("CAPB")},
-          {"MEM_BEATS", v.at("T")},       {"MEM_PTR_W", v.at("BW")},    {"MEM_CNT_W", v.at("RW")},
-          {"USED_W", v.at("UW")},         {"DESCS", v.at("D")},         {"DESC_PTR_W", v.at("DW")},
-          {"DESC_CNT_W", v.at("DCW")},    {"SEGS", v.at("SG")},         {"SEG_PTR_W", v.at("SGW")}};
+  return {{"CONTEXTS", v.at("C")},
+          {"DATA_W", v.at("W")},
+          {"DESC_STAGES", c.desc_stages},
+          {"ELEM_BYTES", v.at("ES")},
+          {"MAX_ELEMS", v.at("MAXE")},
+          {"BYP_BEATS", v.at("BYP")},
+          {"FRAME_BEATS", v.at("SB")},
+          {"CONTRIB_BEATS", v.at("CAPB")},
+          {"MEM_BEATS", v.at("T")},
+          {"DESCS", v.at("D")},
+          {"SEGS", v.at("SG")}};
 }
 
 std::vector<std::pair<std::string, long>> sched_params(const Config& c) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +25,7 @@ void JobParams::validate() const {
   if (world < 1 || world > 0xFFFE) bad("world must be 1..65534");
   if (rank < 0 || rank >= world) bad("rank must be 0..world-1");
   if (trees < 1 || trees > 256) bad("trees must be 1..256");
+  if (first_tid < 0 || first_tid + trees > 256) bad("first TID + trees must be at most 256");
   if (elem_bytes != 2 && elem_bytes != 4) bad("element size must be 2 or 4 bytes");
   if (count < 1 || count > 0xFFFF) bad("COUNT must be 1..65535");
   if (!(window.min >= 1) || !(window.init >= window.min) || !(window.max >= window.init) || window.max > 65536)
@@ -221,10 +223,10 @@ class ReduceCall : CallShape {
  public:
   ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid, std::vector<uint32_t>& prev_span,
              std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats, uint32_t nonce, const uint8_t* data, size_t n,
-             const std::atomic<bool>* stop);
+             const std::atomic<bool>* stop, uint8_t* out);
   // Runs the call to its end (throws AllReduceError); the sums are then in result().
   void run();
-  const uint8_t* result() const { return out_.data(); }
+  const uint8_t* result() const { return out_; }
 
  private:
   enum class Action { wait, send, skip };
@@ -253,7 +255,7 @@ class ReduceCall : CallShape {
   Clock::time_point next_deadline() const;
   bool on_silence();  // true: the call is over
   bool give_up_stalled(Clock::time_point now);
-  void take_frame(const wire::Bytes& rx);
+  void take_frame(const uint8_t* rx, size_t len);
   size_t missing() const;
   [[noreturn]] void fail_timeout(size_t missing);
   void close_range();
@@ -277,11 +279,20 @@ class ReduceCall : CallShape {
   const uint32_t neg0_;
   // Results go to a separate buffer until the call succeeds: the input stays intact for
   // re-aggregation, and a failed call leaves the caller's buffer as it was.
-  std::vector<uint8_t> out_;
+  // The AllReduce's buffer, kept across calls (no allocation, no page faults per call); every
+  // byte is written by a result before the call succeeds.
+  uint8_t* out_;
   std::vector<bool> have_;
   size_t held_ = 0;  // results held (count of true in have_)
   std::vector<TreeState> tr_;
   wire::FrameSpec spec_;
+  // The frame being sent: spec_'s header fields around pay_len_ bytes at pay_ (the gradient
+  // itself for a main slot), built in the backend's buffer from a template of the fixed fields
+  // (emit()): one copy of the gradient, no allocation.
+  wire::Bytes tmpl_;
+  const uint8_t* pay_ = nullptr;
+  size_t pay_len_ = 0;
+  void emit();
   // The status wait (adaptive: StatusWait) and what derives from it: the call timeout is at
   // least 16 status waits with repair on, the silence after which a worker holding everything
   // leaves is 12 (at least 2, at most 3/4 of the timeout).
@@ -297,7 +308,7 @@ class ReduceCall : CallShape {
 
 ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& next_vid,
                        std::vector<uint32_t>& prev_span, std::vector<Dctcp>& cc, StatusWait& wait, Stats& stats,
-                       uint32_t nonce, const uint8_t* data, size_t n, const std::atomic<bool>* stop)
+                       uint32_t nonce, const uint8_t* data, size_t n, const std::atomic<bool>* stop, uint8_t* out)
     : CallShape(p, n),
       t_(t),
       p_(p),
@@ -310,7 +321,7 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
       data_(data),
       codec_(p),
       neg0_(ref::neg_zero(p.format)),
-      out_(data, data + n * es),
+      out_(out),
       have_(K, false),
       tr_(T),
       stop_(stop) {
@@ -406,6 +417,26 @@ void ReduceCall::init_spec() {
   spec_.elem_bytes = p_.elem_bytes;
   spec_.hdr.jid = p_.jid;
   spec_.hdr.rank = static_cast<uint16_t>(p_.rank);
+  spec_.payload.clear();
+  tmpl_ = wire::build_frame(spec_);
+}
+
+void ReduceCall::emit() {
+  namespace off = wire::off;
+  const size_t len = wire::kHeaderBytes + pay_len_;
+  uint8_t* f = t_.tx_begin(len);
+  std::memcpy(f, tmpl_.data(), wire::kHeaderBytes);
+  wire::put16(f + off::ip_total_len, static_cast<uint16_t>(len - off::ip));
+  wire::put16(f + off::ip + 4, spec_.ip_id);
+  wire::put16(f + off::ip_csum, wire::ipv4_checksum(f + off::ip));
+  wire::put16(f + off::udp_len, static_cast<uint16_t>(len - off::udp));
+  f[off::flags] = spec_.hdr.flags;
+  f[off::tid] = spec_.hdr.tid;
+  wire::put16(f + off::count, static_cast<uint16_t>(pay_len_ / es));
+  wire::put32(f + off::vid, spec_.hdr.vid);
+  wire::put64(f + off::cookie, spec_.hdr.cookie);
+  if (pay_len_) std::memcpy(f + off::payload, pay_, pay_len_);
+  t_.tx_end(len);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -418,7 +449,7 @@ void ReduceCall::settle_lost(size_t t, size_t upto, uint32_t seen_vid) {
     Slot& sl = s.slots[s.settled];
     const uint32_t vid = next_vid_[t] + static_cast<uint32_t>(s.settled);
     sl.lost = true;
-    stats_.unseen_vids.emplace_back(static_cast<uint32_t>(t), vid);
+    stats_.note(stats_.unseen_vids, t, vid);
     if (sl.kind == Kind::main) {
       if (!repair)
         throw AllReduceError("lost vector: job " + std::to_string(p_.jid) + " tree " + std::to_string(t) + " VID " +
@@ -438,7 +469,7 @@ void ReduceCall::settle_lost(size_t t, size_t upto, uint32_t seen_vid) {
 void ReduceCall::settle_skipped(size_t t) {
   TreeState& s = tr_[t];
   while (s.settled < s.sent && s.slots[s.settled].skipped) {
-    stats_.unseen_vids.emplace_back(static_cast<uint32_t>(t), next_vid_[t] + static_cast<uint32_t>(s.settled));
+    stats_.note(stats_.unseen_vids, t, next_vid_[t] + static_cast<uint32_t>(s.settled));
     s.slots[s.settled++].lost = true;
   }
 }
@@ -447,7 +478,7 @@ void ReduceCall::settle_skipped(size_t t) {
 void ReduceCall::build_slot(size_t t, size_t i) {
   TreeState& s = tr_[t];
   Slot& sl = s.slots[i];
-  spec_.hdr.tid = static_cast<uint8_t>(t);
+  spec_.hdr.tid = static_cast<uint8_t>(p_.first_tid + static_cast<int>(t));
   spec_.hdr.vid = next_vid_[t] + static_cast<uint32_t>(i);
   spec_.hdr.flags = 0;
   spec_.hdr.cookie = cookie_hi_ | (static_cast<uint64_t>(sl.kind) << 30) | i;
@@ -455,17 +486,22 @@ void ReduceCall::build_slot(size_t t, size_t i) {
   if (sl.kind == Kind::main) {
     const size_t k = sl.index * T + t;
     if (sl.index + 1 == s.n) spec_.hdr.flags = wire::kFlagFin;
-    spec_.payload.assign(data_ + k * Cd * es, data_ + (k * Cd + elems_of(k)) * es);
-  } else if (sl.kind == Kind::status) {
+    pay_ = data_ + k * Cd * es;
+    pay_len_ = elems_of(k) * es;
+    return;
+  }
+  if (sl.kind == Kind::status) {
     if (sl.payload.empty()) {
       fill_status(t, sl);
       sl.payload = spec_.payload;
-    } else {
-      spec_.payload = sl.payload;
     }
-  } else {
-    fill_repair(t, sl);
+    pay_ = sl.payload.data();
+    pay_len_ = sl.payload.size();
+    return;
   }
+  fill_repair(t, sl);
+  pay_ = spec_.payload.data();
+  pay_len_ = spec_.payload.size();
 }
 
 // Builds and sends slot s.sent of tree t.
@@ -473,7 +509,7 @@ void ReduceCall::send_slot(size_t t) {
   TreeState& s = tr_[t];
   const size_t i = s.sent;
   build_slot(t, i);
-  t_.send(wire::build_frame(spec_));
+  emit();
   if (s.slots[i].kind != Kind::status) s.slots[i].sent_at = Clock::now();
   s.frames_before[s.sent + 1] = s.frames_before[s.sent] + 1;
   ++s.sent;
@@ -501,7 +537,7 @@ void ReduceCall::resend(size_t t) {
   for (; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
     if (s.slots[i].skipped) continue;
     build_slot(t, i);
-    t_.send(wire::build_frame(spec_));
+    emit();
     s.slots[i].sent_at = Clock::time_point{};
     ++stats_.resent;
     ++n;
@@ -534,7 +570,7 @@ void ReduceCall::fill_repair(size_t t, const Slot& sl) {
     std::memcpy(spec_.payload.data(), data_ + k * Cd * es, cnt * es);
     codec_.put(spec_.payload.data(), C - 1, codec_.encode(1.0));
   } else if (h == p_.rank) {  // the designated holder forwards the sum, tag W
-    std::memcpy(spec_.payload.data(), out_.data() + k * Cd * es, cnt * es);
+    std::memcpy(spec_.payload.data(), out_ + k * Cd * es, cnt * es);
     codec_.put(spec_.payload.data(), C - 1, codec_.encode(static_cast<double>(W)));
   }  // everybody else: -0.0 everywhere (x + -0 = x exactly), tag -0
 }
@@ -607,10 +643,10 @@ std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
 // Keeps the sum of vector k (the first time it arrives).
 void ReduceCall::take_vector(size_t k, const uint8_t* pay, size_t elems) {
   if (have_[k]) return;
-  std::memcpy(out_.data() + k * Cd * es, pay, elems * es);
+  std::memcpy(out_ + k * Cd * es, pay, elems * es);
   have_[k] = true;
   ++held_;
-  last_vector_ = Clock::now();
+  last_vector_ = last_progress_;  // take_frame's time of this result
   ++tr_[k % T].held;
 }
 
@@ -667,7 +703,8 @@ void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
 // The loop
 
 void ReduceCall::run() {
-  wire::Bytes rx;
+  const uint8_t* rx = nullptr;
+  size_t rx_len = 0;
   while (!all_done()) {
     if (stop_ && stop_->load()) {
       close_range();
@@ -680,8 +717,8 @@ void ReduceCall::run() {
     // deadline is no silence.
     const auto deadline = next_deadline();
     const auto wake = stop_ ? std::min(deadline, Clock::now() + AllReduce::kStopPoll) : deadline;
-    if (t_.recv(rx, wake))
-      take_frame(rx);
+    if (t_.recv_view(rx, rx_len, wake))
+      take_frame(rx, rx_len);
     else if (Clock::now() >= deadline && on_silence())
       break;
   }
@@ -794,18 +831,34 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
   return moved;
 }
 
+// The aggregation header of a frame of at least kHeaderBytes (wire::parse_header without a vector).
+wire::AggHeader header_of(const uint8_t* p) {
+  namespace off = wire::off;
+  wire::AggHeader h;
+  h.ver = p[off::ver];
+  h.flags = p[off::flags];
+  h.jid = wire::get16(p + off::jid);
+  h.tid = p[off::tid];
+  h.reserved = p[off::reserved];
+  h.count = wire::get16(p + off::count);
+  h.vid = wire::get32(p + off::vid);
+  h.rank = wire::get16(p + off::rank);
+  h.cookie = wire::get64(p + off::cookie);
+  return h;
+}
+
 // Accepts only final sums of this job for a slot of this call.
-void ReduceCall::take_frame(const wire::Bytes& rx) {
-  if (rx.size() < wire::kHeaderBytes) {
+void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
+  if (len < wire::kHeaderBytes) {
     ++stats_.ignored;
     return;
   }
-  const wire::AggHeader h = wire::parse_header(rx);
-  if (h.ver != 1 || !h.result() || h.jid != p_.jid || h.tid >= T || tr_[h.tid].n == 0) {
+  const wire::AggHeader h = header_of(rx);
+  const size_t t = static_cast<size_t>(h.tid) - static_cast<size_t>(p_.first_tid);  // wraps when below
+  if (h.ver != 1 || !h.result() || h.jid != p_.jid || t >= T || tr_[t].n == 0) {
     ++stats_.ignored;
     return;
   }
-  const size_t t = h.tid;
   TreeState& s = tr_[t];
   const uint32_t i = wire::vid_distance(h.vid, next_vid_[t]);
   // i >= s.sent: an earlier call's result, or one for a slot we have not sent: not ours.
@@ -826,11 +879,11 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
     want = elems_of(sl.index * T + t);
   else if (sl.kind == Kind::status)
     want = std::min(s.vp, s.n - sl.index * s.vp) * G;
-  if (h.count != want || rx.size() != wire::kHeaderBytes + es * h.count) {
+  if (h.count != want || len != wire::kHeaderBytes + es * h.count) {
     ++stats_.ignored;
     return;
   }
-  const uint8_t* pay = rx.data() + wire::kHeaderBytes;
+  const uint8_t* pay = rx + wire::kHeaderBytes;
   if (i + 1 > s.acked) {
     s.acked = i + 1;
     s.probes = 0;
@@ -855,8 +908,8 @@ void ReduceCall::take_frame(const wire::Bytes& rx) {
     s.settled = i + 1;
     settle_skipped(t);
     s.last_progress = s.last_result = now;
-    const bool ce = wire::ecn(rx) == wire::kEcnCe;
-    if (ce) ++stats_.results_ce, stats_.ce_vids.emplace_back(static_cast<uint32_t>(t), h.vid);
+    const bool ce = (rx[wire::off::ip_tos] & 3) == wire::kEcnCe;
+    if (ce) ++stats_.results_ce, stats_.note(stats_.ce_vids, t, h.vid);
     cc_[t].on_result(ce);
   }
   // A late result (given up on by the status wait, or overtaken by reordering) is as good as
@@ -998,7 +1051,9 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
-  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n, stop_);
+  const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
+  if (out_buf_.size() < bytes) out_buf_.resize(bytes);
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n, stop_, out_buf_.data());
   const auto note_wait = [this] {
     stats_.status_wait_ms = p_.adaptive_wait ? wait_.wait_ms() : p_.status_wait_ms;
     stats_.srtt_ms = wait_.srtt_ms();
@@ -1011,7 +1066,6 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     throw;
   }
   note_wait();
-  const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
   std::memcpy(data, call.result(), bytes);
   stats_.bytes_reduced += bytes;
   stats_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();

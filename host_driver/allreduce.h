@@ -52,7 +52,8 @@ struct JobParams {
   uint16_t jid = 0;
   int rank = 0;  // 0..world-1, carried in RANK
   int world = 1;
-  int trees = 1;                     // T: TIDs 0..T-1
+  int trees = 1;                     // T: TIDs first_tid..first_tid+T-1
+  int first_tid = 0;                 // a thread's share of the job's trees (worker --threads)
   int elem_bytes = 4;                // ES: 4 (fp32) or 2 (bf16/fp16)
   ref::Fmt format = ref::Fmt::fp32;  // must match elem_bytes; used by loss repair's encodings
   int count = 362;                   // COUNT per vector: <= min(MAX_ELEMS, (MTU - 50) / ES)
@@ -109,7 +110,17 @@ struct Stats {
   // Evidence for ECN checks: (tree, VID) of every in-order result marked CE, and of every slot
   // settled without an in-order result (lost or skipped). Workers must agree on the marks of
   // every VID that none of them settled without its result.
+  // Each list keeps at most kEvidenceCap entries (8 MiB); entries past it are only counted in
+  // evidence_dropped, and a check must then compare no more than the lists hold.
+  static constexpr size_t kEvidenceCap = size_t{1} << 20;
   std::vector<std::pair<uint32_t, uint32_t>> ce_vids, unseen_vids;
+  uint64_t evidence_dropped = 0;
+  void note(std::vector<std::pair<uint32_t, uint32_t>>& list, size_t tree, uint32_t vid) {
+    if (list.size() < kEvidenceCap)
+      list.emplace_back(static_cast<uint32_t>(tree), vid);
+    else
+      ++evidence_dropped;
+  }
   double seconds = 0;                      // time spent inside reduce calls
   double status_wait_ms = 0, srtt_ms = 0;  // the status wait in use and the smoothed round trip, at the last call's end
   uint64_t rtt_samples = 0;
@@ -147,6 +158,7 @@ class AllReduce {
   // reuses the same VIDs (docs/host.md "Recall").
   uint32_t nonce_;
   const std::atomic<bool>* stop_ = nullptr;
+  std::vector<uint8_t> out_buf_;  // a call's results until it succeeds, kept across calls
 };
 
 }  // namespace panama::host

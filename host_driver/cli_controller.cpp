@@ -246,7 +246,7 @@ class MgmtBus : public LiveBus {
         mask |= 1u << *p;
       }
       if (!mask) throw std::runtime_error("--fdb: '" + fdb[i] + "' names no port");
-      const uint32_t a = b + 0x400 + 16 * static_cast<uint32_t>(i);
+      const uint32_t a = b + proto::kL2swFdbBase + proto::kL2swFdbStride * static_cast<uint32_t>(i);
       // The entry stays invalid while its MAC and mask change.
       w.push_back({a + 4, 0});
       w.push_back({a, uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]});
@@ -254,7 +254,7 @@ class MgmtBus : public LiveBus {
       w.push_back({a + 4, 0x80000000u | uint32_t(m[0]) << 8 | m[1]});
     }
     for (uint32_t i = static_cast<uint32_t>(fdb.size()); i < entries && !fdb.empty(); ++i)
-      w.push_back({b + 0x400 + 16 * i + 4, 0});
+      w.push_back({b + proto::kL2swFdbBase + proto::kL2swFdbStride * i + 4, 0});
     if (k >= 0) w.push_back({b + 8, static_cast<uint32_t>(k)});
     mc_.write_all(w);
     // Read back: the last value written to each address.
@@ -271,16 +271,16 @@ class MgmtBus : public LiveBus {
   }
 
  private:
-  // The switch's window: the register map's size + 0x800 (docs/fpga.md).
+  // The switch's window: the register map's size + proto::kL2swWindow (docs/fpga.md).
   static uint32_t switch_base(const std::string& regmap) {
     std::string p = regmap;
     if (std::filesystem::is_directory(p)) p += "/regmap.json";
     std::ifstream in(p);
-    return nlohmann::json::parse(in).at("size").get<uint32_t>() + 0x800;
+    return nlohmann::json::parse(in).at("size").get<uint32_t>() + proto::kL2swWindow;
   }
   bool has_switch(uint32_t b) {
     const auto r = mc_.run({{1, b, 0, 0}});
-    return r[0].status == 0 && r[0].value == 0x4c325357;  // "L2SW"
+    return r[0].status == 0 && r[0].value == proto::kL2swId;
   }
   MgmtClient mc_;
   std::map<uint32_t, uint32_t> cache_;
@@ -435,7 +435,9 @@ void add_controller_options(CLI::App* ct, ControllerOpts& c) {
   ct->add_option("--apply", c.apply, "also apply this register-write list (ADDR VALUE [# comment] lines)");
   ct->add_option("--writes", c.writes, "offline: write the register-write list here ('-': stdout)");
   ct->add_option("--control", c.control, "live: the control socket of a running `panama-host switch --control`");
-  ct->add_option("--target", c.target, "live: a board's management address IPv4[:PORT] (UDP, default port 9057)");
+  ct->add_option(
+      "--target", c.target,
+      "live: a board's management address IPv4[:PORT] (UDP, default port " + std::to_string(proto::kMgmtUdpPort) + ")");
   ct->add_option("--key", c.key, "--target: file with the board's 128-bit management key (32 hex digits)");
   ct->add_option("--mgmt-timeout-ms", c.mgmt_timeout_ms,
                  "--target: how long to wait for each response before asking again (5 tries in all)")

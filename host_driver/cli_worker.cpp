@@ -4,6 +4,10 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
+#include <numeric>
+#include <time.h>
+#include <exception>
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,6 +20,7 @@
 #include "parse_num.h"
 #include "tins_transport.h"
 #include "udp_transport.h"
+#include "xdp_transport.h"
 
 namespace panama::host::cli {
 namespace {
@@ -55,26 +60,41 @@ class ProgressTransport : public Transport {
   }
   void attach(const AllReduce* ar) { ar_ = ar; }
   void flush() override { t_.flush(); }
+  std::string datapath() const override { return t_.datapath(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     tx_bytes_ += frame.size();
     tick();
   }
+  // In place, like the backend underneath (no copy added by watching).
+  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
+  void tx_end(size_t len) override {
+    t_.tx_end(len);
+    tx_bytes_ += len;
+    tick();
+  }
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
     const bool r = t_.recv(frame, deadline);
-    if (r && frame.size() >= wire::kHeaderBytes) {
-      const auto h = wire::parse_header(frame);
-      if (h.result() && h.jid == jid_) {
-        res_bytes_ += frame.size() - wire::kHeaderBytes;
-        ++results_;
-        if ((frame[15] & 3) == 3) ++ce_;
-      }
-    }
+    if (r) count(frame.data(), frame.size());
+    tick();
+    return r;
+  }
+  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
+    const bool r = t_.recv_view(frame, len, deadline);
+    if (r) count(frame, len);
     tick();
     return r;
   }
 
  private:
+  void count(const uint8_t* f, size_t len) {
+    if (len < wire::kHeaderBytes) return;
+    if ((f[wire::off::flags] & wire::kFlagResult) && wire::get16(f + wire::off::jid) == jid_) {
+      res_bytes_ += len - wire::kHeaderBytes;
+      ++results_;
+      if ((f[wire::off::ip_tos] & 3) == 3) ++ce_;
+    }
+  }
   void tick() {
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - last_).count() >= interval_) line(now);
@@ -120,21 +140,35 @@ class BarTransport : public Transport {
     if (tty_) std::fprintf(stderr, "\n");
   }
   void flush() override { t_.flush(); }
+  std::string datapath() const override { return t_.datapath(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     tick();
   }
+  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
+  void tx_end(size_t len) override {
+    t_.tx_end(len);
+    tick();
+  }
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
     const bool r = t_.recv(frame, deadline);
-    if (r && frame.size() >= wire::kHeaderBytes) {
-      const auto h = wire::parse_header(frame);
-      if (h.result() && h.jid == jid_) got_ += static_cast<double>(frame.size() - wire::kHeaderBytes);
-    }
+    if (r) count(frame.data(), frame.size());
+    tick();
+    return r;
+  }
+  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
+    const bool r = t_.recv_view(frame, len, deadline);
+    if (r) count(frame, len);
     tick();
     return r;
   }
 
  private:
+  void count(const uint8_t* f, size_t len) {
+    if (len >= wire::kHeaderBytes && (f[wire::off::flags] & wire::kFlagResult) &&
+        wire::get16(f + wire::off::jid) == jid_)
+      got_ += static_cast<double>(len - wire::kHeaderBytes);
+  }
   void tick() {
     const auto now = Clock::now();
     if (std::chrono::duration<double>(now - last_).count() >= interval_) draw(now);
@@ -173,6 +207,7 @@ struct WorkerOpts {
   std::string progress_bar = "auto";
   double progress_bar_interval = 10;
   int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
+  int threads = 1;
   int port = wire::kDefaultAggPort;
   std::string repair_rounds = "auto";
   int repair_slots = 8, status_wait_ms = 200, status_copies = 3, repair_stall_ms = 0;
@@ -191,8 +226,8 @@ struct DesignLimits {
 
 // Every option and path checked before any work: the output's directory must take a file.
 void check_worker_opts(const WorkerOpts& o) {
-  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk")
-    throw std::runtime_error("--backend must be udp, tins or dpdk (not '" + o.backend + "')");
+  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk" && o.backend != "xdp")
+    throw std::runtime_error("--backend must be udp, tins, dpdk or xdp (not '" + o.backend + "')");
   if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
   if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
   if (!can_create_tmp(o.out)) throw std::runtime_error("--out: cannot write " + o.out);
@@ -294,7 +329,7 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
   const wire::Ipv4 agg_ip = wire::parse_ipv4(o.agg_ip), group_ip = wire::parse_ipv4(o.group_ip);
   if (o.backend == "udp") {
     if (!o.agg_mac.empty() || !o.eal.empty())
-      throw std::runtime_error("--agg-mac and --eal are for --backend tins|dpdk");
+      throw std::runtime_error("--agg-mac is for --backend tins|dpdk|xdp, --eal for --backend dpdk");
     UdpParams up;
     up.iface = o.iface;
     up.port = static_cast<uint16_t>(o.port);
@@ -312,8 +347,9 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
     rp.group_ip = group_ip;
     rp.agg_mac = o.agg_mac;
     rp.eal = o.eal;
-    RawTransport* t = o.backend == "tins" ? static_cast<RawTransport*>(new TinsTransport(rp))
-                                          : static_cast<RawTransport*>(new DpdkTransport(rp));
+    RawTransport* t = o.backend == "tins"  ? static_cast<RawTransport*>(new TinsTransport(rp))
+                      : o.backend == "xdp" ? static_cast<RawTransport*>(new XdpTransport(rp))
+                                           : static_cast<RawTransport*>(new DpdkTransport(rp));
     tr.reset(t);
     p.ip_src = t->local_ip();
     p.eth_src = t->local_mac();
@@ -323,20 +359,42 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
   return tr;
 }
 
-nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, size_t elements) {
-  const Stats& s = ar.stats();
-  const JobParams& p = ar.params();
+// CPU time of the calling thread (user + system), seconds.
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::unique_ptr<AllReduce>>& ars,
+                                    const Transport& tr, size_t elements, double call_cpu) {
+  // With --threads, the counters summed over the threads, the time the longest thread spent.
+  Stats s = ars[0]->stats();
+  for (size_t k = 1; k < ars.size(); ++k) {
+    const Stats& x = ars[k]->stats();
+    s.vectors_sent += x.vectors_sent, s.results += x.results, s.results_ce += x.results_ce;
+    s.ignored += x.ignored, s.duplicates += x.duplicates, s.leftovers += x.leftovers, s.lost += x.lost;
+    s.repaired += x.repaired, s.repair_rounds += x.repair_rounds, s.resent += x.resent;
+    s.bytes_reduced += x.bytes_reduced, s.rtt_samples += x.rtt_samples, s.evidence_dropped += x.evidence_dropped;
+    s.seconds = std::max(s.seconds, x.seconds);
+    for (const auto& v : x.ce_vids) s.ce_vids.push_back(v);
+    for (const auto& v : x.unseen_vids) s.unseen_vids.push_back(v);
+  }
+  const JobParams& p = ars[0]->params();
   nlohmann::ordered_json j;
   j["rank"] = o.rank;
   j["backend"] = o.backend;
+  j["datapath"] = tr.datapath();
+  j["threads"] = ars.size();
   j["elements"] = elements;
   j["count"] = p.count;
   j["iterations"] = o.iterations;
   j["vectors_sent"] = s.vectors_sent;
   j["results"] = s.results;
   j["results_ce"] = s.results_ce;
-  j["ce_vids"] = s.ce_vids;  // [[tree, vid], ...]
+  j["ce_vids"] = s.ce_vids;  // [[tree, vid], ...] (tree: the thread's own index with --threads)
   j["unseen_vids"] = s.unseen_vids;
+  j["evidence_dropped"] = s.evidence_dropped;  // entries past Stats::kEvidenceCap, not listed
   j["ignored"] = s.ignored;
   j["duplicates"] = s.duplicates;
   j["leftovers"] = s.leftovers;
@@ -356,10 +414,17 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const AllReduce& ar, si
                      static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
   j["cpu_seconds"] = cpu;
   j["goodput_per_cpu_mbps"] = cpu > 0 ? s.bytes_reduced * 8 / cpu / 1e6 : 0.0;
+  // The same over the CPU time of the threads inside the reduce calls only (no start-up, no file
+  // reading): the per-frame cost scripts/bench-host sets against iperf3's.
+  j["call_cpu_seconds"] = call_cpu;
+  j["goodput_per_call_cpu_mbps"] = call_cpu > 0 ? s.bytes_reduced * 8 / call_cpu / 1e6 : 0.0;
   j["trees"] = nlohmann::ordered_json::array();
-  for (int t = 0; t < p.trees; ++t)
-    j["trees"].push_back(
-        {{"tid", t}, {"next_vid", ar.next_vid(t)}, {"cwnd", ar.window(t).cwnd()}, {"alpha", ar.window(t).alpha()}});
+  for (const auto& ar : ars)
+    for (int t = 0; t < ar->params().trees; ++t)
+      j["trees"].push_back({{"tid", ar->params().first_tid + t},
+                            {"next_vid", ar->next_vid(t)},
+                            {"cwnd", ar->window(t).cwnd()},
+                            {"alpha", ar->window(t).alpha()}});
   return j;
 }
 
@@ -375,29 +440,107 @@ int run_worker(const WorkerOpts& o) {
   if (grad.size() % es != 0)
     throw std::runtime_error(o.in + ": size " + std::to_string(grad.size()) + " is not a multiple of " +
                              std::to_string(es) + " bytes");
-  const std::unique_ptr<Transport> tr = open_backend(o, p);
+  // --threads N: thread k owns the trees [k T / N, (k+1) T / N) and the vectors [k K / N,
+  // (k+1) K / N) of every call (whole vectors, contiguous), with its own backend (socket) and
+  // AllReduce: nothing is shared on the per-frame path.
+  const int N = o.threads;
+  if (N < 1 || N > p.trees)
+    throw std::runtime_error("--threads must be 1..--trees (" + std::to_string(p.trees) +
+                             "): each thread owns whole trees");
+  if (N > 1 && o.backend != "udp" && o.backend != "xdp")
+    throw std::runtime_error("--threads " + std::to_string(N) +
+                             ": only --backend udp and xdp have a socket per thread (" + o.backend +
+                             ": one port per process)");
+  std::vector<JobParams> ps;
+  std::vector<std::unique_ptr<Transport>> trs;
+  for (int k = 0; k < N; ++k) {
+    JobParams pk = p;
+    pk.first_tid = k * p.trees / N;
+    pk.trees = (k + 1) * p.trees / N - pk.first_tid;
+    pk.first_vids.assign(p.first_vids.begin() + pk.first_tid, p.first_vids.begin() + pk.first_tid + pk.trees);
+    if (N == 1 || o.backend != "xdp") trs.push_back(open_backend(o, pk));
+    ps.push_back(pk);
+  }
+  if (N > 1 && o.backend == "xdp") {
+    // One AF_XDP socket per thread on a shared UMEM; the program steers each TID to its thread.
+    std::vector<int> tid_socket(static_cast<size_t>(p.trees), 0);
+    for (int k = 0; k < N; ++k)
+      for (int t = 0; t < ps[static_cast<size_t>(k)].trees; ++t)
+        tid_socket[static_cast<size_t>(ps[static_cast<size_t>(k)].first_tid + t)] = k;
+    RawParams rp;
+    rp.iface = o.iface;
+    rp.port = static_cast<uint16_t>(o.port);
+    rp.agg_ip = wire::parse_ipv4(o.agg_ip);
+    rp.group_ip = wire::parse_ipv4(o.group_ip);
+    rp.agg_mac = o.agg_mac;
+    for (auto& x : XdpTransport::open_shared(rp, N, tid_socket)) {
+      JobParams& pk = ps[trs.size()];
+      pk.ip_src = x->local_ip();
+      pk.eth_src = x->local_mac();
+      pk.eth_dst = x->agg_mac();
+      pk.ip_dst = rp.agg_ip;
+      trs.push_back(std::move(x));
+    }
+  }
+  p = ps[0];
+  Transport& tr = *trs[0];
+  // A fallback taken at start is said once, never silently (docs/host.md "Backends").
+  const std::string dp = tr.datapath();
+  if (dp.find("refused") != std::string::npos || dp.find("fallback") != std::string::npos)
+    std::fprintf(stderr, "panama-host worker %d: note: %s\n", o.rank, dp.c_str());
   std::unique_ptr<ProgressTransport> prog;
   if (!o.progress.empty())
-    prog = std::make_unique<ProgressTransport>(*tr, o.progress, o.progress_interval, p.jid, p.trees);
-  Transport* link = prog ? static_cast<Transport*>(prog.get()) : tr.get();
+    prog = std::make_unique<ProgressTransport>(tr, o.progress, o.progress_interval, p.jid, p.trees);
+  Transport* link = prog ? static_cast<Transport*>(prog.get()) : &tr;
   std::unique_ptr<BarTransport> bar;
   const bool tty = isatty(STDERR_FILENO) == 1;
   if (o.progress_bar == "on" || (o.progress_bar == "auto" && tty)) {
-    bar = std::make_unique<BarTransport>(*link, p.jid, o.rank, static_cast<double>(grad.size()) * o.iterations, tty,
+    bar = std::make_unique<BarTransport>(*link, p.jid, o.rank, static_cast<double>(grad.size()) * o.iterations / N, tty,
                                          o.progress_bar_interval);
     link = bar.get();
   }
-  AllReduce ar(*link, p);
+  std::vector<std::unique_ptr<AllReduce>> ars;
+  for (int k = 0; k < N; ++k) ars.push_back(std::make_unique<AllReduce>(k == 0 ? *link : *trs[k], ps[k]));
   catch_stop_signals(StopMode::graceful, "worker " + std::to_string(o.rank));
-  ar.stop_on(&stop_requested());
-  if (prog) prog->attach(&ar);
+  for (auto& ar : ars) ar->stop_on(&stop_requested());
+  if (prog) prog->attach(ars[0].get());
+  const size_t n = grad.size() / es, C = static_cast<size_t>(p.count), K = (n + C - 1) / C;
+  std::vector<size_t> from(static_cast<size_t>(N) + 1);
+  for (int k = 0; k <= N; ++k) from[static_cast<size_t>(k)] = std::min(n, K * static_cast<size_t>(k) / N * C);
   std::vector<uint8_t> buf;
+  std::vector<double> call_cpu(static_cast<size_t>(N), 0.0);
   const auto t0 = Clock::now();
   try {
     for (int it = 0; it < o.iterations; ++it) {
       if (stop_requested().load()) throw AllReduceStopped("stopped before iteration " + std::to_string(it + 1));
       buf = grad;
-      ar.reduce_raw(buf.data(), buf.size() / es);
+      if (N == 1) {
+        const double c0 = thread_cpu_seconds();
+        try {
+          ars[0]->reduce_raw(buf.data(), n);
+        } catch (...) {
+          call_cpu[0] += thread_cpu_seconds() - c0;
+          throw;
+        }
+        call_cpu[0] += thread_cpu_seconds() - c0;
+        continue;
+      }
+      std::vector<std::exception_ptr> err(static_cast<size_t>(N));
+      std::vector<std::thread> th;
+      for (int k = 0; k < N; ++k)
+        th.emplace_back([&, k] {
+          const size_t a = from[static_cast<size_t>(k)], b = from[static_cast<size_t>(k) + 1];
+          const double c0 = thread_cpu_seconds();
+          try {
+            ars[static_cast<size_t>(k)]->reduce_raw(buf.data() + a * es, b - a);
+          } catch (...) {
+            err[static_cast<size_t>(k)] = std::current_exception();
+          }
+          call_cpu[static_cast<size_t>(k)] += thread_cpu_seconds() - c0;
+        });
+      for (auto& t : th) t.join();
+      for (auto& e : err)
+        if (e) std::rethrow_exception(e);
     }
   } catch (const AllReduceStopped& e) {
     bar.reset();
@@ -407,7 +550,8 @@ int run_worker(const WorkerOpts& o) {
   }
   bar.reset();  // ends the bar's line before the summary
   write_file_atomic(o.out, buf.data(), buf.size());
-  const nlohmann::ordered_json j = worker_stats(o, ar, grad.size() / es);
+  const nlohmann::ordered_json j =
+      worker_stats(o, ars, tr, grad.size() / es, std::accumulate(call_cpu.begin(), call_cpu.end(), 0.0));
   if (!o.stats.empty()) {
     std::ofstream st(o.stats);
     if (!st) throw std::runtime_error("cannot write " + o.stats);
@@ -455,10 +599,14 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--rank", w.rank, "this worker's rank 0..world-1")->required();
   wk->add_option("--world", w.world, "number of workers")->required();
   wk->add_option("--trees", w.trees, "aggregation trees (TIDs 0..T-1)")->default_val(1);
+  wk->add_option("--threads", w.threads,
+                 "threads, each with its own socket and whole trees (1..--trees; --backend udp or xdp for more than 1)")
+      ->default_val(1);
   wk->add_option("--in", w.in, "input: little-endian elements")->required();
   wk->add_option("--out", w.out, "output: the sum, same layout")->required();
   wk->add_option("--backend", w.backend,
-                 "udp (kernel sockets), tins (raw frames through libtins) or dpdk (raw frames through DPDK)")
+                 "udp (kernel sockets), tins (raw frames through libtins), dpdk (raw frames through DPDK) or xdp "
+                 "(AF_XDP sockets, an XDP program steering the aggregation port)")
       ->default_val("udp");
   wk->add_option("--agg-mac", w.agg_mac,
                  "tins/dpdk: eth.dst of contributions (default: the kernel's neighbour entry for the aggregator "

@@ -15,6 +15,9 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
 DpdkTransport::~DpdkTransport() = default;
 void DpdkTransport::send(const wire::Bytes&) {}
 bool DpdkTransport::recv(wire::Bytes&, Clock::time_point) { return false; }
-std::vector<std::string> DpdkTransport::default_eal_args(const std::string&) { return {}; }
+uint8_t* DpdkTransport::tx_begin(size_t) { return nullptr; }
+void DpdkTransport::tx_end(size_t) {}
+void DpdkTransport::flush() {}
+std::vector<std::string> DpdkTransport::default_eal_args(const std::string&, bool) { return {}; }
 
 }  // namespace panama::host

@@ -1,7 +1,9 @@
 #include "dpdk_transport.h"
 
 #include <arpa/inet.h>
+#include <linux/bpf.h>
 #include <linux/filter.h>
+#include <sys/syscall.h>
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 #include <net/if.h>
@@ -41,12 +43,43 @@ void eal_cleanup() {
   if (!dir.empty()) (void)rmdir(dir.c_str());
 }
 
+// Whether the net_af_xdp PMD can work here: the driver among DPDK's plugins and an AF_XDP socket
+// the kernel gives this process. *why: what is missing.
+bool af_xdp_usable(std::string* why) {
+  const std::string dir = RTE_EAL_PMD_PATH;
+  if (access((dir + "/librte_net_af_xdp.so").c_str(), R_OK) != 0) {
+    *why = "no net_af_xdp driver in " + dir + " (librte-net-af-xdp23)";
+    return false;
+  }
+  const int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    *why = std::string("AF_XDP socket refused: ") + std::strerror(errno);
+    return false;
+  }
+  close(fd);
+  // The PMD loads an XDP program: a two-instruction one (return XDP_PASS) must load.
+  const bpf_insn prog[2] = {{0xb7, 0, 0, 0, 2}, {0x95, 0, 0, 0, 0}};  // r0 = 2; exit
+  const char license[] = "GPL";
+  bpf_attr a{};
+  a.prog_type = BPF_PROG_TYPE_XDP;
+  a.insn_cnt = 2;
+  a.insns = reinterpret_cast<uint64_t>(prog);
+  a.license = reinterpret_cast<uint64_t>(license);
+  const long pfd = syscall(__NR_bpf, BPF_PROG_LOAD, &a, sizeof a);
+  if (pfd < 0) {
+    *why = std::string("loading an XDP program refused: ") + std::strerror(errno);
+    return false;
+  }
+  close(static_cast<int>(pfd));
+  return true;
+}
+
 [[noreturn]] void fail(const std::string& what, int err) {
   throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
 }
 }  // namespace
 
-std::vector<std::string> DpdkTransport::default_eal_args(const std::string& iface) {
+std::vector<std::string> DpdkTransport::default_eal_args(const std::string& iface, bool af_xdp) {
   // Every CPU this process may run on, for lcore 0 (the only one): the OS schedules it; several
   // workers can share the cores.
   cpu_set_t set;
@@ -65,7 +98,8 @@ std::vector<std::string> DpdkTransport::default_eal_args(const std::string& ifac
           "--no-telemetry",
           "--file-prefix=panama-" + std::to_string(getpid()),
           "--log-level=4",
-          "--vdev=net_af_packet0,iface=" + iface};
+          af_xdp ? "--vdev=net_af_xdp0,iface=" + iface + ",start_queue=0,queue_count=1"
+                 : "--vdev=net_af_packet0,iface=" + iface};
 }
 
 struct DpdkTransport::Impl {
@@ -74,6 +108,30 @@ struct DpdkTransport::Impl {
   bool started = false;
   std::deque<wire::Bytes> pending;  // received results not yet handed out
   rte_mbuf* rx[kBurst];
+  rte_mbuf* tx[kBurst];  // built frames not yet handed to the PMD (one burst)
+  uint16_t ntx = 0;
+  rte_mbuf* cur = nullptr;  // the frame tx_begin handed out
+
+  // Hands the built frames to the PMD in one burst (bounded: 1 s without progress fails).
+  void flush_tx(const std::string& iface) {
+    uint16_t done = 0;
+    auto until = Clock::now() + std::chrono::seconds(1);
+    while (done < ntx) {
+      const uint16_t k = rte_eth_tx_burst(port, 0, tx + done, static_cast<uint16_t>(ntx - done));
+      if (k > 0) {
+        done = static_cast<uint16_t>(done + k);
+        until = Clock::now() + std::chrono::seconds(1);
+        continue;
+      }
+      if (Clock::now() > until) {
+        for (uint16_t i = done; i < ntx; ++i) rte_pktmbuf_free(tx[i]);
+        ntx = 0;
+        throw TransportError("dpdk: TX queue of " + iface + " stuck for 1 s");
+      }
+      usleep(10);
+    }
+    ntx = 0;
+  }
   int wake_fd = -1;  // kernel packet socket that only signals arriving results (see open_wake)
   ~Impl() {
     if (wake_fd >= 0) close(wake_fd);
@@ -184,7 +242,18 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
 
   std::vector<std::string> args{"panama-host"};
   if (p.eal.empty()) {
-    for (auto& a : default_eal_args(p.iface)) args.push_back(a);
+    // The PMD (docs/host.md "Backends"): net_af_xdp where the kernel gives this process AF_XDP
+    // sockets and DPDK has the driver, else net_af_packet, named in datapath() with the reason;
+    // PANAMA_DPDK_PMD=af_xdp|af_packet chooses.
+    const char* want = std::getenv("PANAMA_DPDK_PMD");
+    const std::string w = want ? want : "auto";
+    if (w != "auto" && w != "af_xdp" && w != "af_packet")
+      throw TransportError("dpdk: PANAMA_DPDK_PMD must be auto, af_xdp or af_packet (not '" + w + "')");
+    std::string why;
+    const bool xdp = w == "af_xdp" || (w == "auto" && af_xdp_usable(&why));
+    if (w == "af_packet") why = "PANAMA_DPDK_PMD=af_packet";
+    pmd_ = xdp ? "DPDK net_af_xdp PMD" : "DPDK net_af_packet PMD (fallback: " + why + ")";
+    for (auto& a : default_eal_args(p.iface, xdp)) args.push_back(a);
   } else {
     std::istringstream ss(p.eal);
     for (std::string a; ss >> a;) args.push_back(a);
@@ -196,13 +265,17 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0) {
     std::string cmd;
     for (size_t i = 1; i < args.size(); ++i) cmd += " " + args[i];
-    throw TransportError("dpdk: rte_eal_init failed (" + std::string(rte_strerror(rte_errno)) +
-                         ") with EAL arguments:" + cmd);
+    throw TransportError(
+        "dpdk: rte_eal_init failed (" + std::string(rte_strerror(rte_errno)) + ") with EAL arguments:" + cmd +
+        (cmd.find("net_af_xdp") != std::string::npos ? " (PANAMA_DPDK_PMD=af_packet avoids AF_XDP)" : ""));
   }
   d_.reset(new Impl);
   try {
     if (rte_eth_dev_count_avail() == 0)
-      throw TransportError("dpdk: no ethdev port after EAL init (check --vdev / --eal)");
+      throw TransportError(pmd_.find("af_xdp") != std::string::npos
+                               ? "dpdk: the net_af_xdp PMD did not start on " + p.iface +
+                                     " (AF_XDP refused; PANAMA_DPDK_PMD=af_packet avoids it)"
+                               : "dpdk: no ethdev port after EAL init (check --vdev / --eal)");
     uint16_t port = 0;
     RTE_ETH_FOREACH_DEV(port) { break; }
     d_->port = port;
@@ -215,10 +288,14 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
     if (rc < 0) fail("configuring port " + std::to_string(port), rc);
     uint16_t nrx = kRing, ntx = kRing;
     (void)rte_eth_dev_adjust_nb_rx_tx_desc(port, &nrx, &ntx);
+    const std::string pmd_hint = pmd_.find("af_xdp") != std::string::npos
+                                     ? " (the net_af_xdp PMD did not start on " + p.iface +
+                                           ": AF_XDP refused; PANAMA_DPDK_PMD=af_packet avoids it)"
+                                     : "";
     if ((rc = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, d_->pool)) < 0)
-      fail("RX queue", rc);
+      fail("RX queue" + pmd_hint, rc);
     if ((rc = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr)) < 0) fail("TX queue", rc);
-    if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port), rc);
+    if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port) + pmd_hint, rc);
     d_->started = true;
     // Results are addressed to the group MAC: all multicast (AF_PACKET on a veth sees every
     // frame anyway; a NIC's filter would not pass the group). Switched off again at the end.
@@ -227,7 +304,9 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
     if ((rc = rte_eth_macaddr_get(port, &a)) < 0) fail("MAC address of port " + std::to_string(port), rc);
     std::memcpy(local_mac_.data(), a.addr_bytes, 6);
     const char* wake = std::getenv("PANAMA_DPDK_WAKE");
-    if (p.eal.empty() && !(wake && std::string(wake) == "0")) d_->open_wake(p);
+    // The wake-up socket sees frames only where the kernel does (af_packet, not af_xdp).
+    if (p.eal.empty() && pmd_.find("af_packet") != std::string::npos && !(wake && std::string(wake) == "0"))
+      d_->open_wake(p);
     // The aggregator's MAC when the kernel's table did not have it: ARP through the port itself
     // (1 s, a request every 200 ms).
     if (!have_agg_mac) {
@@ -267,6 +346,12 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
 
 DpdkTransport::~DpdkTransport() {
   if (!d_) return;
+  try {
+    flush();
+  } catch (const TransportError&) {
+    // Nothing to report to at destruction; the peers see the frames as lost.
+  }
+  if (d_->cur) rte_pktmbuf_free(d_->cur);
   if (d_->started) {
     (void)rte_eth_allmulticast_disable(d_->port);
     (void)rte_eth_dev_stop(d_->port);
@@ -277,7 +362,34 @@ DpdkTransport::~DpdkTransport() {
 
 void DpdkTransport::send(const wire::Bytes& f) {
   if (f.size() < wire::kHeaderBytes) throw TransportError("dpdk: frame shorter than the headers");
-  d_->send(f.data(), f.size(), p_.iface);
+  std::memcpy(tx_begin(f.size()), f.data(), f.size());
+  tx_end(f.size());
+}
+
+uint8_t* DpdkTransport::tx_begin(size_t len) {
+  Impl& d = *d_;
+  if (!d.cur) {
+    for (int tries = 0; !(d.cur = rte_pktmbuf_alloc(d.pool)); ++tries) {
+      if (tries > 10000) throw TransportError("dpdk: mempool exhausted");
+      if (d.ntx) d.flush_tx(p_.iface);
+      usleep(10);
+    }
+  }
+  if (len > rte_pktmbuf_tailroom(d.cur))
+    throw TransportError("dpdk: frame of " + std::to_string(len) + " bytes does not fit an mbuf");
+  return rte_pktmbuf_mtod(d.cur, uint8_t*);
+}
+
+void DpdkTransport::tx_end(size_t len) {
+  Impl& d = *d_;
+  rte_pktmbuf_append(d.cur, static_cast<uint16_t>(len));
+  d.tx[d.ntx++] = d.cur;
+  d.cur = nullptr;
+  if (d.ntx == kBurst) d.flush_tx(p_.iface);
+}
+
+void DpdkTransport::flush() {
+  if (d_ && d_->ntx) d_->flush_tx(p_.iface);
 }
 
 bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
@@ -292,6 +404,7 @@ bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
   }();
   unsigned idle = 0;
   long sleep_us = 1;
+  flush();
   for (;;) {
     if (!d_->pending.empty()) {
       frame = std::move(d_->pending.front());

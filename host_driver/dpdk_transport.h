@@ -28,12 +28,19 @@ class DpdkTransport : public RawTransport {
   ~DpdkTransport() override;
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
+  // Frames are built in an mbuf (tx_begin) and handed to the PMD in bursts of up to kBurst: when
+  // the burst is full, at flush() and at recv().
+  uint8_t* tx_begin(size_t len) override;
+  void tx_end(size_t len) override;
+  void flush() override;
   // The EAL arguments derived from an interface (without argv[0]).
-  static std::vector<std::string> default_eal_args(const std::string& iface);
+  static std::vector<std::string> default_eal_args(const std::string& iface, bool af_xdp = false);
+  std::string datapath() const override { return pmd_.empty() ? "DPDK, EAL arguments from --eal" : pmd_; }
 
  private:
   struct Impl;
   std::unique_ptr<Impl> d_;
+  std::string pmd_;
 };
 
 }  // namespace panama::host

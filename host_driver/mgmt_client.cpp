@@ -52,8 +52,8 @@ struct SipState {
   }
 };
 
-constexpr uint32_t kReqMagic = 0x31474d50;  // "PMG1"
-constexpr uint32_t kRspMagic = 0x31524d50;  // "PMR1"
+constexpr uint32_t kReqMagic = proto::kMgmtReqMagic;
+constexpr uint32_t kRspMagic = proto::kMgmtRspMagic;
 
 int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';

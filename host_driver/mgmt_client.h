@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 
 #include "sock.h"
+#include "protocol.h"
 
 namespace panama::host {
 
@@ -35,7 +36,7 @@ struct MgmtResult {
   uint32_t value = 0;
 };
 constexpr int kMgmtMaxOps = 8;
-constexpr uint16_t kMgmtDefaultPort = 9057;
+constexpr uint16_t kMgmtDefaultPort = proto::kMgmtUdpPort;
 
 // The request payload: header, sequence, operations, tag.
 std::vector<uint8_t> mgmt_request(const MgmtKey& key, uint32_t id, uint64_t seq, const std::vector<MgmtOp>& ops);

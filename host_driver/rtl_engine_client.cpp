@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "config.h"
+#include "live_verbs.h"
 #include "rtl_engine.h"
 #include "switch.h"
 
@@ -40,7 +41,7 @@ class RtlEngine : public Engine {
       close(to_child[1]);
       close(from_child[0]);
       const std::string conf = rtl_dir + "/config.json";
-      execl(exe.c_str(), exe.c_str(), "--live", "--config", conf.c_str(), "--contexts", ctx_path.c_str(),
+      execl(exe.c_str(), exe.c_str(), live::kFlag, "--config", conf.c_str(), "--contexts", ctx_path.c_str(),
             static_cast<char*>(nullptr));
       _exit(127);
     }
@@ -53,7 +54,8 @@ class RtlEngine : public Engine {
   ~RtlEngine() override {
     if (out_fd_ >= 0) {
       try {
-        out_ += "quit\n";
+        out_ += live::kQuit;
+        out_ += '\n';
         flush();
       } catch (const std::exception&) {
       }
@@ -68,24 +70,25 @@ class RtlEngine : public Engine {
   int ports() const override { return ports_; }
   void inject(int port, wire::Bytes frame) override {
     static const char* d = "0123456789abcdef";
-    out_ += "inject " + std::to_string(port) + " ";
+    out_ += live::kInject;
+    out_ += ' ' + std::to_string(port) + ' ';
     for (uint8_t b : frame) {
       out_ += d[b >> 4];
       out_ += d[b & 15];
     }
     out_ += '\n';
   }
-  void run_until_idle() override { command("run"); }
-  void advance(uint64_t cycles) override { command("advance " + std::to_string(cycles)); }
+  void run_until_idle() override { command(live::kRun); }
+  void advance(uint64_t cycles) override { command(std::string(live::kAdvance) + ' ' + std::to_string(cycles)); }
   std::vector<EngineOut> take_outputs() override {
-    send("outputs");
+    send(live::kOutputs);
     std::vector<EngineOut> v;
-    for (std::string l = line(); l != "end"; l = line()) {
+    for (std::string l = line(); l != live::kEnd; l = line()) {
       std::istringstream is(l);
       std::string tag, hex;
       EngineOut o;
       is >> tag >> o.port >> o.context >> hex;
-      if (tag != "out" || hex.size() % 2) throw std::runtime_error("RTL engine: unexpected reply '" + l + "'");
+      if (tag != live::kOut || hex.size() % 2) throw std::runtime_error("RTL engine: unexpected reply '" + l + "'");
       o.data.resize(hex.size() / 2);
       for (size_t i = 0; i < o.data.size(); ++i)
         o.data[i] = static_cast<uint8_t>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
@@ -94,7 +97,7 @@ class RtlEngine : public Engine {
     return v;
   }
   nlohmann::ordered_json counters() override {
-    send("counters");
+    send(live::kCounters);
     const std::string r = line();
     try {
       return nlohmann::ordered_json::parse(r);
@@ -104,11 +107,11 @@ class RtlEngine : public Engine {
   }
   void reg_write(uint32_t a, uint32_t v) override {
     if (shell_) Engine::reg_write(a, v);
-    command("write " + std::to_string(a) + " " + std::to_string(v));
+    command(std::string(live::kWrite) + ' ' + std::to_string(a) + ' ' + std::to_string(v));
   }
   uint32_t reg_read(uint32_t a) override {
     if (shell_) return Engine::reg_read(a);
-    send("read " + std::to_string(a));
+    send(std::string(live::kRead) + ' ' + std::to_string(a));
     const std::string r = line();
     try {
       return static_cast<uint32_t>(std::stoul(r));
@@ -118,7 +121,7 @@ class RtlEngine : public Engine {
   }
   uint64_t cycles() const override {
     auto* self = const_cast<RtlEngine*>(this);
-    self->send("cycles");
+    self->send(live::kCycles);
     const std::string r = self->line();
     try {
       return std::stoull(r);
@@ -171,7 +174,7 @@ class RtlEngine : public Engine {
   void command(const std::string& c) {
     send(c);
     const std::string r = line();
-    if (r != "ok") throw std::runtime_error("RTL engine: unexpected reply '" + r + "' to " + c.substr(0, 40));
+    if (r != live::kOk) throw std::runtime_error("RTL engine: unexpected reply '" + r + "' to " + c.substr(0, 40));
   }
 
   int ports_;

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
+#include <string>
 
 #include "wire.h"
 
@@ -29,6 +32,38 @@ class Transport {
   // latest when recv() is called, when this is called (the all-reduce does at the end of every
   // call) and when it is destroyed. Wrappers forward it.
   virtual void flush() {}
+
+  // How this backend moves frames, for the worker's --stats ("datapath"): the mode taken at start
+  // and any fallback (docs/host.md "Backends"); empty when there is nothing to say.
+  virtual std::string datapath() const { return ""; }
+
+  // In-place sending (the all-reduce's path, docs/host.md "Backends"): tx_begin(len) hands out a
+  // buffer of at least len bytes that the next frame is built in, tx_end(len) sends it. A backend
+  // that owns its frame buffers (xdp: a UMEM frame; udp: its batch) returns one of them, so the
+  // gradient is copied once, into the frame. The default builds in a buffer of its own and calls
+  // send() (so wrappers that override send() see every frame).
+  virtual uint8_t* tx_begin(size_t len) {
+    if (tx_scratch_.size() < len) tx_scratch_.resize(len);
+    return tx_scratch_.data();
+  }
+  virtual void tx_end(size_t len) {
+    wire::Bytes& f = tx_scratch_;
+    const size_t cap = f.size();
+    f.resize(len);
+    send(f);
+    f.resize(cap);
+  }
+  // In-place receiving: like recv(), but the frame stays in the backend's buffer; `frame` and
+  // `len` describe it until the next recv_view() or recv() call. The default calls recv().
+  virtual bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
+    if (!recv(rx_scratch_, deadline)) return false;
+    frame = rx_scratch_.data();
+    len = rx_scratch_.size();
+    return true;
+  }
+
+ private:
+  wire::Bytes tx_scratch_, rx_scratch_;
 };
 
 }  // namespace panama::host

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_arp: answers ARP for the board's management address on one management port
 // (docs/mgmt.md "ARP"), so servers reach the board without a static neighbour entry. It watches
 // the port's receive stream (a tap: every frame, the request included, goes on as it would
@@ -10,25 +11,34 @@
 `default_nettype none
 
 module panama_arp #(
-  parameter W = 64,                                 // tdata bits (64..512)
+  parameter DATA_W = 64,                                 // tdata bits (64..512)
   parameter [47:0] MAC = 48'h02504e4d0001,          // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe                // board management IPv4 address
 ) (
   input  wire           clk,
   input  wire           rst,
   // the port's receive stream, one beat when tap_beat (tvalid && tready)
-  input  wire [W-1:0]   tap_tdata,
+  input  wire [DATA_W-1:0]   tap_tdata,
   input  wire           tap_beat,
   input  wire           tap_tlast,
-  input  wire [W/8-1:0] tap_tkeep,
+  input  wire [DATA_W/8-1:0] tap_tkeep,
   input  wire           tap_tuser,
   // the reply
-  output reg  [W-1:0]   m_axis_tdata,
-  output reg  [W/8-1:0] m_axis_tkeep,
+  output reg  [DATA_W-1:0]   m_axis_tdata,
+  output reg  [DATA_W/8-1:0] m_axis_tkeep,
   output reg            m_axis_tvalid,
   output reg            m_axis_tlast,
   input  wire           m_axis_tready
 );
+
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
+                  "panama_arp: DATA_W must be a multiple of 64, 64..512")
+
+  // Short names used below.
+  localparam W = DATA_W;
 
   localparam BB = W / 8;
   localparam HB = (42 + BB - 1) / BB;        // beats holding bytes 0..41

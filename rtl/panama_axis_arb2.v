@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_axis_arb2: two AXI-Stream inputs onto one output, a whole frame at a time (a frame is
 // never interleaved with another), alternating between the inputs when both wait so neither
 // starves. Used by the board shells to send the frames the core builds (m_agg) out of one
@@ -6,32 +7,38 @@
 `default_nettype none
 
 module panama_axis_arb2 #(
-  // Bits of tdata (tkeep has DATA_WIDTH/8 bits).
-  parameter DATA_WIDTH = 64,
+  // Bits of tdata (tkeep has DATA_W/8 bits).
+  parameter DATA_W = 64,
   // Bits of tuser (an input without tuser is tied to zero by the caller).
-  parameter USER_WIDTH = 1
+  parameter USER_W = 1
 ) (
   input  wire                    clk,
   input  wire                    rst,
-  input  wire [DATA_WIDTH-1:0]   s0_axis_tdata,
-  input  wire [DATA_WIDTH/8-1:0] s0_axis_tkeep,
+  input  wire [DATA_W-1:0]   s0_axis_tdata,
+  input  wire [DATA_W/8-1:0] s0_axis_tkeep,
   input  wire                    s0_axis_tvalid,
   input  wire                    s0_axis_tlast,
-  input  wire [USER_WIDTH-1:0]   s0_axis_tuser,
+  input  wire [USER_W-1:0]   s0_axis_tuser,
   output wire                    s0_axis_tready,
-  input  wire [DATA_WIDTH-1:0]   s1_axis_tdata,
-  input  wire [DATA_WIDTH/8-1:0] s1_axis_tkeep,
+  input  wire [DATA_W-1:0]   s1_axis_tdata,
+  input  wire [DATA_W/8-1:0] s1_axis_tkeep,
   input  wire                    s1_axis_tvalid,
   input  wire                    s1_axis_tlast,
-  input  wire [USER_WIDTH-1:0]   s1_axis_tuser,
+  input  wire [USER_W-1:0]   s1_axis_tuser,
   output wire                    s1_axis_tready,
-  output reg  [DATA_WIDTH-1:0]   m_axis_tdata,
-  output reg  [DATA_WIDTH/8-1:0] m_axis_tkeep,
+  output reg  [DATA_W-1:0]   m_axis_tdata,
+  output reg  [DATA_W/8-1:0] m_axis_tkeep,
   output reg                     m_axis_tvalid,
   output reg                     m_axis_tlast,
-  output reg  [USER_WIDTH-1:0]   m_axis_tuser,
+  output reg  [USER_W-1:0]   m_axis_tuser,
   input  wire                    m_axis_tready
 );
+
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 8 && DATA_W % 8 == 0, "panama_axis_arb2: DATA_W must be a multiple of 8")
+  `PANAMA_REQUIRE(g_req_user_w, USER_W >= 1, "panama_axis_arb2: USER_W must be at least 1")
 
   reg  busy_q;   // inside a frame: the grant is locked
   reg  grant_q;  // input owning the output while busy; otherwise the one served last
@@ -51,10 +58,10 @@ module panama_axis_arb2 #(
       busy_q <= 1'b0;
       grant_q <= 1'b0;
       m_axis_tvalid <= 1'b0;
-      m_axis_tdata <= {DATA_WIDTH{1'b0}};
-      m_axis_tkeep <= {(DATA_WIDTH/8){1'b0}};
+      m_axis_tdata <= {DATA_W{1'b0}};
+      m_axis_tkeep <= {(DATA_W/8){1'b0}};
       m_axis_tlast <= 1'b0;
-      m_axis_tuser <= {USER_WIDTH{1'b0}};
+      m_axis_tuser <= {USER_W{1'b0}};
     end else begin
       if (take) begin
         grant_q <= pick;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_axis_async_fifo: AXI-Stream FIFO between two unrelated clocks (a MAC clock and the core
 // clock). Pointers cross as Gray code through two-flop synchronisers, so each crossing changes
 // one bit per step and a sampled pointer is always one the other side really held.
@@ -15,12 +16,12 @@
 `default_nettype none
 
 module panama_axis_async_fifo #(
-  // Bits of tdata (a multiple of 8; tkeep has DATA_WIDTH/8 bits).
-  parameter DATA_WIDTH = 64,
+  // Bits of tdata (a multiple of 8; tkeep has DATA_W/8 bits).
+  parameter DATA_W = 64,
   // Bits of tuser.
-  parameter USER_WIDTH = 1,
+  parameter USER_W = 1,
   // log2 of the depth in beats (the depth is a power of two so Gray pointers wrap cleanly).
-  parameter ADDR_WIDTH = 9,
+  parameter ADDR_W = 9,
   // 1: frame-safe (commit at tlast, drop whole frames); 0: every beat commits at once.
   parameter FRAME_FIFO = 1,
   // 1: never back-pressure, drop a frame that meets a full FIFO (needs FRAME_FIFO = 1).
@@ -30,28 +31,41 @@ module panama_axis_async_fifo #(
 ) (
   input  wire                    s_clk,
   input  wire                    s_rst,
-  input  wire [DATA_WIDTH-1:0]   s_axis_tdata,
-  input  wire [DATA_WIDTH/8-1:0] s_axis_tkeep,
+  input  wire [DATA_W-1:0]   s_axis_tdata,
+  input  wire [DATA_W/8-1:0] s_axis_tkeep,
   input  wire                    s_axis_tvalid,
   input  wire                    s_axis_tlast,
-  input  wire [USER_WIDTH-1:0]   s_axis_tuser,
+  input  wire [USER_W-1:0]   s_axis_tuser,
   output wire                    s_axis_tready,
   output reg                     s_drop,
 
   input  wire                    m_clk,
   input  wire                    m_rst,
-  output reg  [DATA_WIDTH-1:0]   m_axis_tdata,
-  output reg  [DATA_WIDTH/8-1:0] m_axis_tkeep,
+  output reg  [DATA_W-1:0]   m_axis_tdata,
+  output reg  [DATA_W/8-1:0] m_axis_tkeep,
   output reg                     m_axis_tvalid,
   output reg                     m_axis_tlast,
-  output reg  [USER_WIDTH-1:0]   m_axis_tuser,
+  output reg  [USER_W-1:0]   m_axis_tuser,
   input  wire                    m_axis_tready
 );
 
-  localparam KEEP_WIDTH = DATA_WIDTH / 8;
-  localparam WORD_WIDTH = DATA_WIDTH + KEEP_WIDTH + 1 + USER_WIDTH;
-  localparam DEPTH = 1 << ADDR_WIDTH;
-  localparam PW = ADDR_WIDTH + 1;   // one extra bit tells full from empty
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 8 && DATA_W % 8 == 0,
+                  "panama_axis_async_fifo: DATA_W must be a multiple of 8")
+  `PANAMA_REQUIRE(g_req_user_w, USER_W >= 1, "panama_axis_async_fifo: USER_W must be at least 1")
+  `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 2 && ADDR_W <= 20, "panama_axis_async_fifo: ADDR_W must be 2..20")
+  `PANAMA_REQUIRE(g_req_frame_fifo, FRAME_FIFO == 0 || FRAME_FIFO == 1,
+                  "panama_axis_async_fifo: FRAME_FIFO must be 0 or 1")
+  `PANAMA_REQUIRE(g_req_drop_when_full, DROP_WHEN_FULL == 0 || (DROP_WHEN_FULL == 1 && FRAME_FIFO == 1),
+                  "panama_axis_async_fifo: DROP_WHEN_FULL must be 0, or 1 with FRAME_FIFO = 1")
+  `PANAMA_REQUIRE(g_req_sync_stages, SYNC_STAGES >= 2, "panama_axis_async_fifo: SYNC_STAGES must be at least 2")
+
+  localparam KEEP_WIDTH = DATA_W / 8;
+  localparam WORD_WIDTH = DATA_W + KEEP_WIDTH + 1 + USER_W;
+  localparam DEPTH = 1 << ADDR_W;
+  localparam PW = ADDR_W + 1;   // one extra bit tells full from empty
 
   function [PW-1:0] bin2gray(input [PW-1:0] b);
     bin2gray = b ^ (b >> 1);
@@ -89,7 +103,7 @@ module panama_axis_async_fifo #(
 
   always @(posedge s_clk) begin
     if (s_write)
-      mem[wr_ptr_q[ADDR_WIDTH-1:0]] <= {s_axis_tuser, s_axis_tlast, s_axis_tkeep, s_axis_tdata};
+      mem[wr_ptr_q[ADDR_W-1:0]] <= {s_axis_tuser, s_axis_tlast, s_axis_tkeep, s_axis_tdata};
   end
 
   always @(posedge s_clk) begin
@@ -133,7 +147,7 @@ module panama_axis_async_fifo #(
   wire fetch = !empty && (!mem_valid_q || stage_move);
 
   always @(posedge m_clk) begin
-    if (fetch) mem_q <= mem[rd_ptr_q[ADDR_WIDTH-1:0]];
+    if (fetch) mem_q <= mem[rd_ptr_q[ADDR_W-1:0]];
   end
 
   always @(posedge m_clk) begin
@@ -142,10 +156,10 @@ module panama_axis_async_fifo #(
       rd_gray_q <= {PW{1'b0}};
       mem_valid_q <= 1'b0;
       m_axis_tvalid <= 1'b0;
-      m_axis_tdata <= {DATA_WIDTH{1'b0}};
+      m_axis_tdata <= {DATA_W{1'b0}};
       m_axis_tkeep <= {KEEP_WIDTH{1'b0}};
       m_axis_tlast <= 1'b0;
-      m_axis_tuser <= {USER_WIDTH{1'b0}};
+      m_axis_tuser <= {USER_W{1'b0}};
       wr_gray_sync_q <= {(PW*SYNC_STAGES){1'b0}};
     end else begin
       wr_gray_sync_q <= {wr_gray_sync_q[(SYNC_STAGES-1)*PW-1:0], wr_commit_gray_q};

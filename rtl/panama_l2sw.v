@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_l2sw: the switch functions a standalone board needs when servers plug straight into it
 // (docs/fpga.md "Standalone"): forwarding of every frame the core hands on, replication of built
 // frames to their context's members, per-egress queues with DCTCP-style ECN marking, counters.
@@ -23,7 +24,7 @@
 // Frames longer than MAXB beats are dropped (`queue_drops`) by rewinding the queue.
 //
 // Registers (AXI4-Lite, 11-bit byte addresses; docs/fpga.md):
-//   0x000 ID "L2SW" (0x4c325357)        0x004 {FDB entries, N, QAW} (read-only)
+//   0x000 ID "L2SW" (L2SW_ID)           0x004 {FDB entries, N, QAW} (read-only)
 //   0x008 K: ECN threshold, frames (rw)  0x00C flooded   0x010 discarded
 //   0x020 + 16 e: port e: +0 tx_frames, +4 ce_marked, +8 queue_drops, +C frames queued now
 //   0x400 + 16 i: FDB entry i (i < 64): +0 MAC bytes 2-5 (big-endian), +4 {valid (bit 31), MAC bytes
@@ -33,9 +34,9 @@
 `default_nettype none
 
 module panama_l2sw #(
-  parameter N = 4,         // ports (destinations); sources are N mPP and m_agg
-  parameter W = 64,        // bus bits, at least 64
-  parameter C = 8,         // contexts of the core
+  parameter PORTS = 4,         // ports (destinations); sources are PORTS mPP and m_agg
+  parameter DATA_W = 64,        // bus bits, at least 64
+  parameter CONTEXTS = 8,         // contexts of the core
   parameter FDB = 16,      // forwarding-table entries (at most 64)
   parameter QAW = 11,      // log2 of each egress queue's depth in beats
   parameter MAXB = 1152,   // beats of the longest frame forwarded
@@ -44,26 +45,26 @@ module panama_l2sw #(
 ) (
   input  wire                 clk,
   input  wire                 rst,
-  input  wire [(N+1)*W-1:0]   s_tdata,
-  input  wire [(N+1)*W/8-1:0] s_tkeep,
-  input  wire [N:0]           s_tvalid,
-  input  wire [N:0]           s_tlast,
-  input  wire [N:0]           s_tuser,
-  output wire [N:0]           s_tready,
-  output reg  [N*W-1:0]       m_tdata,
-  output reg  [N*W/8-1:0]     m_tkeep,
-  output reg  [N-1:0]         m_tvalid,
-  output reg  [N-1:0]         m_tlast,
-  output reg  [N-1:0]         m_tuser,
-  input  wire [N-1:0]         m_tready,
+  input  wire [(PORTS+1)*DATA_W-1:0]   s_tdata,
+  input  wire [(PORTS+1)*DATA_W/8-1:0] s_tkeep,
+  input  wire [PORTS:0]           s_tvalid,
+  input  wire [PORTS:0]           s_tlast,
+  input  wire [PORTS:0]           s_tuser,
+  output wire [PORTS:0]           s_tready,
+  output reg  [PORTS*DATA_W-1:0]       m_tdata,
+  output reg  [PORTS*DATA_W/8-1:0]     m_tkeep,
+  output reg  [PORTS-1:0]         m_tvalid,
+  output reg  [PORTS-1:0]         m_tlast,
+  output reg  [PORTS-1:0]         m_tuser,
+  input  wire [PORTS-1:0]         m_tready,
   // The core's context table and aggregation UDP port (its register file).
   input  wire [15:0]          agg_port,
-  input  wire [C-1:0]         ctx_enable,
-  input  wire [C-1:0]         ctx_upstream,
-  input  wire [C*16-1:0]      ctx_jid,
-  input  wire [C*8-1:0]       ctx_tid,
-  input  wire [C*8-1:0]       ctx_upstream_port,
-  input  wire [C*N-1:0]       ctx_members,
+  input  wire [CONTEXTS-1:0]         ctx_enable,
+  input  wire [CONTEXTS-1:0]         ctx_upstream,
+  input  wire [CONTEXTS*16-1:0]      ctx_jid,
+  input  wire [CONTEXTS*8-1:0]       ctx_tid,
+  input  wire [CONTEXTS*8-1:0]       ctx_upstream_port,
+  input  wire [CONTEXTS*PORTS-1:0]       ctx_members,
   // AXI4-Lite slave, one transaction at a time.
   input  wire [10:0]          s_axil_awaddr,
   input  wire                 s_axil_awvalid,
@@ -83,6 +84,24 @@ module panama_l2sw #(
   input  wire                 s_axil_rready
 );
 
+`include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256, "panama_l2sw: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W % 64 == 0,
+                  "panama_l2sw: DATA_W must be a multiple of 64, at least 64")
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256, "panama_l2sw: CONTEXTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_fdb, FDB >= 1 && FDB <= 64, "panama_l2sw: FDB must be 1..64")
+  `PANAMA_REQUIRE(g_req_qaw, QAW >= 2 && QAW <= 20, "panama_l2sw: QAW must be 2..20")
+  `PANAMA_REQUIRE(g_req_maxb, MAXB >= 1 && MAXB < (1 << QAW), "panama_l2sw: MAXB must be 1..2^QAW-1")
+  `PANAMA_REQUIRE(g_req_ifaw, IFAW >= 2 && IFAW <= 20, "panama_l2sw: IFAW must be 2..20")
+
+  // Short names used below.
+  localparam N = PORTS;
+  localparam W = DATA_W;
+  localparam C = CONTEXTS;
+
   function integer clog2;
     input integer v;
     integer r;
@@ -98,9 +117,10 @@ module panama_l2sw #(
   localparam BB = W / 8;
   localparam NBW = clog2(BB);                // bytes - 1 of a last beat
   localparam EW = W + NBW + 2;               // a stored beat: {user, last, bytes - 1, data}
-  localparam HB = (47 + BB - 1) / BB;        // beats holding header bytes 0..46
+  localparam HBYTES = OFF_TID + 1;           // header bytes the lookup reads (to the TID)
+  localparam HB = (HBYTES + BB - 1) / BB;    // beats holding them
   localparam HIW = clog2(HB + 1);
-  localparam P15 = 15 / BB, P24 = 24 / BB;   // beats of the TOS byte and the IPv4 checksum
+  localparam P15 = OFF_IP_TOS / BB, P24 = OFF_IP_CSUM / BB;  // beats of the TOS byte and the IPv4 checksum
   localparam OIW = clog2(P24 + 2);
   localparam QD = 1 << QAW;
   localparam MBW = clog2(MAXB + 1);
@@ -110,7 +130,7 @@ module panama_l2sw #(
   // ---------------------------------------------------------------- sources
   wire [S-1:0] pend, df_room, df_ne, if_ne;
   // Per-source values read at a run-time source index are arrays (multiplexers, no index product).
-  wire [47*8-1:0] hdr_a [0:S-1];             // header bytes 0..46 of the frame waiting for lookup
+  wire [HBYTES*8-1:0] hdr_a [0:S-1];             // header bytes 0..OFF_TID of the frame waiting for lookup
   wire [S-1:0] hdr_full;                     // the frame holds byte 46
   wire [N-1:0] dfh_a [0:S-1];                // port mask of the frame at the head of the source
   wire [S*N-1:0] df_head;                    // the same, flat (read at loop indices)
@@ -133,7 +153,7 @@ module panama_l2sw #(
       wire if_full = if_used[IFAW];
       // Header capture and the lookup request.
       reg [HIW-1:0] bidx_q;                  // beat of the frame arriving, saturating at HB
-      wire [47*8-1:0] hdr_q;                 // only the bytes the lookup reads are registers
+      wire [HBYTES*8-1:0] hdr_q;                 // only the bytes the lookup reads are registers
       reg pend_q, full_q;
       wire acc = s_tvalid[s] && s_tready[s];
       assign s_tready[s] = !if_full && !(pend_q && bidx_q == {HIW{1'b0}});
@@ -158,13 +178,13 @@ module panama_l2sw #(
           if (acc) bidx_q <= s_tlast[s] ? {HIW{1'b0}} : (bidx_q == HB[HIW-1:0] ? bidx_q : bidx_q + 1'b1);
           if (done) begin
             pend_q <= 1'b1;
-            full_q <= bidx_q == HB_M1[HIW-1:0] && (!s_tlast[s] || k[46 % BB]);
+            full_q <= bidx_q == HB_M1[HIW-1:0] && (!s_tlast[s] || k[OFF_TID % BB]);
           end else if (sel1[s]) begin
             pend_q <= 1'b0;
           end
         end
       end
-      for (i = 0; i < 47; i = i + 1) begin : g_cap
+      for (i = 0; i < HBYTES; i = i + 1) begin : g_cap
         localparam AT = i / BB;
         // eth.dst, eth.type, IHL, TOS, flags/offset, protocol, UDP dport, JID, TID.
         if (i < 6 || (i >= 12 && i <= 15) || i == 20 || i == 21 || i == 23 || i == 36 || i == 37 || i >= 44) begin : g_b
@@ -222,7 +242,7 @@ module panama_l2sw #(
   reg [SW-1:0] rr1_q;
   reg l1_v_q, l1_full_q;
   reg [SW-1:0] l1_s_q;
-  reg [47*8-1:0] l1_h_q;
+  reg [HBYTES*8-1:0] l1_h_q;
   integer x, y;
   reg [S-1:0] cand1;
   reg [SW-1:0] pick1;
@@ -256,16 +276,17 @@ module panama_l2sw #(
   // Header bytes of stage 1: byte j at l1_h_q[j*8 +: 8].
   wire [47:0] l1_dst = {l1_h_q[0*8 +: 8], l1_h_q[1*8 +: 8], l1_h_q[2*8 +: 8], l1_h_q[3*8 +: 8],
                         l1_h_q[4*8 +: 8], l1_h_q[5*8 +: 8]};
-  wire [15:0] l1_type = {l1_h_q[12*8 +: 8], l1_h_q[13*8 +: 8]};
-  wire [7:0]  l1_vihl = l1_h_q[14*8 +: 8], l1_tos = l1_h_q[15*8 +: 8], l1_proto = l1_h_q[23*8 +: 8];
-  wire [15:0] l1_frag = {l1_h_q[20*8 +: 8], l1_h_q[21*8 +: 8]};
-  wire [15:0] l1_dport = {l1_h_q[36*8 +: 8], l1_h_q[37*8 +: 8]};
-  wire [15:0] l1_jid = {l1_h_q[44*8 +: 8], l1_h_q[45*8 +: 8]};
-  wire [7:0]  l1_tid = l1_h_q[46*8 +: 8];
+  wire [15:0] l1_type = {l1_h_q[OFF_ETH_TYPE*8 +: 8], l1_h_q[(OFF_ETH_TYPE+1)*8 +: 8]};
+  wire [7:0]  l1_vihl = l1_h_q[OFF_IP*8 +: 8], l1_tos = l1_h_q[OFF_IP_TOS*8 +: 8];
+  wire [7:0]  l1_proto = l1_h_q[OFF_IP_PROTO*8 +: 8];
+  wire [15:0] l1_frag = {l1_h_q[OFF_IP_FRAG*8 +: 8], l1_h_q[(OFF_IP_FRAG+1)*8 +: 8]};
+  wire [15:0] l1_dport = {l1_h_q[OFF_UDP_DPORT*8 +: 8], l1_h_q[(OFF_UDP_DPORT+1)*8 +: 8]};
+  wire [15:0] l1_jid = {l1_h_q[OFF_JID*8 +: 8], l1_h_q[(OFF_JID+1)*8 +: 8]};
+  wire [7:0]  l1_tid = l1_h_q[OFF_TID*8 +: 8];
   // Aggregation class (wire-format.md): IPv4, IHL 5, not a fragment, UDP to the aggregation port,
-  // DSCP 56.
-  wire l1_agg = l1_full_q && l1_type == 16'h0800 && l1_vihl == 8'h45 && l1_tos[7:2] == 6'd56 &&
-                l1_frag[13:0] == 14'd0 && l1_proto == 8'd17 && l1_dport == agg_port;
+  // DSCP AGG_DSCP (the constants: panama_defs.vh).
+  wire l1_agg = l1_full_q && l1_type == ETHERTYPE_IPV4 && l1_vihl == IPV4_VER_IHL && l1_tos[7:2] == AGG_DSCP &&
+                l1_frag[13:0] == 14'd0 && l1_proto == IP_PROTO_UDP && l1_dport == agg_port;
   wire unused_ok = &{1'b0, l1_h_q[6*8 +: 6*8], l1_h_q[16*8 +: 4*8], l1_h_q[22*8 +: 8], l1_h_q[24*8 +: 12*8],
                      l1_h_q[38*8 +: 6*8], l1_tos[1:0], l1_frag[15:14]};
 
@@ -356,10 +377,10 @@ module panama_l2sw #(
       reg [OIW-1:0] oidx_q;                  // beat of the frame leaving, saturating at P24 + 1
       reg mk_q;                              // this frame is being marked
       reg [15:0] m_q;                        // IPv4 bytes 14-15 before marking
-      wire [7:0] b12 = d[(12 % BB)*8 +: 8], b13 = d[(13 % BB)*8 +: 8];
-      wire [7:0] b14 = d[(14 % BB)*8 +: 8], b15 = d[(15 % BB)*8 +: 8];
+      wire [7:0] b12 = d[(OFF_ETH_TYPE % BB)*8 +: 8], b13 = d[((OFF_ETH_TYPE+1) % BB)*8 +: 8];
+      wire [7:0] b14 = d[(OFF_IP % BB)*8 +: 8], b15 = d[(OFF_IP_TOS % BB)*8 +: 8];
       wire at15 = oidx_q == P15[OIW-1:0], at24 = oidx_q == P24[OIW-1:0];
-      wire ect = {b12, b13} == 16'h0800 && b14 == 8'h45 && (b15[1:0] == 2'b01 || b15[1:0] == 2'b10);
+      wire ect = {b12, b13} == ETHERTYPE_IPV4 && b14 == IPV4_VER_IHL && (b15[1:0] == 2'b01 || b15[1:0] == 2'b10);
       wire mk = at15 ? mark_q[s] && ect : mk_q;
       wire [15:0] m_old = at15 ? {b14, b15} : m_q;
       wire [15:0] m_new = m_old | 16'h0003;
@@ -606,7 +627,7 @@ module panama_l2sw #(
     if (s_axil_arready) begin
       s_axil_rresp <= 2'b00;
       s_axil_rdata <= 32'd0;
-      if (ra == 11'h000) s_axil_rdata <= 32'h4c325357;
+      if (ra == 11'h000) s_axil_rdata <= L2SW_ID;
       else if (ra == 11'h004) s_axil_rdata <= {FDB[15:0], N[7:0], QAW[7:0]};
       else if (ra == 11'h008) s_axil_rdata <= k_q;
       else if (ra == 11'h00c) s_axil_rdata <= flooded_q;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_mgmt: the management request engine (docs/mgmt.md). Takes the UDP payload of one
 // management request (the frame already matched to the management address and UDP port by the
 // receive side), and executes it on the core's AXI4-Lite register file only if
@@ -14,15 +15,15 @@
 
 module panama_mgmt #(
   // Number of Ethernet ports of the core.
-  parameter N = 4,
+  parameter PORTS = 4,
   // Bitmap of the ports requests are accepted from (bit p = port p).
-  parameter [N-1:0] MGMT_PORTS = 1,
+  parameter [PORTS-1:0] MGMT_PORTS = 1,
   // SipHash-2-4 key, set at build time (k0 = bits 63:0).
   parameter [127:0] KEY = 128'h0f0e0d0c0b0a09080706050403020100,
   // Most operations in one request.
   parameter MAX_OPS = 8,
   // Address bits of the register file.
-  parameter AW = 14
+  parameter ADDR_W = 14
 ) (
   input  wire          clk,
   input  wire          rst,
@@ -39,7 +40,7 @@ module panama_mgmt #(
   output reg           m_axis_tlast,
   input  wire          m_axis_tready,
   // AXI4-Lite master to the register file
-  output reg  [AW-1:0] m_axil_awaddr,
+  output reg  [ADDR_W-1:0] m_axil_awaddr,
   output reg           m_axil_awvalid,
   input  wire          m_axil_awready,
   output reg  [31:0]   m_axil_wdata,
@@ -48,7 +49,7 @@ module panama_mgmt #(
   input  wire [1:0]    m_axil_bresp,
   input  wire          m_axil_bvalid,
   output wire          m_axil_bready,
-  output reg  [AW-1:0] m_axil_araddr,
+  output reg  [ADDR_W-1:0] m_axil_araddr,
   output reg           m_axil_arvalid,
   input  wire          m_axil_arready,
   input  wire [31:0]   m_axil_rdata,
@@ -63,9 +64,21 @@ module panama_mgmt #(
   output reg  [31:0]   cnt_replay
 );
 
+`include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 1 && PORTS <= 256, "panama_mgmt: PORTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_max_ops, MAX_OPS >= 1, "panama_mgmt: MAX_OPS must be at least 1")
+  `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 2 && ADDR_W <= 32, "panama_mgmt: ADDR_W must be 2..32")
+
+  // Short names used below.
+  localparam N = PORTS;
+  localparam AW = ADDR_W;
+
   localparam MAX_WORDS = 3 + 2 * MAX_OPS;
-  localparam [31:0] REQ_MAGIC = 32'h31474d50;   // "PMG1"
-  localparam [31:0] RSP_MAGIC = 32'h31524d50;   // "PMR1"
+  localparam [31:0] REQ_MAGIC = MGMT_REQ_MAGIC;  // "PMG1" (wire/protocol.h)
+  localparam [31:0] RSP_MAGIC = MGMT_RSP_MAGIC;  // "PMR1"
   localparam [7:0] OP_READ = 8'd1, OP_WRITE = 8'd2, OP_RMW = 8'd3;
 
   localparam [3:0] S_RX = 4'd0, S_CHECK = 4'd1, S_HASH = 4'd2, S_HASH_WAIT = 4'd3, S_OP = 4'd4,

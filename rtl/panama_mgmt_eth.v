@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_mgmt_eth: management over Ethernet around the request engine (docs/mgmt.md, "Framing").
 // Sits in the core clock domain between the ports and the core:
 //   receive:  per port, panama_mgmt_match diverts management requests (Ethernet II to MAC, IPv4
@@ -19,49 +20,49 @@
 `default_nettype none
 
 module panama_mgmt_eth #(
-  parameter N = 4,                                  // ports
-  parameter W = 64,                                 // tdata bits (64..512, a multiple of 64)
-  parameter AW = 14,                                // register-file address bits
-  parameter [N-1:0] MGMT_PORTS = 1,                 // ports requests are accepted from
+  parameter PORTS = 4,                                  // ports
+  parameter DATA_W = 64,                                 // tdata bits (64..512, a multiple of 64)
+  parameter ADDR_W = 14,                                // register-file address bits
+  parameter [PORTS-1:0] MGMT_PORTS = 1,                 // ports requests are accepted from
   parameter [127:0] KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // SipHash-2-4 key (k0 = [63:0])
   parameter [47:0] MAC = 48'h02504e4d0001,          // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,               // board management IPv4 address
   parameter [15:0] UDP_PORT = 16'd9057,             // management UDP port
   parameter MAX_OPS = 8,                            // most operations in one request
-  parameter EXT = 0                                 // 1: the x_axil_* window at 2^AW + 0x800
+  parameter EXT = 0                                 // 1: the x_axil_* window at 2^ADDR_W + 0x800
 ) (
   input  wire             clk,
   input  wire             rst,
   // from the ports (receive)
-  input  wire [N*W-1:0]   s_rx_tdata,
-  input  wire [N*W/8-1:0] s_rx_tkeep,
-  input  wire [N-1:0]     s_rx_tvalid,
-  input  wire [N-1:0]     s_rx_tlast,
-  input  wire [N-1:0]     s_rx_tuser,
-  output wire [N-1:0]     s_rx_tready,
+  input  wire [PORTS*DATA_W-1:0]   s_rx_tdata,
+  input  wire [PORTS*DATA_W/8-1:0] s_rx_tkeep,
+  input  wire [PORTS-1:0]     s_rx_tvalid,
+  input  wire [PORTS-1:0]     s_rx_tlast,
+  input  wire [PORTS-1:0]     s_rx_tuser,
+  output wire [PORTS-1:0]     s_rx_tready,
   // to the core (receive, requests removed)
-  output wire [N*W-1:0]   m_rx_tdata,
-  output wire [N*W/8-1:0] m_rx_tkeep,
-  output wire [N-1:0]     m_rx_tvalid,
-  output wire [N-1:0]     m_rx_tlast,
-  output wire [N-1:0]     m_rx_tuser,
-  input  wire [N-1:0]     m_rx_tready,
+  output wire [PORTS*DATA_W-1:0]   m_rx_tdata,
+  output wire [PORTS*DATA_W/8-1:0] m_rx_tkeep,
+  output wire [PORTS-1:0]     m_rx_tvalid,
+  output wire [PORTS-1:0]     m_rx_tlast,
+  output wire [PORTS-1:0]     m_rx_tuser,
+  input  wire [PORTS-1:0]     m_rx_tready,
   // from the core (transmit)
-  input  wire [N*W-1:0]   s_tx_tdata,
-  input  wire [N*W/8-1:0] s_tx_tkeep,
-  input  wire [N-1:0]     s_tx_tvalid,
-  input  wire [N-1:0]     s_tx_tlast,
-  input  wire [N-1:0]     s_tx_tuser,
-  output wire [N-1:0]     s_tx_tready,
+  input  wire [PORTS*DATA_W-1:0]   s_tx_tdata,
+  input  wire [PORTS*DATA_W/8-1:0] s_tx_tkeep,
+  input  wire [PORTS-1:0]     s_tx_tvalid,
+  input  wire [PORTS-1:0]     s_tx_tlast,
+  input  wire [PORTS-1:0]     s_tx_tuser,
+  output wire [PORTS-1:0]     s_tx_tready,
   // to the ports (transmit, responses merged)
-  output wire [N*W-1:0]   m_tx_tdata,
-  output wire [N*W/8-1:0] m_tx_tkeep,
-  output wire [N-1:0]     m_tx_tvalid,
-  output wire [N-1:0]     m_tx_tlast,
-  output wire [N-1:0]     m_tx_tuser,
-  input  wire [N-1:0]     m_tx_tready,
+  output wire [PORTS*DATA_W-1:0]   m_tx_tdata,
+  output wire [PORTS*DATA_W/8-1:0] m_tx_tkeep,
+  output wire [PORTS-1:0]     m_tx_tvalid,
+  output wire [PORTS-1:0]     m_tx_tlast,
+  output wire [PORTS-1:0]     m_tx_tuser,
+  input  wire [PORTS-1:0]     m_tx_tready,
   // AXI4-Lite master to the register file
-  output wire [AW-1:0]    m_axil_awaddr,
+  output wire [ADDR_W-1:0]    m_axil_awaddr,
   output wire             m_axil_awvalid,
   input  wire             m_axil_awready,
   output wire [31:0]      m_axil_wdata,
@@ -70,7 +71,7 @@ module panama_mgmt_eth #(
   input  wire [1:0]       m_axil_bresp,
   input  wire             m_axil_bvalid,
   output wire             m_axil_bready,
-  output wire [AW-1:0]    m_axil_araddr,
+  output wire [ADDR_W-1:0]    m_axil_araddr,
   output wire             m_axil_arvalid,
   input  wire             m_axil_arready,
   input  wire [31:0]      m_axil_rdata,
@@ -103,6 +104,21 @@ module panama_mgmt_eth #(
   output reg  [31:0]      cnt_rx_busy
 );
 
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 1 && PORTS <= 256, "panama_mgmt_eth: PORTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
+                  "panama_mgmt_eth: DATA_W must be a multiple of 64, 64..512")
+  `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 2 && ADDR_W <= 31, "panama_mgmt_eth: ADDR_W must be 2..31")
+  `PANAMA_REQUIRE(g_req_max_ops, MAX_OPS >= 1, "panama_mgmt_eth: MAX_OPS must be at least 1")
+  `PANAMA_REQUIRE(g_req_ext, EXT == 0 || EXT == 1, "panama_mgmt_eth: EXT must be 0 or 1")
+
+  // Short names used below.
+  localparam N = PORTS;
+  localparam W = DATA_W;
+  localparam AW = ADDR_W;
+
   // Port, word and beat indices are 6 or 8 bits whatever N and W are; narrower vectors are
   // indexed with them on purpose.
   /* verilator lint_off WIDTH */
@@ -125,7 +141,7 @@ module panama_mgmt_eth #(
   genvar p;
   generate
     for (p = 0; p < N; p = p + 1) begin : g_match
-      panama_mgmt_match #(.W(W), .MAC(MAC), .IP(IP), .UDP_PORT(UDP_PORT)) u_match (
+      panama_mgmt_match #(.DATA_W(W), .MAC(MAC), .IP(IP), .UDP_PORT(UDP_PORT)) u_match (
         .clk(clk), .rst(rst),
         .s_tdata(s_rx_tdata[p*W +: W]), .s_tkeep(s_rx_tkeep[p*KB +: KB]), .s_tvalid(s_rx_tvalid[p]),
         .s_tlast(s_rx_tlast[p]), .s_tuser(s_rx_tuser[p]), .s_tready(s_rx_tready[p]),
@@ -324,7 +340,7 @@ module panama_mgmt_eth #(
   wire x_b = EXT != 0 && x_axil_bvalid, x_r = EXT != 0 && x_axil_rvalid;
   wire unused_x = &{1'b0, x_axil_awready, x_axil_wready, x_axil_arready};  // read only through x_aw / x_ar
 
-  panama_mgmt #(.N(N), .MGMT_PORTS(MGMT_PORTS), .KEY(KEY), .MAX_OPS(MAX_OPS), .AW(AW + 1)) u_engine (
+  panama_mgmt #(.PORTS(N), .MGMT_PORTS(MGMT_PORTS), .KEY(KEY), .MAX_OPS(MAX_OPS), .ADDR_W(AW + 1)) u_engine (
     .clk(clk), .rst(rst),
     .s_axis_tdata(xd_q), .s_axis_tkeep(x_keep), .s_axis_tvalid(c_state_q == C_XFER), .s_axis_tlast(x_last),
     .s_port(owner_q), .s_axis_tready(e_tready),
@@ -497,7 +513,7 @@ module panama_mgmt_eth #(
   generate
     for (p = 0; p < N; p = p + 1) begin : g_tx
       if (MGMT_PORTS[p]) begin : g_arb
-        panama_axis_arb2 #(.DATA_WIDTH(W), .USER_WIDTH(1)) u_arb (
+        panama_axis_arb2 #(.DATA_W(W), .USER_W(1)) u_arb (
           .clk(clk), .rst(rst),
           .s0_axis_tdata(s_tx_tdata[p*W +: W]), .s0_axis_tkeep(s_tx_tkeep[p*KB +: KB]),
           .s0_axis_tvalid(s_tx_tvalid[p]), .s0_axis_tlast(s_tx_tlast[p]), .s0_axis_tuser(s_tx_tuser[p]),

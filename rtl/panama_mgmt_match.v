@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_mgmt_match: one port's receive stream split in two (docs/mgmt.md, "Framing"). A frame
 // is a management request when it is Ethernet II to the board's MAC, IPv4 with IHL 5, not a
 // fragment, UDP, to the board's IPv4 address and management UDP port; those frames leave on
@@ -9,36 +10,46 @@
 `default_nettype none
 
 module panama_mgmt_match #(
-  parameter W = 64,                                // tdata bits
+  parameter DATA_W = 64,                                // tdata bits
   parameter [47:0] MAC = 48'h02504e4d0001,         // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,              // board management IPv4 address
   parameter [15:0] UDP_PORT = 16'd9057             // management UDP port
 ) (
   input  wire           clk,
   input  wire           rst,
-  input  wire [W-1:0]   s_tdata,
-  input  wire [W/8-1:0] s_tkeep,
+  input  wire [DATA_W-1:0]   s_tdata,
+  input  wire [DATA_W/8-1:0] s_tkeep,
   input  wire           s_tvalid,
   input  wire           s_tlast,
   input  wire           s_tuser,
   output wire           s_tready,
   // everything else, to the core
-  output reg  [W-1:0]   m_core_tdata,
-  output reg  [W/8-1:0] m_core_tkeep,
+  output reg  [DATA_W-1:0]   m_core_tdata,
+  output reg  [DATA_W/8-1:0] m_core_tkeep,
   output reg            m_core_tvalid,
   output reg            m_core_tlast,
   output reg            m_core_tuser,
   input  wire           m_core_tready,
   // management requests (no ready)
-  output reg  [W-1:0]   m_mgmt_tdata,
-  output reg  [W/8-1:0] m_mgmt_tkeep,
+  output reg  [DATA_W-1:0]   m_mgmt_tdata,
+  output reg  [DATA_W/8-1:0] m_mgmt_tkeep,
   output reg            m_mgmt_tvalid,
   output reg            m_mgmt_tlast,
   output reg            m_mgmt_tuser
 );
 
+`include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
+                  "panama_mgmt_match: DATA_W must be a multiple of 64, 64..512")
+
+  // Short names used below.
+  localparam W = DATA_W;
+
   localparam KB = W / 8;
-  localparam HB = 38;                    // header bytes the decision reads
+  localparam HB = OFF_UDP_DPORT + 2;     // header bytes the decision reads (to the UDP port)
   localparam D = (HB + KB - 1) / KB;     // beats holding them
   // FIFO of at least D + 2 beats: the head frame's whole header fits behind older beats.
   localparam FA = (D + 2 <= 2) ? 1 : (D + 2 <= 4) ? 2 : (D + 2 <= 8) ? 3 : (D + 2 <= 16) ? 4 : 5;
@@ -52,24 +63,24 @@ module panama_mgmt_match #(
   function [7:0] want(input integer k);
     begin
       if (k < 6) want = MAC[8 * (5 - k) +: 8];
-      else if (k == 12) want = 8'h08;
-      else if (k == 13) want = 8'h00;
-      else if (k == 14) want = 8'h45;               // IPv4, IHL 5
-      else if (k == 20) want = 8'h00;               // MF 0, offset 0 (under the mask below)
-      else if (k == 21) want = 8'h00;
-      else if (k == 23) want = 8'd17;               // UDP
-      else if (k >= 30 && k < 34) want = IP[8 * (33 - k) +: 8];
-      else if (k == 36) want = UDP_PORT[15:8];
-      else if (k == 37) want = UDP_PORT[7:0];
+      else if (k == OFF_ETH_TYPE) want = ETHERTYPE_IPV4[15:8];
+      else if (k == OFF_ETH_TYPE + 1) want = ETHERTYPE_IPV4[7:0];
+      else if (k == OFF_IP) want = IPV4_VER_IHL;    // IPv4, IHL 5
+      else if (k == OFF_IP_FRAG) want = 8'h00;      // MF 0, offset 0 (under the mask below)
+      else if (k == OFF_IP_FRAG + 1) want = 8'h00;
+      else if (k == OFF_IP_PROTO) want = IP_PROTO_UDP;
+      else if (k >= OFF_IP_DST && k < OFF_IP_DST + 4) want = IP[8 * (OFF_IP_DST + 3 - k) +: 8];
+      else if (k == OFF_UDP_DPORT) want = UDP_PORT[15:8];
+      else if (k == OFF_UDP_DPORT + 1) want = UDP_PORT[7:0];
       else want = 8'h00;
     end
   endfunction
   function [7:0] mask(input integer k);
     begin
-      if (k < 6 || k == 12 || k == 13 || k == 14 || k == 21 || k == 23 || (k >= 30 && k < 34) || k == 36 ||
-          k == 37)
+      if (k < 6 || k == OFF_ETH_TYPE || k == OFF_ETH_TYPE + 1 || k == OFF_IP || k == OFF_IP_FRAG + 1 ||
+          k == OFF_IP_PROTO || (k >= OFF_IP_DST && k < OFF_IP_DST + 4) || k == OFF_UDP_DPORT || k == OFF_UDP_DPORT + 1)
         mask = 8'hff;
-      else if (k == 20) mask = 8'h3f;               // DF and the reserved bit may be anything
+      else if (k == OFF_IP_FRAG) mask = 8'h3f;      // DF and the reserved bit may be anything
       else mask = 8'h00;
     end
   endfunction

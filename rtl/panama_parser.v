@@ -1,7 +1,11 @@
+// SPDX-License-Identifier: MIT
 // The per-port receive parser (docs/rtl.md, "Parser"): watches one AXI-Stream receive port, keeps
 // the few header bytes that classification, validation and the scheduler need as they pass (they
 // span up to seven beats on a 64-bit bus, or all sit in the first beat from 512 bits on), counts
 // the length, and DESC_STAGES cycles after the last beat emits a descriptor.
+`timescale 1ns / 1ps
+`default_nettype none
+
 module panama_parser #(
   // Bus width in bits: a power of two, 64..4096.
   parameter DATA_W = 64,
@@ -67,6 +71,17 @@ module panama_parser #(
 );
 
 `include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096 && (DATA_W & (DATA_W - 1)) == 0,
+                  "panama_parser: DATA_W must be a power of two, 64..4096")
+  `PANAMA_REQUIRE(g_req_desc_stages, DESC_STAGES == 1 || DESC_STAGES == 2,
+                  "panama_parser: DESC_STAGES must be 1 or 2")
+  `PANAMA_REQUIRE(g_req_elem_bytes, ELEM_BYTES == 2 || ELEM_BYTES == 4,
+                  "panama_parser: ELEM_BYTES must be 2 or 4")
+  `PANAMA_REQUIRE(g_req_max_elems, MAX_ELEMS >= 1,
+                  "panama_parser: MAX_ELEMS must be at least 1")
 
   // Bytes per beat.
   localparam BB = DATA_W / 8;
@@ -307,3 +322,5 @@ module panama_parser #(
   `undef PANAMA_PARSER_KEPT
 
 endmodule
+
+`default_nettype wire

@@ -1,13 +1,18 @@
+// SPDX-License-Identifier: MIT
 // One port of the accelerator (docs/rtl.md): receive stage, parser, bypass FIFO with
 // commit/rewind, contribution memory of linked beats, descriptor queues per context, admission
-// (accelerator.md rule 2), and transmit to mPP. The buffer sizes and every width are computed by
-// panama-gen (buffer_plan in gen/top.cpp) and passed down; the instance in <prefix>_core sets
-// all of them.
+// (accelerator.md rule 2), and transmit to mPP. The buffer sizes are computed by panama-gen
+// (buffer_plan in gen/top.cpp) and passed down by the instance in <prefix>_core; every width is
+// derived here from them (docs/rtl.md, "Parameter contracts").
+`timescale 1ns / 1ps
+`default_nettype none
+
 module panama_port #(
-  // Contexts (JID, TID), at least 1.
+  // Contexts (JID, TID), 1..256.
   parameter CONTEXTS = 8,
-  // Bits of a context index (meta_sel): max(1, clog2(CONTEXTS)).
-  parameter CTX_W = 3,
+  // Bits of a context index (ev_ctx, meta_sel, to_ctx): derived, max(1, clog2(CONTEXTS)). A
+  // parameter only because Verilog-2005 port widths cannot name a localparam; leave it unset.
+  parameter CTX_W = CONTEXTS > 1 ? $clog2(CONTEXTS) : 1,
   // Bus width in bits: a power of two, 64..4096.
   parameter DATA_W = 64,
   // Cycles from a frame's last beat to the parser's descriptor, 1 or 2 (docs/rtl.md, "Receive
@@ -15,34 +20,27 @@ module panama_port #(
   parameter DESC_STAGES = 1,
   // Bytes per element, for the parser: 4 (fp32) or 2 (bf16, fp16).
   parameter ELEM_BYTES = 4,
-  // Largest valid COUNT (elements per frame), for the parser.
+  // Largest valid COUNT (elements per frame), for the parser: at least 1.
   parameter MAX_ELEMS = 362,
-  // Bypass FIFO depth in beats.
+  // Bypass FIFO depth in beats: at least FRAME_BEATS.
   parameter BYP_BEATS = 4096,
-  // Bits of a bypass FIFO pointer (0..BYP_BEATS-1) and of its beat counts (0..BYP_BEATS).
-  parameter BYP_PTR_W = 12,
-  parameter BYP_CNT_W = 13,
-  // Beats of the largest frame (each context's reservation), and the bits of 0..FRAME_BEATS.
+  // Beats of the largest frame (each context's reservation): at least 1.
   parameter FRAME_BEATS = 189,
-  parameter FRAME_CNT_W = 8,
-  // Beats of the contribution half of the buffer.
+  // Bits of 0..FRAME_BEATS (ev_beats, pop_beats_in): derived, like CTX_W; leave it unset.
+  parameter FRAME_CNT_W = $clog2(FRAME_BEATS + 1),
+  // Beats of the contribution half of the buffer: at least FRAME_BEATS.
   parameter CONTRIB_BEATS = 4096,
-  // Beats of the contribution memory (the contribution half plus one largest frame of slack).
+  // Beats of the contribution memory (the contribution half, plus any slack): at least
+  // CONTRIB_BEATS.
   parameter MEM_BEATS = 4285,
-  // Bits of a contribution memory address (0..MEM_BEATS-1) and of a beat count (0..MEM_BEATS).
-  parameter MEM_PTR_W = 13,
-  parameter MEM_CNT_W = 13,
-  // Bits of a context's beats-in-use counter: max(bits of 0..CONTRIB_BEATS, FRAME_CNT_W + 1).
-  parameter USED_W = 13,
-  // Frame descriptors (the most contributions the contribution half can hold).
+  // Bits of a contribution memory address, 0..MEM_BEATS-1 (ev_ptr, rd_addr, ...): derived, like
+  // CTX_W; leave it unset.
+  parameter MEM_PTR_W = MEM_BEATS > 1 ? $clog2(MEM_BEATS) : 1,
+  // Frame descriptors (the most contributions the contribution half can hold): at least 1.
   parameter DESCS = 512,
-  // Bits of a descriptor index (0..DESCS-1) and of a descriptor count (0..DESCS).
-  parameter DESC_PTR_W = 9,
-  parameter DESC_CNT_W = 10,
   // Entries of the free-segment FIFO: more than the most contributions the contribution memory
-  // holds (MEM_BEATS / the beats of a frame of 64 + ELEM_BYTES bytes), and the bits of an index.
-  parameter SEGS = 477,
-  parameter SEG_PTR_W = 9
+  // holds (MEM_BEATS / the beats of a frame of 64 + ELEM_BYTES bytes).
+  parameter SEGS = 477
 ) (
   input  wire clk,
   input  wire rst,
@@ -121,6 +119,28 @@ module panama_port #(
 );
 
 `include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256, "panama_port: CONTEXTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_ctx_w, CTX_W == (CONTEXTS > 1 ? $clog2(CONTEXTS) : 1),
+                  "panama_port: CTX_W is derived from CONTEXTS; do not set it")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096 && (DATA_W & (DATA_W - 1)) == 0,
+                  "panama_port: DATA_W must be a power of two, 64..4096")
+  `PANAMA_REQUIRE(g_req_desc_stages, DESC_STAGES == 1 || DESC_STAGES == 2, "panama_port: DESC_STAGES must be 1 or 2")
+  `PANAMA_REQUIRE(g_req_elem_bytes, ELEM_BYTES == 2 || ELEM_BYTES == 4, "panama_port: ELEM_BYTES must be 2 or 4")
+  `PANAMA_REQUIRE(g_req_max_elems, MAX_ELEMS >= 1, "panama_port: MAX_ELEMS must be at least 1")
+  `PANAMA_REQUIRE(g_req_frame_beats, FRAME_BEATS >= 1, "panama_port: FRAME_BEATS must be at least 1")
+  `PANAMA_REQUIRE(g_req_frame_cnt_w, FRAME_CNT_W == $clog2(FRAME_BEATS + 1),
+                  "panama_port: FRAME_CNT_W is derived from FRAME_BEATS; do not set it")
+  `PANAMA_REQUIRE(g_req_byp_beats, BYP_BEATS >= FRAME_BEATS, "panama_port: BYP_BEATS must be at least FRAME_BEATS")
+  `PANAMA_REQUIRE(g_req_contrib_beats, CONTRIB_BEATS >= FRAME_BEATS,
+                  "panama_port: CONTRIB_BEATS must be at least FRAME_BEATS")
+  `PANAMA_REQUIRE(g_req_mem_beats, MEM_BEATS >= CONTRIB_BEATS, "panama_port: MEM_BEATS must be at least CONTRIB_BEATS")
+  `PANAMA_REQUIRE(g_req_mem_ptr_w, MEM_PTR_W == (MEM_BEATS > 1 ? $clog2(MEM_BEATS) : 1),
+                  "panama_port: MEM_PTR_W is derived from MEM_BEATS; do not set it")
+  `PANAMA_REQUIRE(g_req_descs, DESCS >= 1, "panama_port: DESCS must be at least 1")
+  `PANAMA_REQUIRE(g_req_segs, SEGS >= 1, "panama_port: SEGS must be at least 1")
 
   // Short names used below.
   // Contexts, and the bits of a context index.
@@ -133,26 +153,26 @@ module panama_port #(
   // (KW + 1 bits), tdata}.
   localparam KW = $clog2(BB);
   localparam XW = W + KW + 3;
-  // Bypass FIFO: depth in beats, pointer and count widths.
+  // Bypass FIFO: depth in beats, pointer (0..BYP-1) and count (0..BYP) widths.
   localparam BYP = BYP_BEATS;
-  localparam BPW = BYP_PTR_W;
-  localparam BCW = BYP_CNT_W;
-  // Contribution memory: beats (the contribution half), pointer width, beat counter width.
+  localparam BPW = BYP_BEATS > 1 ? $clog2(BYP_BEATS) : 1;
+  localparam BCW = $clog2(BYP_BEATS + 1);
+  // Contribution memory: beats (the contribution half), pointer width, beat count (0..T) width.
   localparam T = MEM_BEATS;
   localparam BW = MEM_PTR_W;
-  localparam RW = MEM_CNT_W;
+  localparam RW = $clog2(MEM_BEATS + 1);
   // Beats of the largest frame S (each context's reservation R) and their counter width.
   localparam SB = FRAME_BEATS;
   localparam SBW = FRAME_CNT_W;
   // Beats of the contribution half, and the C reservations together.
   localparam [31:0] CAPB = CONTRIB_BEATS;
   localparam [31:0] RESERVED = CONTEXTS * FRAME_BEATS;
-  // Width of a context's beats-in-use counter.
-  localparam UW = USED_W;
+  // Width of a context's beats-in-use counter: max(bits of 0..CONTRIB_BEATS, SBW + 1).
+  localparam UW = $clog2(CONTRIB_BEATS + 1) > SBW + 1 ? $clog2(CONTRIB_BEATS + 1) : SBW + 1;
   // Frame descriptors: number (the most contributions the half can hold), index and count widths.
   localparam D = DESCS;
-  localparam DW = DESC_PTR_W;
-  localparam DCW = DESC_CNT_W;
+  localparam DW = DESCS > 1 ? $clog2(DESCS) : 1;
+  localparam DCW = $clog2(DESCS + 1);
   // A descriptor's head fields {CE, FIN, COUNT, VID, beats, first beat} (VID at IB) and the
   // header fields the result builder copies.
   localparam IB = BW + SBW;
@@ -163,8 +183,8 @@ module panama_port #(
   localparam integer D_LAST_I = DESCS - 1;
   localparam [DW-1:0] D_LAST = D_LAST_I[DW-1:0];
   localparam [DCW-1:0] D_LAST_C = D_LAST_I[DCW-1:0];
-  // Free-segment FIFO: index width and last entry.
-  localparam SGW = SEG_PTR_W;
+  // Free-segment FIFO: index width (0..SEGS-1) and last entry.
+  localparam SGW = SEGS > 1 ? $clog2(SEGS) : 1;
   localparam integer SG_LAST_I = SEGS - 1;
   localparam [SGW-1:0] SG_LAST = SG_LAST_I[SGW-1:0];
 
@@ -1003,3 +1023,5 @@ module panama_port #(
   assign m_axis_tuser = tx_out_q[W+BB+1];
 
 endmodule
+
+`default_nettype wire

@@ -1,9 +1,13 @@
+// SPDX-License-Identifier: MIT
 // The register file (docs/rtl.md, "Register file"): an AXI4-Lite slave implementing the register
 // map (regmap.json, gen/regmap.h) exactly as the SystemC model's RegFile does, the per-context
 // configuration outputs the datapath reads, and every 64-bit saturating counter of accelerator.md
 // rule 10, held in block RAM behind a read-modify-write pipeline. Every address and offset comes
 // from panama_defs.vh, written from the C++ RegMap; panama-gen checks that the map holds exactly
 // the registers this module implements (regs_params, gen/regs_rtl.cpp).
+`timescale 1ns / 1ps
+`default_nettype none
+
 module panama_regs #(
   // Ports N, 2..256: sixteen counters each, one member bit per context.
   parameter PORTS = 4,
@@ -78,6 +82,17 @@ module panama_regs #(
 );
 
 `include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256,
+                  "panama_regs: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256,
+                  "panama_regs: CONTEXTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_addr_w, ADDR_W == RM_AW,
+                  "panama_regs: ADDR_W must be the register map's RM_AW")
+  `PANAMA_REQUIRE(g_req_pend_w, PEND_W >= 1,
+                  "panama_regs: PEND_W must be at least 1")
 
   // Ports and contexts (RM_MEMBER_WORDS member bitmap words per context).
   localparam N = PORTS;
@@ -708,3 +723,5 @@ module panama_regs #(
   end
 
 endmodule
+
+`default_nettype wire

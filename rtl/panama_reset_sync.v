@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_reset_sync: reset synchroniser. Asserts at once (asynchronously, so a reset reaches a
 // domain whose clock is not running yet, e.g. a MAC before its transceiver locks) and releases
 // STAGES cycles of clk after rst_in falls, synchronously, so every flop of the domain leaves
@@ -13,6 +14,11 @@ module panama_reset_sync #(
   input  wire rst_in,   // asynchronous, active high, from any domain
   output wire rst_out   // synchronous to clk, active high
 );
+
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_stages, STAGES >= 2, "panama_reset_sync: STAGES must be at least 2")
 
   (* ASYNC_REG = "TRUE" *) reg [STAGES-1:0] sync_q = {STAGES{1'b1}};
 

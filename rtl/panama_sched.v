@@ -1,9 +1,13 @@
+// SPDX-License-Identifier: MIT
 // The aggregation scheduler (docs/rtl.md, accelerator.md rules 5-8: stale, build, count
 // mismatch, incomplete, skip, timeout), the result builder and the m_agg FIFO. It looks at one
 // context per cycle: the ports answer with that context's queue heads, a pipeline decides on
 // them, pops the heads, reads a build's contributions from every member port into the adder
 // tree (<prefix>_addtree, which the generator writes for the configuration), rewrites the
 // copied header beside the tree and queues the built frame for m_agg.
+`timescale 1ns / 1ps
+`default_nettype none
+
 module panama_sched #(
   // Switch ports, 2..256.
   parameter PORTS = 4,
@@ -96,6 +100,25 @@ module panama_sched #(
 );
 
 `include "panama_defs.vh"
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256,
+                  "panama_sched: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256,
+                  "panama_sched: CONTEXTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096 && (DATA_W & (DATA_W - 1)) == 0,
+                  "panama_sched: DATA_W must be a power of two, 64..4096")
+  `PANAMA_REQUIRE(g_req_elem_bytes, ELEM_BYTES == 2 || ELEM_BYTES == 4,
+                  "panama_sched: ELEM_BYTES must be 2 or 4")
+  `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 1 && ADDR_W <= 32,
+                  "panama_sched: ADDR_W must be 1..32")
+  `PANAMA_REQUIRE(g_req_beat_w, BEAT_W >= 1 && BEAT_W <= 16,
+                  "panama_sched: BEAT_W must be 1..16")
+  `PANAMA_REQUIRE(g_req_fifo_depth, FIFO_DEPTH >= 4 && (FIFO_DEPTH & (FIFO_DEPTH - 1)) == 0,
+                  "panama_sched: FIFO_DEPTH must be a power of two, at least 4")
+  `PANAMA_REQUIRE(g_req_tree_latency, TREE_LATENCY >= 0,
+                  "panama_sched: TREE_LATENCY must not be negative")
 
   // Ports, contexts, bus.
   localparam N = PORTS;
@@ -819,3 +842,5 @@ module panama_sched #(
   assign agg_tx_inc = f_pop & m_agg_axis_tlast;
 
 endmodule
+
+`default_nettype wire

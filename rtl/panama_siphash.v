@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_siphash: SipHash-2-4 (Aumasson and Bernstein, 2012) of a byte message under a 128-bit
 // key, one SipRound per cycle. The keyed MAC that authenticates management requests
 // (docs/mgmt.md): small (four 64-bit registers and one round of adders) and fast enough for a

@@ -1,11 +1,9 @@
-// The line protocol of the harnesses' --live mode, spoken with the switch stand-in
-// (host_driver/rtl_engine_client.cpp) over stdin/stdout; testbench/rtl_harness.cpp (the core) and
-// testbench/shell_harness.cpp (a board shell) serve it:
-//   inject P HEX | run | advance N | outputs | counters | cycles | write ADDR VALUE | read ADDR | quit
-// run, advance: "ok"; outputs: "out PORT CONTEXT HEX" lines (PORT -1: m_agg), then "end";
-// counters: one line of JSON; cycles: a number; write: "ok" (an AXI4-Lite write; the caller runs
-// the design idle first); read: the word read, in decimal. A harness without a register port
-// answers write and read with an error.
+// SPDX-License-Identifier: MIT
+// The server side of the harnesses' --live line protocol (its words: live_verbs.h), spoken with the
+// switch stand-in (host_driver/rtl_engine_client.cpp) over stdin/stdout; testbench/rtl_harness.cpp
+// (the core) and testbench/shell_harness.cpp (a board shell) serve it. write is an AXI4-Lite write
+// (the caller runs the design idle first). A harness without a register port answers write and
+// read with an error.
 #pragma once
 
 #include <cctype>
@@ -17,6 +15,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "live_verbs.h"
 
 namespace live {
 
@@ -76,7 +76,7 @@ inline uint64_t number(const std::string& s, uint64_t max, const std::string& wh
 
 // One "out PORT CONTEXT HEX" line.
 inline void put_frame(int port, int context, const std::vector<uint8_t>& d) {
-  std::printf("out %d %d ", port, context);
+  std::printf("%s %d %d ", kOut, port, context);
   for (uint8_t b : d) std::printf("%02x", b);
   std::printf("\n");
 }
@@ -97,41 +97,41 @@ inline void serve(const Handlers& h, std::istream& in = std::cin) {
       if ((n >= 1 && a.empty()) || (n >= 2 && v.empty()))
         throw std::runtime_error(cmd + ": missing argument in '" + line.substr(0, 80) + "'");
     };
-    if (cmd == "inject") {
+    if (cmd == kInject) {
       args(2);
       const int p = static_cast<int>(number(a, 0x7fffffff, "inject"));
       if (p >= h.ports) throw std::runtime_error("inject: no port " + std::to_string(p));
       h.inject(p, hex_bytes(v));
-    } else if (cmd == "run") {
+    } else if (cmd == kRun) {
       args(0);
       h.run();
-      std::printf("ok\n");
-    } else if (cmd == "advance") {
+      std::printf("%s\n", kOk);
+    } else if (cmd == kAdvance) {
       args(1);
       const uint64_t n = number(a, kMaxAdvance, "advance");
       if (n) h.advance(n);
-      std::printf("ok\n");
-    } else if (cmd == "outputs") {
+      std::printf("%s\n", kOk);
+    } else if (cmd == kOutputs) {
       args(0);
       h.outputs();
-      std::printf("end\n");
-    } else if (cmd == "counters") {
+      std::printf("%s\n", kEnd);
+    } else if (cmd == kCounters) {
       args(0);
       std::printf("%s\n", h.counters().c_str());
-    } else if (cmd == "cycles") {
+    } else if (cmd == kCycles) {
       args(0);
       std::printf("%llu\n", static_cast<unsigned long long>(h.cycles()));
-    } else if (cmd == "write" || cmd == "read") {
+    } else if (cmd == kWrite || cmd == kRead) {
       if (!h.write || !h.read) throw std::runtime_error(h.no_registers);
-      args(cmd == "write" ? 2 : 1);
+      args(cmd == kWrite ? 2 : 1);
       const auto addr = static_cast<uint32_t>(number(a, 0xFFFFFFFFu, cmd));
-      if (cmd == "write") {
+      if (cmd == kWrite) {
         h.write(addr, static_cast<uint32_t>(number(v, 0xFFFFFFFFu, cmd)));
-        std::printf("ok\n");
+        std::printf("%s\n", kOk);
       } else {
         std::printf("%u\n", h.read(addr));
       }
-    } else if (cmd == "quit") {
+    } else if (cmd == kQuit) {
       break;
     } else if (!cmd.empty()) {
       throw std::runtime_error("unknown command '" + cmd + "'");

@@ -173,12 +173,12 @@ std::string shell_params(const std::string& rtl_dir, const Config& cfg) {
   const auto& sh = j["board"]["shell"];
   const std::string top = slurp(fs::path(rtl_dir) / (j["board"].at("top").get<std::string>() + ".v"));
   std::ostringstream g;
-  g << " -GN=" << cfg.in.ports << " -GW=" << cfg.bus_bits << " -GAGG_PORT=" << sh.at("agg_port").get<int>()
-    << " -GFIFO_AW=" << sh.at("fifo_aw").get<int>();
+  g << " -GPORTS=" << cfg.in.ports << " -GDATA_W=" << cfg.bus_bits << " -GAGG_PORT=" << sh.at("agg_port").get<int>()
+    << " -GFIFO_ADDR_W=" << sh.at("fifo_aw").get<int>();
   const std::pair<const char*, const char*> marked[] = {
       {"mgmt-ports", "MGMT_PORTS"}, {"mgmt-key", "MGMT_KEY"},           {"mgmt-mac", "MGMT_MAC"},
-      {"mgmt-ip", "MGMT_IP"},       {"mgmt-udp-port", "MGMT_UDP_PORT"}, {"contexts", "C"},
-      {"addr-bits", "AW"},          {"standalone", "STANDALONE"}};
+      {"mgmt-ip", "MGMT_IP"},       {"mgmt-udp-port", "MGMT_UDP_PORT"}, {"contexts", "CONTEXTS"},
+      {"addr-bits", "ADDR_W"},      {"standalone", "STANDALONE"}};
   for (const auto& [mark, name] : marked) g << " \"-G" << name << "=" << board_param(top, mark) << "\"";
   return g.str();
 }
@@ -216,7 +216,8 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
   else if (!variant.empty())
     throw EngineError("unknown harness variant '" + variant + "'");
   std::ostringstream cmd;
-  cmd << "verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wno-fatal -Wno-lint -Wno-style"
+  cmd << "verilator --cc --exe --build -j 2 -O3 --x-assign fast --x-initial fast -Wno-fatal -Werror-USERERROR "
+         "-Wno-lint -Wno-style"
       << vflags << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module "
       << (variant == "shell" ? cfg.in.prefix + "_board_shell" : cfg.top_name()) << " -o " << (tmp / "harness").string()
       << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen -I" << src << "/wire -I" << src

@@ -511,13 +511,13 @@ class Harness {
 int main(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]) == "--live")
+    if (std::string(argv[i]) == live::kFlag)
       a.live = true;
     else if (std::string(argv[i]) == "--stats")
       a.stats = true;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--live" || k == "--stats") {
+    if (k == live::kFlag || k == "--stats") {
       --i;
       continue;
     }

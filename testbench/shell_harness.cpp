@@ -294,7 +294,7 @@ int main(int argc, char** argv) {
   bool is_live = false;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
-    if (k == "--live")
+    if (k == live::kFlag)
       is_live = true;
     else if (k == "--config" && i + 1 < argc)
       config = argv[++i];

@@ -159,7 +159,7 @@ TEST(GenBoard, ShellFactsMatchTheBoardTop) {
                  : text.substr(at + key.size(), text.find_first_of(",)\n}", at + key.size()) - at - key.size());
     };
     EXPECT_EQ(num_after(cfg, "\"agg_port\": "), num_after(top, "parameter AGG_PORT = ")) << b;
-    EXPECT_EQ(num_after(cfg, "\"fifo_aw\": "), num_after(top, ".FIFO_AW(")) << b;
+    EXPECT_EQ(num_after(cfg, "\"fifo_aw\": "), num_after(top, ".FIFO_ADDR_W(")) << b;
     const std::string mhz = num_after(cfg, "\"mac_mhz\": ");
     EXPECT_NE(xdc.find("MAC user clock"), std::string::npos) << b;
     EXPECT_NE(xdc.find(mhz + " MHz"), std::string::npos) << b << ": XDC does not name a " << mhz << " MHz MAC clock";
@@ -182,7 +182,7 @@ TEST(GenBoard, StandaloneSetsTheShell) {
   // The core's shape is written into the top: contexts and register-file address bits.
   const fs::path d2 = scratch("contexts");
   ASSERT_EQ(gen("--board sume --contexts 3 --out " + d2.string()).rc, 0);
-  EXPECT_NE(slurp(d2 / "panama_sume_top.v").find("parameter C = 3,"), std::string::npos);
+  EXPECT_NE(slurp(d2 / "panama_sume_top.v").find("parameter CONTEXTS = 3,"), std::string::npos);
   const GenResult r = gen("--ports 4 --gbps 10 --mhz 200 --standalone --out " + scratch("nob").string());
   EXPECT_NE(r.rc, 0);
   EXPECT_NE(r.err.find("--standalone needs --board"), std::string::npos) << r.err;

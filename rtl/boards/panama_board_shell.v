@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_board_shell: what every board top shares around its MACs: one clock-domain crossing per
 // port (rtl/panama_port_cdc.v) between the MAC user clocks and the core clock, and the core
 // (panama_core, the generated accelerator with packed per-port streams). The frames the core
@@ -16,16 +17,16 @@
 `default_nettype none
 
 module panama_board_shell #(
-  parameter N = 4,          // ports
-  parameter W = 64,         // bus bits, the same on the MAC and core sides
-  parameter C = 8,          // contexts of the core
-  parameter AW = 14,        // register-file address bits of the core (regmap.json)
+  parameter PORTS = 4,          // ports
+  parameter DATA_W = 64,         // bus bits, the same on the MAC and core sides
+  parameter CONTEXTS = 8,          // contexts of the core
+  parameter ADDR_W = 14,        // register-file address bits of the core (regmap.json)
   parameter AGG_PORT = 0,   // the port whose transmit path also carries m_agg
-  parameter FIFO_AW = 9,    // log2 of each CDC FIFO's depth in beats (>= one 1518-byte frame)
+  parameter FIFO_ADDR_W = 9,    // log2 of each CDC FIFO's depth in beats (>= one 1518-byte frame)
   parameter STANDALONE = 0, // 1: the switch functions in the shell (panama_l2sw)
   // Management over Ethernet (set by panama-gen --mgmt-*): ports requests are accepted from,
   // SipHash-2-4 key, the board's MAC and IPv4 address, and the UDP port.
-  parameter [N-1:0] MGMT_PORTS = {{(N-1){1'b0}}, 1'b1},
+  parameter [PORTS-1:0] MGMT_PORTS = {{(PORTS-1){1'b0}}, 1'b1},
   parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,
   parameter [47:0] MGMT_MAC = 48'h02504e4d0001,
   parameter [31:0] MGMT_IP = 32'h0a0000fe,
@@ -33,21 +34,21 @@ module panama_board_shell #(
 ) (
   input  wire             core_clk,
   input  wire             core_rst,
-  // Per port p, in mac_clk[p]: bit p, or bits [p*W +: W] and [p*W/8 +: W/8].
-  input  wire [N-1:0]     mac_clk,
-  input  wire [N-1:0]     mac_rst,
-  input  wire [N*W-1:0]   mac_rx_tdata,
-  input  wire [N*W/8-1:0] mac_rx_tkeep,
-  input  wire [N-1:0]     mac_rx_tvalid,
-  input  wire [N-1:0]     mac_rx_tlast,
-  input  wire [N-1:0]     mac_rx_tuser,   // 1 on the last beat of a bad frame (the core's convention)
-  output wire [N*W-1:0]   mac_tx_tdata,
-  output wire [N*W/8-1:0] mac_tx_tkeep,
-  output wire [N-1:0]     mac_tx_tvalid,
-  output wire [N-1:0]     mac_tx_tlast,
-  output wire [N-1:0]     mac_tx_tuser,
-  input  wire [N-1:0]     mac_tx_tready,
-  output wire [N-1:0]     rx_drop,        // mac_clk[p] pulse: a frame met a full receive FIFO
+  // Per port p, in mac_clk[p]: bit p, or bits [p*DATA_W +: DATA_W] and [p*DATA_W/8 +: DATA_W/8].
+  input  wire [PORTS-1:0]     mac_clk,
+  input  wire [PORTS-1:0]     mac_rst,
+  input  wire [PORTS*DATA_W-1:0]   mac_rx_tdata,
+  input  wire [PORTS*DATA_W/8-1:0] mac_rx_tkeep,
+  input  wire [PORTS-1:0]     mac_rx_tvalid,
+  input  wire [PORTS-1:0]     mac_rx_tlast,
+  input  wire [PORTS-1:0]     mac_rx_tuser,   // 1 on the last beat of a bad frame (the core's convention)
+  output wire [PORTS*DATA_W-1:0]   mac_tx_tdata,
+  output wire [PORTS*DATA_W/8-1:0] mac_tx_tkeep,
+  output wire [PORTS-1:0]     mac_tx_tvalid,
+  output wire [PORTS-1:0]     mac_tx_tlast,
+  output wire [PORTS-1:0]     mac_tx_tuser,
+  input  wire [PORTS-1:0]     mac_tx_tready,
+  output wire [PORTS-1:0]     rx_drop,        // mac_clk[p] pulse: a frame met a full receive FIFO
   // management counters (core_clk; docs/mgmt.md)
   output wire [31:0]      mgmt_accepted,
   output wire [31:0]      mgmt_bad_port,
@@ -56,6 +57,23 @@ module panama_board_shell #(
   output wire [31:0]      mgmt_replay,
   output wire [31:0]      mgmt_rx_busy
 );
+
+`include "panama_require.vh"
+
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256, "panama_board_shell: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
+                  "panama_board_shell: DATA_W must be a multiple of 64, 64..512")
+  `PANAMA_REQUIRE(g_req_agg_port, AGG_PORT >= 0 && AGG_PORT < PORTS,
+                  "panama_board_shell: AGG_PORT must be a port, 0..PORTS-1")
+  `PANAMA_REQUIRE(g_req_standalone, STANDALONE == 0 || STANDALONE == 1, "panama_board_shell: STANDALONE must be 0 or 1")
+
+  // Short names used below.
+  localparam N = PORTS;
+  localparam W = DATA_W;
+  localparam C = CONTEXTS;
+  localparam AW = ADDR_W;
+  localparam FIFO_AW = FIFO_ADDR_W;
 
   // CDC side (port_*) and core side (core_*) of the management block.
   wire [N*W-1:0]   port_s_tdata, port_m_tdata;
@@ -83,7 +101,7 @@ module panama_board_shell #(
   genvar p;
   generate
     for (p = 0; p < N; p = p + 1) begin : g_cdc
-      panama_port_cdc #(.DATA_WIDTH(W), .ADDR_WIDTH(FIFO_AW), .AGG(STANDALONE == 0 && p == AGG_PORT)) u_cdc (
+      panama_port_cdc #(.DATA_W(W), .ADDR_W(FIFO_AW), .AGG(STANDALONE == 0 && p == AGG_PORT)) u_cdc (
         .mac_clk(mac_clk[p]), .mac_rst(mac_rst[p]), .core_clk(core_clk), .core_rst(core_rst),
         .mac_rx_tdata(mac_rx_tdata[p*W +: W]), .mac_rx_tkeep(mac_rx_tkeep[p*W/8 +: W/8]),
         .mac_rx_tvalid(mac_rx_tvalid[p]), .mac_rx_tlast(mac_rx_tlast[p]), .mac_rx_tuser(mac_rx_tuser[p]),
@@ -114,7 +132,7 @@ module panama_board_shell #(
   wire x_awvalid, x_awready, x_wvalid, x_wready, x_bvalid, x_bready;
   wire x_arvalid, x_arready, x_rvalid, x_rready;
 
-  panama_mgmt_eth #(.N(N), .W(W), .AW(AW), .MGMT_PORTS(MGMT_PORTS), .KEY(MGMT_KEY), .MAC(MGMT_MAC),
+  panama_mgmt_eth #(.PORTS(N), .DATA_W(W), .ADDR_W(AW), .MGMT_PORTS(MGMT_PORTS), .KEY(MGMT_KEY), .MAC(MGMT_MAC),
                     .IP(MGMT_IP), .UDP_PORT(MGMT_UDP_PORT), .EXT(STANDALONE)) u_mgmt (
     .clk(core_clk), .rst(core_rst),
     .s_rx_tdata(port_s_tdata), .s_rx_tkeep(port_s_tkeep), .s_rx_tvalid(port_s_tvalid),
@@ -146,13 +164,13 @@ module panama_board_shell #(
         wire [W-1:0] a_tdata;
         wire [W/8-1:0] a_tkeep;
         wire a_tvalid, a_tlast, a_tready;
-        panama_arp #(.W(W), .MAC(MGMT_MAC), .IP(MGMT_IP)) u_arp (
+        panama_arp #(.DATA_W(W), .MAC(MGMT_MAC), .IP(MGMT_IP)) u_arp (
           .clk(core_clk), .rst(core_rst),
           .tap_tdata(port_s_tdata[p*W +: W]), .tap_beat(port_s_tvalid[p] && port_s_tready[p]),
           .tap_tlast(port_s_tlast[p]), .tap_tkeep(port_s_tkeep[p*W/8 +: W/8]), .tap_tuser(port_s_tuser[p]),
           .m_axis_tdata(a_tdata), .m_axis_tkeep(a_tkeep), .m_axis_tvalid(a_tvalid), .m_axis_tlast(a_tlast),
           .m_axis_tready(a_tready));
-        panama_axis_arb2 #(.DATA_WIDTH(W), .USER_WIDTH(1)) u_arp_merge (
+        panama_axis_arb2 #(.DATA_W(W), .USER_W(1)) u_arp_merge (
           .clk(core_clk), .rst(core_rst),
           .s0_axis_tdata(port_x_tdata[p*W +: W]), .s0_axis_tkeep(port_x_tkeep[p*W/8 +: W/8]),
           .s0_axis_tvalid(port_x_tvalid[p]), .s0_axis_tlast(port_x_tlast[p]), .s0_axis_tuser(port_x_tuser[p]),
@@ -202,7 +220,7 @@ module panama_board_shell #(
       // Queues of 16 KiB per port; frames up to 2048 bytes (longer ones are dropped, counted).
       localparam BB = W / 8;
       localparam QAW = BB >= 64 ? 8 : BB >= 32 ? 9 : BB >= 16 ? 10 : 11;
-      panama_l2sw #(.N(N), .W(W), .C(C), .FDB(16), .QAW(QAW), .MAXB(2048 / BB)) u_l2sw (
+      panama_l2sw #(.PORTS(N), .DATA_W(W), .CONTEXTS(C), .FDB(16), .QAW(QAW), .MAXB(2048 / BB)) u_l2sw (
         .clk(core_clk), .rst(core_rst),
         .s_tdata({agg_tdata, pp_tdata}), .s_tkeep({agg_tkeep, pp_tkeep}), .s_tvalid({agg_tvalid, pp_tvalid}),
         .s_tlast({agg_tlast, pp_tlast}), .s_tuser({1'b0, pp_tuser}), .s_tready({agg_ready_core, pp_tready}),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Non-project Vivado build of a panama board shell:
 #   vivado -mode batch -source build.tcl
 # run from (or pointing at) the directory panama-gen --board wrote. It creates the vendor MAC IP,

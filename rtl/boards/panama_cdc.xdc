@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Clock-domain-crossing constraints shared by the board shells, sourced from each board's XDC.
 # The MAC and core clocks are asynchronous, but they are deliberately not put in an asynchronous
 # clock group: any crossing other than the ones below then shows up as a timing failure instead

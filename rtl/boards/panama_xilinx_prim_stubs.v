@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Port lists of the Xilinx primitives the board tops instantiate (clock buffers, MMCMs), as
 // (* blackbox *) modules, so that tools without the vendor simulation library (Icarus, the
 // linter of Verilator, Yosys without its Xilinx cells) elaborate the board tops. Vivado has

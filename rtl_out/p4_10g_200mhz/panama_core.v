@@ -139,10 +139,8 @@ module panama_core (
         always @(posedge clk) uplink[k] <= ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
       end
       panama_port #(
-        .CONTEXTS(8), .CTX_W(3), .DATA_W(64), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362),
-        .BYP_BEATS(4096), .BYP_PTR_W(12), .BYP_CNT_W(13), .FRAME_BEATS(189), .FRAME_CNT_W(8),
-        .CONTRIB_BEATS(4096), .MEM_BEATS(4096), .MEM_PTR_W(12), .MEM_CNT_W(13), .USED_W(13), .DESCS(512),
-        .DESC_PTR_W(9), .DESC_CNT_W(10), .SEGS(456), .SEG_PTR_W(9)
+        .CONTEXTS(8), .DATA_W(64), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362), .BYP_BEATS(4096),
+        .FRAME_BEATS(189), .CONTRIB_BEATS(4096), .MEM_BEATS(4096), .DESCS(512), .SEGS(456)
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),

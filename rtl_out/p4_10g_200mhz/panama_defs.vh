@@ -46,6 +46,18 @@ localparam [7:0] FLAG_FIN = 8'h1;
 localparam [7:0] FLAG_RESULT = 8'h2;
 localparam [15:0] RANK_BUILT = 16'hffff;
 localparam [15:0] DEFAULT_AGG_PORT = 16'd9056;
+// Protocol constants (wire/protocol.h): MTU and header budget, management, L2 switch window.
+localparam integer MTU = 1500;
+localparam integer IP_HEADER_BUDGET = 50;
+localparam integer MAX_IP_TOTAL_LEN = 65535;
+localparam integer DEFAULT_PAYLOAD_BYTES = 1450;
+localparam [15:0] MGMT_UDP_PORT_DEFAULT = 16'h2361;
+localparam [31:0] MGMT_REQ_MAGIC = 32'h31474d50;
+localparam [31:0] MGMT_RSP_MAGIC = 32'h31524d50;
+localparam integer L2SW_WINDOW = 2048;
+localparam [31:0] L2SW_ID = 32'h4c325357;
+localparam integer L2SW_FDB_BASE = 1024;
+localparam integer L2SW_FDB_STRIDE = 16;
 // Parser descriptor classes (desc_class).
 localparam [1:0] CLASS_RUNT = 2'd0;
 localparam [1:0] CLASS_BYPASS = 2'd1;

@@ -6,6 +6,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// SPDX-License-Identifier: MIT
 // The aggregation scheduler (docs/rtl.md, accelerator.md rules 5-8: stale, build, count
 // mismatch, incomplete, skip, timeout), the result builder and the m_agg FIFO. It looks at one
 // context per cycle: the ports answer with that context's queue heads, a pipeline decides on
@@ -147,6 +148,18 @@ localparam [7:0] FLAG_FIN = 8'h1;
 localparam [7:0] FLAG_RESULT = 8'h2;
 localparam [15:0] RANK_BUILT = 16'hffff;
 localparam [15:0] DEFAULT_AGG_PORT = 16'd9056;
+// Protocol constants (wire/protocol.h): MTU and header budget, management, L2 switch window.
+localparam integer MTU = 1500;
+localparam integer IP_HEADER_BUDGET = 50;
+localparam integer MAX_IP_TOTAL_LEN = 65535;
+localparam integer DEFAULT_PAYLOAD_BYTES = 1450;
+localparam [15:0] MGMT_UDP_PORT_DEFAULT = 16'h2361;
+localparam [31:0] MGMT_REQ_MAGIC = 32'h31474d50;
+localparam [31:0] MGMT_RSP_MAGIC = 32'h31524d50;
+localparam integer L2SW_WINDOW = 2048;
+localparam [31:0] L2SW_ID = 32'h4c325357;
+localparam integer L2SW_FDB_BASE = 1024;
+localparam integer L2SW_FDB_STRIDE = 16;
 // Parser descriptor classes (desc_class).
 localparam [1:0] CLASS_RUNT = 2'd0;
 localparam [1:0] CLASS_BYPASS = 2'd1;
@@ -202,7 +215,46 @@ localparam [31:0] RM_ID_VALUE = 32'h50414e41;
 localparam [31:0] RM_VERSION_VALUE = 32'h10001;
 localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 /* verilator lint_on UNUSEDPARAM */
+// `PANAMA_REQUIRE(label, ok, "what"): a module's parameter contract (docs/rtl.md, "Parameter
+// contracts"). Used at module level, once per stated range:
+//   `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096, "panama_x: DATA_W must be 64..4096")
+// When `ok` is false:
+//  - Verilator and Yosys stop at elaboration with "what" (an elaboration-time $error in the
+//    generate block `label`; the builds verilate with -Werror-USERERROR);
+//  - other tools (Icarus, Vivado's simulator) report "<instance>.<label>: what" through $error
+//    from an initial block, naming the instance (%m), and end the simulation at time 0.
+// panama-gen inlines this file where it is included; testbenches compiling rtl/ directly pass
+// -I rtl. Include it inside a module body.
+`ifndef PANAMA_REQUIRE
+`ifdef VERILATOR
+`define PANAMA_REQUIRE_AT_ELABORATION
+`elsif YOSYS
+`define PANAMA_REQUIRE_AT_ELABORATION
+`endif
+`ifdef PANAMA_REQUIRE_AT_ELABORATION
+`define PANAMA_REQUIRE(label, ok, what) if (!(ok)) begin : label $error(what); end
+`else
+`define PANAMA_REQUIRE(label, ok, what) if (!(ok)) begin : label initial begin $error("%m: %s", what); $finish; end end
+`endif
+`endif
 
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_ports, PORTS >= 2 && PORTS <= 256,
+                  "panama_sched: PORTS must be 2..256")
+  `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256,
+                  "panama_sched: CONTEXTS must be 1..256")
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096 && (DATA_W & (DATA_W - 1)) == 0,
+                  "panama_sched: DATA_W must be a power of two, 64..4096")
+  `PANAMA_REQUIRE(g_req_elem_bytes, ELEM_BYTES == 2 || ELEM_BYTES == 4,
+                  "panama_sched: ELEM_BYTES must be 2 or 4")
+  `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 1 && ADDR_W <= 32,
+                  "panama_sched: ADDR_W must be 1..32")
+  `PANAMA_REQUIRE(g_req_beat_w, BEAT_W >= 1 && BEAT_W <= 16,
+                  "panama_sched: BEAT_W must be 1..16")
+  `PANAMA_REQUIRE(g_req_fifo_depth, FIFO_DEPTH >= 4 && (FIFO_DEPTH & (FIFO_DEPTH - 1)) == 0,
+                  "panama_sched: FIFO_DEPTH must be a power of two, at least 4")
+  `PANAMA_REQUIRE(g_req_tree_latency, TREE_LATENCY >= 0,
+                  "panama_sched: TREE_LATENCY must not be negative")
 
   // Ports, contexts, bus.
   localparam N = PORTS;

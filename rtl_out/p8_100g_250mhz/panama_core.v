@@ -139,10 +139,8 @@ module panama_core (
         always @(posedge clk) uplink[k] <= ctx_upstream[k] & (ctx_upstream_port[k*8 +: 8] == p);
       end
       panama_port #(
-        .CONTEXTS(8), .CTX_W(3), .DATA_W(512), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362),
-        .BYP_BEATS(512), .BYP_PTR_W(9), .BYP_CNT_W(10), .FRAME_BEATS(24), .FRAME_CNT_W(5),
-        .CONTRIB_BEATS(512), .MEM_BEATS(512), .MEM_PTR_W(9), .MEM_CNT_W(10), .USED_W(10), .DESCS(512),
-        .DESC_PTR_W(9), .DESC_CNT_W(10), .SEGS(257), .SEG_PTR_W(9)
+        .CONTEXTS(8), .DATA_W(512), .DESC_STAGES(1), .ELEM_BYTES(4), .MAX_ELEMS(362), .BYP_BEATS(512),
+        .FRAME_BEATS(24), .CONTRIB_BEATS(512), .MEM_BEATS(512), .DESCS(512), .SEGS(257)
       ) u_port (
         .clk(clk), .rst(rst), .now(now_q), .agg_port(agg_port),
         .ctx_enable(ctx_enable), .ctx_jid(ctx_jid), .ctx_tid(ctx_tid), .ctx_member(member), .ctx_uplink(uplink),

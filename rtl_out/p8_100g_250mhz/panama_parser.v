@@ -6,6 +6,7 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// SPDX-License-Identifier: MIT
 // The per-port receive parser (docs/rtl.md, "Parser"): watches one AXI-Stream receive port, keeps
 // the few header bytes that classification, validation and the scheduler need as they pass (they
 // span up to seven beats on a 64-bit bus, or all sit in the first beat from 512 bits on), counts
@@ -118,6 +119,18 @@ localparam [7:0] FLAG_FIN = 8'h1;
 localparam [7:0] FLAG_RESULT = 8'h2;
 localparam [15:0] RANK_BUILT = 16'hffff;
 localparam [15:0] DEFAULT_AGG_PORT = 16'd9056;
+// Protocol constants (wire/protocol.h): MTU and header budget, management, L2 switch window.
+localparam integer MTU = 1500;
+localparam integer IP_HEADER_BUDGET = 50;
+localparam integer MAX_IP_TOTAL_LEN = 65535;
+localparam integer DEFAULT_PAYLOAD_BYTES = 1450;
+localparam [15:0] MGMT_UDP_PORT_DEFAULT = 16'h2361;
+localparam [31:0] MGMT_REQ_MAGIC = 32'h31474d50;
+localparam [31:0] MGMT_RSP_MAGIC = 32'h31524d50;
+localparam integer L2SW_WINDOW = 2048;
+localparam [31:0] L2SW_ID = 32'h4c325357;
+localparam integer L2SW_FDB_BASE = 1024;
+localparam integer L2SW_FDB_STRIDE = 16;
 // Parser descriptor classes (desc_class).
 localparam [1:0] CLASS_RUNT = 2'd0;
 localparam [1:0] CLASS_BYPASS = 2'd1;
@@ -173,7 +186,38 @@ localparam [31:0] RM_ID_VALUE = 32'h50414e41;
 localparam [31:0] RM_VERSION_VALUE = 32'h10001;
 localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
 /* verilator lint_on UNUSEDPARAM */
+// `PANAMA_REQUIRE(label, ok, "what"): a module's parameter contract (docs/rtl.md, "Parameter
+// contracts"). Used at module level, once per stated range:
+//   `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096, "panama_x: DATA_W must be 64..4096")
+// When `ok` is false:
+//  - Verilator and Yosys stop at elaboration with "what" (an elaboration-time $error in the
+//    generate block `label`; the builds verilate with -Werror-USERERROR);
+//  - other tools (Icarus, Vivado's simulator) report "<instance>.<label>: what" through $error
+//    from an initial block, naming the instance (%m), and end the simulation at time 0.
+// panama-gen inlines this file where it is included; testbenches compiling rtl/ directly pass
+// -I rtl. Include it inside a module body.
+`ifndef PANAMA_REQUIRE
+`ifdef VERILATOR
+`define PANAMA_REQUIRE_AT_ELABORATION
+`elsif YOSYS
+`define PANAMA_REQUIRE_AT_ELABORATION
+`endif
+`ifdef PANAMA_REQUIRE_AT_ELABORATION
+`define PANAMA_REQUIRE(label, ok, what) if (!(ok)) begin : label $error(what); end
+`else
+`define PANAMA_REQUIRE(label, ok, what) if (!(ok)) begin : label initial begin $error("%m: %s", what); $finish; end end
+`endif
+`endif
 
+  // Parameter contract (docs/rtl.md, "Parameter contracts").
+  `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 4096 && (DATA_W & (DATA_W - 1)) == 0,
+                  "panama_parser: DATA_W must be a power of two, 64..4096")
+  `PANAMA_REQUIRE(g_req_desc_stages, DESC_STAGES == 1 || DESC_STAGES == 2,
+                  "panama_parser: DESC_STAGES must be 1 or 2")
+  `PANAMA_REQUIRE(g_req_elem_bytes, ELEM_BYTES == 2 || ELEM_BYTES == 4,
+                  "panama_parser: ELEM_BYTES must be 2 or 4")
+  `PANAMA_REQUIRE(g_req_max_elems, MAX_ELEMS >= 1,
+                  "panama_parser: MAX_ELEMS must be at least 1")
 
   // Bytes per beat.
   localparam BB = DATA_W / 8;

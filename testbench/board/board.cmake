@@ -7,6 +7,17 @@ set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
 # verilate board/NAME_tb.cpp (or board/OTHER_tb.cpp)
 # with the Verilog sources into build/testbench/board/NAME/NAME_tb (target tb_NAME) and register
 # ctest TEST, which passes on the testbench's "NAME_tb: PASS" line.
+# The shared constants (panama_defs.vh: wire offsets, protocol constants) for the board blocks
+# verilated from rtl/ (they include it, like the core's blocks; panama-gen inlines it in its
+# outputs). Only the configuration-independent constants are read, so any configuration will do.
+set(PANAMA_BOARD_DEFS_DIR ${PANAMA_BOARD_TB_DIR}/defs)
+add_custom_command(
+  OUTPUT ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh
+  COMMAND ${CMAKE_COMMAND} -E rm -rf ${PANAMA_BOARD_DEFS_DIR}
+  COMMAND $<TARGET_FILE:panama-gen> --ports 4 --gbps 10 --mhz 200 --out ${PANAMA_BOARD_DEFS_DIR}
+  DEPENDS panama-gen
+  COMMENT "panama-gen (panama_defs.vh for the board testbenches)")
+
 function(panama_board_tb name)
   cmake_parse_arguments(PARSE_ARGV 1 arg "" "TOP;TEST;TB" "ARGS;SOURCES;FLAGS;CFLAGS;DEPENDS")
   string(JOIN " " cflags_extra ${arg_CFLAGS})
@@ -17,11 +28,12 @@ function(panama_board_tb name)
   endif()
   add_custom_command(
     OUTPUT ${dir}/${name}_tb
-    COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal --Mdir ${dir}
+    COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal -Werror-USERERROR -I${CMAKE_SOURCE_DIR}/rtl -I${PANAMA_BOARD_DEFS_DIR} --Mdir ${dir}
             -o ${name}_tb --top-module ${arg_TOP} ${arg_FLAGS}
-            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} ${cflags_extra}"
+            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} -I${CMAKE_SOURCE_DIR}/wire ${cflags_extra}"
             ${arg_SOURCES} ${tb_src}
-    DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h
+    DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h ${CMAKE_SOURCE_DIR}/rtl/panama_require.vh
+            ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${CMAKE_SOURCE_DIR}/wire/protocol.h
             ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${arg_DEPENDS}
     COMMENT "verilator ${name}_tb"
     VERBATIM)
@@ -62,12 +74,12 @@ panama_board_tb(siphash TOP panama_siphash TEST board.siphash SOURCES ${CMAKE_SO
 panama_board_tb(arb2 TOP panama_axis_arb2 TEST board.arb2 SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_axis_arb2.v)
 
 # Management requests: good, wrong key, tampered, replayed, wrong port, malformed.
-panama_board_tb(mgmt TOP panama_mgmt TEST board.mgmt FLAGS -GN=4 -GMGMT_PORTS=1
+panama_board_tb(mgmt TOP panama_mgmt TEST board.mgmt FLAGS -GPORTS=4 -GMGMT_PORTS=1
                 SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_mgmt.v ${CMAKE_SOURCE_DIR}/rtl/panama_siphash.v
                 DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
 
 # One shell port as the boards use it (both FIFOs and the m_agg merge) across the MAC/core ratio.
-panama_board_tb(port_cdc TOP panama_port_cdc TEST board.port_cdc FLAGS -GDATA_WIDTH=64 -GADDR_WIDTH=6 -GAGG=1
+panama_board_tb(port_cdc TOP panama_port_cdc TEST board.port_cdc FLAGS -GDATA_W=64 -GADDR_W=6 -GAGG=1
                 SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_port_cdc.v ${CMAKE_SOURCE_DIR}/rtl/panama_axis_async_fifo.v
                         ${CMAKE_SOURCE_DIR}/rtl/panama_axis_arb2.v)
 
@@ -81,7 +93,7 @@ add_custom_command(
   DEPENDS panama-gen
   COMMENT "panama-gen --board sume (mgmt_eth)")
 panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regmap ${mgmt_eth_gen}/regmap.json
-                FLAGS -GN=4 -GW=64 -GAW=14 -GAGG_PORT=3 -GFIFO_AW=9 "-GMGMT_PORTS=4'b0001"
+                FLAGS -GPORTS=4 -GDATA_W=64 -GADDR_W=14 -GAGG_PORT=3 -GFIFO_ADDR_W=9 "-GMGMT_PORTS=4'b0001"
                       "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
                       "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_gen}/filelist.f
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
@@ -98,7 +110,7 @@ add_custom_command(
   COMMENT "panama-gen --board u250 (mgmt_eth_u250)")
 panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt_eth_u250
                 ARGS --regmap ${mgmt_eth_u250_gen}/regmap.json
-                FLAGS -GN=2 -GW=512 -GAW=14 -GAGG_PORT=1 -GFIFO_AW=6 "-GMGMT_PORTS=2'b01"
+                FLAGS -GPORTS=2 -GDATA_W=512 -GADDR_W=14 -GAGG_PORT=1 -GFIFO_ADDR_W=6 "-GMGMT_PORTS=2'b01"
                       "-GMGMT_KEY=128'h3c4fcf098815f7aba6d2ae2816157e2b" "-GMGMT_MAC=48'h02504e4d0007"
                       "-GMGMT_IP=32'hc0a83902" -F ${mgmt_eth_u250_gen}/filelist.f
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
@@ -116,8 +128,8 @@ set_tests_properties(board.mgmt_controller PROPERTIES LABELS "board;host" TIMEOU
 # The standalone switch functions (forwarding table, replication, ECN egress queues) against the
 # forwarding rules written out in the testbench.
 # The testbench's MAXB is 1600 bytes in beats.
-panama_board_tb(l2sw TOP panama_l2sw TEST board.l2sw FLAGS -GN=4 -GW=64 -GC=2 -GFDB=4 -GQAW=9 -GMAXB=200
+panama_board_tb(l2sw TOP panama_l2sw TEST board.l2sw FLAGS -GPORTS=4 -GDATA_W=64 -GCONTEXTS=2 -GFDB=4 -GQAW=9 -GMAXB=200
                 SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_l2sw.v CFLAGS -DTB_QAW=9)
 # Two 512-bit ports as the u250 uses: the TOS byte and the IPv4 checksum in one beat.
-panama_board_tb(l2sw_u250 TB l2sw TOP panama_l2sw TEST board.l2sw_u250 FLAGS -GN=2 -GW=512 -GC=2 -GFDB=4 -GQAW=6 -GMAXB=25
+panama_board_tb(l2sw_u250 TB l2sw TOP panama_l2sw TEST board.l2sw_u250 FLAGS -GPORTS=2 -GDATA_W=512 -GCONTEXTS=2 -GFDB=4 -GQAW=6 -GMAXB=25
                 SOURCES ${CMAKE_SOURCE_DIR}/rtl/panama_l2sw.v CFLAGS -DTB_N=2 -DTB_W=512 -DTB_QAW=6)

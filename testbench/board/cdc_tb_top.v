@@ -39,7 +39,7 @@ module cdc_tb_top (
   generate
     for (i = 0; i < 3; i = i + 1) begin : g_fifo
       panama_axis_async_fifo #(
-        .DATA_WIDTH(64), .USER_WIDTH(1), .ADDR_WIDTH(ADDR_WIDTHS[i*4 +: 4]),
+        .DATA_W(64), .USER_W(1), .ADDR_W(ADDR_WIDTHS[i*4 +: 4]),
         .FRAME_FIFO(FRAME_MODES[i]), .DROP_WHEN_FULL(DROP_MODES[i]), .SYNC_STAGES(2)
       ) u_fifo (
         .s_clk(s_clk), .s_rst(s_rst),

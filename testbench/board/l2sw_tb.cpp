@@ -30,6 +30,7 @@
 
 #include "Vpanama_l2sw.h"
 #include "board_tb.h"
+#include "protocol.h"
 #include "tb_util.h"
 #include "verilated.h"
 
@@ -259,12 +260,13 @@ struct Bench {
       tb::set_bits(t.ctx_members, N * k, N, kCtx[k].members);
     }
     dut.reset([this] { cycle_plain(); });
-    CHECK(axil_read(0x000) == 0x4c325357, "ID register\n");
+    CHECK(axil_read(0x000) == panama::proto::kL2swId, "ID register\n");
     CHECK(axil_read(0x004) == (uint32_t(FDB) << 16 | uint32_t(N) << 8 | uint32_t(TB_QAW)),
           "parameter register 0x%08x\n", axil_read(0x004));
     for (int i = 0; i < FDB; ++i) {
       const uint8_t* m = kFdb[i].mac;
-      axil_write(0x400 + 16 * i, uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]);
+      axil_write(panama::proto::kL2swFdbBase + panama::proto::kL2swFdbStride * i,
+                 uint32_t(m[2]) << 24 | uint32_t(m[3]) << 16 | uint32_t(m[4]) << 8 | m[5]);
       axil_write(0x408 + 16 * i, kFdb[i].mask);
       axil_write(0x404 + 16 * i, 0x80000000u | uint32_t(m[0]) << 8 | m[1]);
       CHECK(axil_read(0x404 + 16 * i) == (0x80000000u | uint32_t(m[0]) << 8 | m[1]), "FDB %d read back\n", i);

@@ -36,6 +36,7 @@
 #include "siphash_ref.h"
 #include "tb_util.h"
 #include "verilated.h"
+#include "protocol.h"
 #include "wire.h"
 
 namespace {
@@ -51,7 +52,7 @@ constexpr int kPorts = TB_PORTS, kAggPort = TB_AGG_PORT, kKB = TB_W / 8;
 // The test context's members: two ports, the first of them the management port on two ports.
 constexpr int kM1 = kPorts == 2 ? 0 : 1, kM2 = kPorts == 2 ? 1 : 2;
 constexpr uint32_t kAllPorts = (1u << kPorts) - 1;
-constexpr uint16_t kMgmtUdp = 9057;
+constexpr uint16_t kMgmtUdp = panama::proto::kMgmtUdpPort;
 // The values the testbench top is verilated with (-GMGMT_*, board.cmake).
 const uint8_t kKey[16] = {0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6,
                           0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c};
@@ -123,7 +124,7 @@ Bytes tagged(const std::vector<uint64_t>& w, const uint8_t key[16]) {
   return b;
 }
 Bytes request(uint32_t id, uint64_t seq, const std::vector<Op>& ops, const uint8_t key[16] = kKey) {
-  std::vector<uint64_t> w{uint64_t(id) << 32 | 0x31474d50u, seq};
+  std::vector<uint64_t> w{uint64_t(id) << 32 | panama::proto::kMgmtReqMagic, seq};
   for (const auto& o : ops) {
     w.push_back(uint64_t(o.code) | uint64_t(o.addr) << 32);
     w.push_back(uint64_t(o.mask) | uint64_t(o.value) << 32);
@@ -134,7 +135,7 @@ Bytes request(uint32_t id, uint64_t seq, const std::vector<Op>& ops, const uint8
 // status[i] defaults to 0 (OKAY).
 Bytes response(uint32_t id, uint64_t seq, const std::vector<uint32_t>& values,
                const std::vector<uint8_t>& status = {}) {
-  std::vector<uint64_t> w{uint64_t(id) << 32 | 0x31524d50u, seq};
+  std::vector<uint64_t> w{uint64_t(id) << 32 | panama::proto::kMgmtRspMagic, seq};
   for (size_t i = 0; i < values.size(); ++i)
     w.push_back(uint64_t(values[i]) << 32 | (i < status.size() ? status[i] : 0));
   return tagged(w, kKey);

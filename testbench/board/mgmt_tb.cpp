@@ -13,6 +13,7 @@
 
 #include "Vpanama_mgmt.h"
 #include "board_tb.h"
+#include "protocol.h"
 #include "siphash_ref.h"
 #include "tb_util.h"
 #include "verilated.h"
@@ -37,7 +38,7 @@ std::vector<uint64_t> tag_words(const std::vector<uint64_t>& w, const uint8_t ke
 }
 
 std::vector<uint64_t> request(uint32_t id, uint64_t seq, const std::vector<Op>& ops, const uint8_t key[16] = kKey) {
-  std::vector<uint64_t> w{(uint64_t(id) << 32) | 0x31474d50u, seq};
+  std::vector<uint64_t> w{(uint64_t(id) << 32) | panama::proto::kMgmtReqMagic, seq};
   for (const auto& o : ops) {
     w.push_back(uint64_t(o.code) | (uint64_t(o.addr) << 32));
     w.push_back(uint64_t(o.mask) | (uint64_t(o.value) << 32));
@@ -164,7 +165,8 @@ int main() {
     CHECK(t.regs[0x104] == 0xa5a55678, "rmw gave %08x\n", t.regs[0x104]);
     CHECK(resp.size() == 2 + 4 + 1, "response of %zu words\n", resp.size());
     if (resp.size() == 7) {
-      CHECK(resp[0] == ((uint64_t(7) << 32) | 0x31524d50u), "response header %016llx\n", (unsigned long long)resp[0]);
+      CHECK(resp[0] == ((uint64_t(7) << 32) | panama::proto::kMgmtRspMagic), "response header %016llx\n",
+            (unsigned long long)resp[0]);
       CHECK(resp[1] == 1, "response sequence\n");
       CHECK((resp[2] >> 32) == 0xdeadbeef && (resp[2] & 0xff) == 0, "write result\n");
       CHECK((resp[3] >> 32) == 0xdeadbeef, "read result %016llx\n", (unsigned long long)resp[3]);

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # NetFPGA SUME: facts for build.tcl.
 set board_part xc7vx690tffg1761-3
 set board_top  panama_sume_top

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Constraints of panama_sume_top on the NetFPGA SUME (xc7vx690tffg1761-3).
 # Pins from the board's public documentation (NetFPGA SUME reference manual / master XDC):
 # 200 MHz oscillator on H19/G18, SFP+ cages on quad 119 (GTHE2_CHANNEL_X1Y36-39) with their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Port lists of the vendor IP that build.tcl creates for the NetFPGA SUME shell, as
 // (* blackbox *) modules so that any Verilog tool elaborates panama_sume_top. Vivado uses the
 // real IP (create_ip in build.tcl) and never reads this file. Names follow the AXI 10G Ethernet

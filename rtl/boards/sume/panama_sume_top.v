@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_sume_top: board shell for the NetFPGA SUME (Virtex-7 xc7vx690tffg1761-3), four SFP+
 // ports at 10 Gbit/s. Each port is an AXI 10G Ethernet Subsystem (10GBASE-R, 64-bit AXI-Stream
 // at the MAC clock, 156.25 MHz, one clock for all four ports, from port 0's shared logic); the
@@ -16,8 +17,8 @@ module panama_sume_top #(
   // The core's contexts and register-file address bits (regmap.json's size), and the standalone
   // switch functions (panama_l2sw in the shell instead of the switch beside the board): set by
   // panama-gen (--contexts, --standalone).
-  parameter C = 8,  // panama-gen: contexts
-  parameter AW = 14,  // panama-gen: addr-bits
+  parameter CONTEXTS = 8,  // panama-gen: contexts
+  parameter ADDR_W = 14,  // panama-gen: addr-bits
   parameter STANDALONE = 0,  // panama-gen: standalone
   // Management over Ethernet (docs/mgmt.md): the values on the marked lines are set by panama-gen
   // (--mgmt-ports, --mgmt-key, --mgmt-mac, --mgmt-ip, --mgmt-udp-port).
@@ -40,6 +41,10 @@ module panama_sume_top #(
   output wire [3:0] sfp_tx_disable,
   output wire [1:0] led               // 0: core out of reset, 1: all four PCS blocks up
 );
+
+  // Short names used below.
+  localparam C = CONTEXTS;
+  localparam AW = ADDR_W;
 
   localparam N = 4;
   localparam W = 64;
@@ -132,8 +137,8 @@ module panama_sume_top #(
 
   // ---------------- clock-domain crossing and the core ----------------
   // The 10G MAC flags a good frame with tuser on its last beat; the core wants bad = 1.
-  panama_board_shell #(.N(N), .W(W), .C(C), .AW(AW), .AGG_PORT(AGG_PORT), .STANDALONE(STANDALONE),
-    .FIFO_AW(9), .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
+  panama_board_shell #(.PORTS(N), .DATA_W(W), .CONTEXTS(C), .ADDR_W(AW), .AGG_PORT(AGG_PORT), .STANDALONE(STANDALONE),
+    .FIFO_ADDR_W(9), .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
     .MGMT_UDP_PORT(MGMT_UDP_PORT)) u_shell (
     .core_clk(core_clk), .core_rst(core_rst), .mac_clk({N{mac_clk}}), .mac_rst({N{mac_rst}}),
     .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Alveo U250: facts for build.tcl.
 set board_part xcu250-figd2104-2L-e
 set board_top  panama_u250_top

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Constraints of panama_u250_top on the Xilinx Alveo U250 (xcu250-figd2104-2L-e).
 # Pins from the board's public documentation (Alveo U200/U250 user guide UG1289, master XDC):
 # 300 MHz oscillator on AY37/AY38, QSFP28 cage 0 on quad 231 (GTYE4_CHANNEL_X1Y44-47) with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // Port lists of the vendor IP that build.tcl creates for the Alveo U250 shell, as (* blackbox *)
 // modules so that any Verilog tool elaborates panama_u250_top. Vivado uses the real IP
 // (create_ip in build.tcl) and never reads this file. Names follow the UltraScale+ integrated

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 // panama_u250_top: board shell for the Xilinx Alveo U250 (xcu250-figd2104-2L-e), two QSFP28 cages
 // at 100 Gbit/s. Each cage is an UltraScale+ integrated 100G MAC (CMAC, cmac_usplus IP) with a
 // 512-bit AXI-Stream user interface at its transmit user clock (322.265625 MHz; receive is clocked
@@ -17,8 +18,8 @@ module panama_u250_top #(
   // The core's contexts and register-file address bits (regmap.json's size), and the standalone
   // switch functions (panama_l2sw in the shell instead of the switch beside the board): set by
   // panama-gen (--contexts, --standalone).
-  parameter C = 8,  // panama-gen: contexts
-  parameter AW = 14,  // panama-gen: addr-bits
+  parameter CONTEXTS = 8,  // panama-gen: contexts
+  parameter ADDR_W = 14,  // panama-gen: addr-bits
   parameter STANDALONE = 0,  // panama-gen: standalone
   // Management over Ethernet (docs/mgmt.md): the values on the marked lines are set by panama-gen
   // (--mgmt-ports, --mgmt-key, --mgmt-mac, --mgmt-ip, --mgmt-udp-port).
@@ -47,6 +48,10 @@ module panama_u250_top #(
   output wire [1:0] qsfp_modsell,      // module select for the management bus: held low
   output wire [2:0] led                // 0: core out of reset, 1/2: qsfp0/1 receive aligned
 );
+
+  // Short names used below.
+  localparam C = CONTEXTS;
+  localparam AW = ADDR_W;
 
   localparam N = 2;
   localparam W = 512;
@@ -144,8 +149,8 @@ module panama_u250_top #(
   // ---------------- clock-domain crossing and the core ----------------
   // CMAC sets tuser on the last beat of a bad frame: the core's convention already. 64-byte
   // beats: 64 beats hold a 1518-byte frame twice over.
-  panama_board_shell #(.N(N), .W(W), .C(C), .AW(AW), .AGG_PORT(AGG_PORT), .STANDALONE(STANDALONE),
-    .FIFO_AW(6), .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
+  panama_board_shell #(.PORTS(N), .DATA_W(W), .CONTEXTS(C), .ADDR_W(AW), .AGG_PORT(AGG_PORT), .STANDALONE(STANDALONE),
+    .FIFO_ADDR_W(6), .MGMT_PORTS(MGMT_PORTS), .MGMT_KEY(MGMT_KEY), .MGMT_MAC(MGMT_MAC), .MGMT_IP(MGMT_IP),
     .MGMT_UDP_PORT(MGMT_UDP_PORT)) u_shell (
     .core_clk(core_clk), .core_rst(core_rst), .mac_clk(mac_clk), .mac_rst(mac_rst),
     .mac_rx_tdata(mac_rx_tdata), .mac_rx_tkeep(mac_rx_tkeep), .mac_rx_tvalid(mac_rx_tvalid),

@@ -1,0 +1,372 @@
+#include "xdp_transport.h"
+
+#include <arpa/inet.h>
+#include <linux/if_link.h>
+#include <linux/if_xdp.h>
+#include <netinet/in.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/xsk.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+// The compiled XDP program (bpf/xdp_steer.bpf.c), embedded at build time (bpf/embed.cmake).
+extern const unsigned char panama_xdp_steer_obj[];
+extern const size_t panama_xdp_steer_obj_len;
+
+namespace panama::host {
+
+namespace {
+
+constexpr uint32_t kFrames = 4096;  // UMEM frames: half rx (fill ring), half tx
+constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
+constexpr uint32_t kRing = 2048;
+constexpr uint32_t kBatch = 64;  // descriptors per peek / per kernel wake-up on tx
+
+[[noreturn]] void fail(const std::string& what, int err) {
+  throw TransportError("xdp: " + what + ": " + std::strerror(err < 0 ? -err : err));
+}
+
+int libbpf_quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+}  // namespace
+
+// What every socket on the interface shares: the program and its maps, the UMEM with its fill
+// and completion rings, and the pool of frames for sending. `lock` guards the rings and the
+// pool; a socket takes it once per batch of up to kBatch frames, never per frame.
+struct XdpTransport::Shared {
+  std::string iface;
+  unsigned ifindex = 0;
+  uint32_t attach_flags = 0;
+  bpf_object* obj = nullptr;
+  bool attached = false, native = false, zc = false;
+  int xsks_map_fd = -1;
+  void* area = nullptr;
+  xsk_umem* umem = nullptr;
+  xsk_ring_prod fq{};
+  xsk_ring_cons cq{};
+  std::atomic_flag lock = ATOMIC_FLAG_INIT;
+  std::vector<uint64_t> pool;  // tx frames not in flight
+  int sockets = 0;
+
+  void take() {
+    while (lock.test_and_set(std::memory_order_acquire)) {
+    }
+  }
+  void give() { lock.clear(std::memory_order_release); }
+  uint8_t* frame(uint64_t addr) { return static_cast<uint8_t*>(xsk_umem__get_data(area, addr)); }
+  void reclaim() {  // under the lock: completed tx frames back to the pool
+    uint32_t idx = 0;
+    const uint32_t n = xsk_ring_cons__peek(&cq, kRing, &idx);
+    for (uint32_t i = 0; i < n; ++i) pool.push_back(*xsk_ring_cons__comp_addr(&cq, idx + i));
+    if (n) xsk_ring_cons__release(&cq, n);
+  }
+  ~Shared() {
+    if (umem) xsk_umem__delete(umem);
+    if (area) munmap(area, static_cast<size_t>(kFrames) * kFrameSize);
+    if (attached) bpf_xdp_detach(static_cast<int>(ifindex), attach_flags, nullptr);
+    if (obj) bpf_object__close(obj);
+  }
+};
+
+struct XdpTransport::Impl {
+  std::shared_ptr<Shared> sh;
+  xsk_socket* xsk = nullptr;
+  xsk_ring_prod tx{};
+  xsk_ring_cons rx{};
+  int fd = -1;
+  std::vector<uint64_t> cache;                // tx frames taken from the pool (at most kBatch)
+  uint64_t cur_tx = 0;                        // the frame tx_begin handed out
+  uint32_t tx_pending = 0;                    // reserved in the tx ring, not yet submitted
+  uint32_t rx_idx = 0, rx_n = 0, rx_pos = 0;  // the peeked rx batch and how far it was handed out
+
+  ~Impl() {
+    if (xsk) xsk_socket__delete(xsk);
+  }
+
+  void kick() {  // submits what is reserved; wakes the kernel if the tx ring asks for it
+    if (tx_pending) {
+      xsk_ring_prod__submit(&tx, tx_pending);
+      tx_pending = 0;
+    }
+    if (xsk_ring_prod__needs_wakeup(&tx)) {
+      if (sendto(fd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0 && errno != EAGAIN && errno != EBUSY &&
+          errno != ENOBUFS && errno != ENETDOWN)
+        fail("waking the transmit ring", errno);
+    }
+  }
+
+  void refill_cache() {  // up to kBatch tx frames from the pool (completions reclaimed first)
+    sh->take();
+    sh->reclaim();
+    while (cache.size() < kBatch && !sh->pool.empty()) {
+      cache.push_back(sh->pool.back());
+      sh->pool.pop_back();
+    }
+    sh->give();
+  }
+
+  void release_rx() {  // the handed-out batch back to the (shared) fill ring
+    if (rx_n == 0 || rx_pos < rx_n) return;
+    sh->take();
+    uint32_t fidx = 0;
+    if (xsk_ring_prod__reserve(&sh->fq, rx_n, &fidx) != rx_n) {
+      sh->give();
+      throw TransportError("xdp: fill ring full");
+    }
+    for (uint32_t i = 0; i < rx_n; ++i)
+      *xsk_ring_prod__fill_addr(&sh->fq, fidx + i) =
+          xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&rx, rx_idx + i)->addr);
+    xsk_ring_prod__submit(&sh->fq, rx_n);
+    sh->give();
+    xsk_ring_cons__release(&rx, rx_n);
+    rx_n = rx_pos = 0;
+  }
+};
+
+namespace {
+
+// Loads and attaches the program, maps the UMEM and fills its fill ring: the part of an
+// interface's AF_XDP set-up that every socket shares. Throws TransportError with one line.
+std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets, const std::vector<int>& tid_socket) {
+  if (p.iface.empty() || p.iface.size() >= IFNAMSIZ) throw TransportError("xdp: bad interface name '" + p.iface + "'");
+  auto sh = std::make_shared<XdpTransport::Shared>();
+  XdpTransport::Shared& d = *sh;
+  d.iface = p.iface;
+  d.sockets = sockets;
+  d.ifindex = if_nametoindex(p.iface.c_str());
+  if (d.ifindex == 0) throw TransportError("xdp: no interface '" + p.iface + "'");
+  // The program: opened from the embedded object, loaded, the port set, attached natively where
+  // the driver can, generically (skb mode) otherwise.
+  libbpf_set_print(libbpf_quiet);
+  d.obj = bpf_object__open_mem(panama_xdp_steer_obj, panama_xdp_steer_obj_len, nullptr);
+  if (!d.obj) fail("opening the XDP program", errno);
+  if (int e = bpf_object__load(d.obj))
+    fail("loading the XDP program (needs CAP_BPF and CAP_NET_ADMIN, a kernel with AF_XDP)", e);
+  bpf_program* prog = bpf_object__find_program_by_name(d.obj, "panama_steer");
+  bpf_map* xmap = bpf_object__find_map_by_name(d.obj, "xsks_map");
+  bpf_map* cmap = bpf_object__find_map_by_name(d.obj, "steer_cfg");
+  bpf_map* tmap = bpf_object__find_map_by_name(d.obj, "tid_sock");
+  if (!prog || !xmap || !cmap || !tmap) throw TransportError("xdp: the embedded XDP program lacks its maps");
+  d.xsks_map_fd = bpf_map__fd(xmap);
+  const uint32_t k0 = 0, k1 = 1, port_be = htons(p.port), by_tid = sockets > 1 ? 1 : 0;
+  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k0, &port_be, 0)) fail("setting the port", e);
+  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k1, &by_tid, 0)) fail("setting the steering", e);
+  for (size_t t = 0; t < tid_socket.size() && t < 256; ++t) {
+    const uint32_t key = static_cast<uint32_t>(t), v = static_cast<uint32_t>(tid_socket[t]);
+    if (int e = bpf_map_update_elem(bpf_map__fd(tmap), &key, &v, 0)) fail("setting the TID steering", e);
+  }
+  const int pfd = bpf_program__fd(prog);
+  int e = bpf_xdp_attach(static_cast<int>(d.ifindex), pfd, XDP_FLAGS_DRV_MODE, nullptr);
+  d.native = e == 0;
+  if (!d.native) {
+    bpf_xdp_detach(static_cast<int>(d.ifindex), XDP_FLAGS_SKB_MODE, nullptr);
+    e = bpf_xdp_attach(static_cast<int>(d.ifindex), pfd, XDP_FLAGS_SKB_MODE, nullptr);
+    if (e) fail("attaching the XDP program to " + p.iface, e);
+  }
+  d.attach_flags = d.native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+  d.attached = true;
+
+  const size_t bytes = static_cast<size_t>(kFrames) * kFrameSize;
+  d.area = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (d.area == MAP_FAILED) {
+    d.area = nullptr;
+    fail("mapping the UMEM", errno);
+  }
+  xsk_umem_config uc{};
+  uc.fill_size = kRing;
+  uc.comp_size = kRing;
+  uc.frame_size = kFrameSize;
+  uc.frame_headroom = 0;
+  uc.flags = 0;
+  if (int r = xsk_umem__create(&d.umem, d.area, bytes, &d.fq, &d.cq, &uc)) fail("creating the UMEM", r);
+  return sh;
+}
+
+}  // namespace
+
+XdpTransport::XdpTransport(const RawParams& p, int queue) : XdpTransport(p, open_port(p, 1, {}), queue) {}
+
+std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_shared(const RawParams& p, int sockets,
+                                                                     const std::vector<int>& tid_socket) {
+  if (sockets < 1 || sockets > 64) throw TransportError("xdp: 1..64 sockets per interface");
+  auto sh = open_port(p, sockets, tid_socket);
+  std::vector<std::unique_ptr<XdpTransport>> v;
+  for (int k = 0; k < sockets; ++k) v.emplace_back(new XdpTransport(p, sh, k));
+  return v;
+}
+
+// Socket `index` of the interface (xsks_map key `index`; queue 0 when several share it).
+XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int index) : RawTransport(p), d_(new Impl) {
+  if ((p.group_ip >> 28) != 0xE)
+    throw TransportError("xdp: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
+  if (p.agg_ip == 0) throw TransportError("xdp: no aggregator address");
+  if (index < 0 || index >= 64) throw TransportError("xdp: queue must be 0..63");
+  Impl& d = *d_;
+  d.sh = std::move(shp);
+  Shared& sh = *d.sh;
+  const uint32_t queue = sh.sockets > 1 ? 0u : static_cast<uint32_t>(index);
+  local_mac_ = iface_mac(p.iface);
+  wire::Ipv4 mask = 0;
+  if (!iface_ipv4(p.iface, local_ip_, mask))
+    throw TransportError("xdp: interface '" + p.iface + "' has no IPv4 address");
+  if (!p.agg_mac.empty()) {
+    agg_mac_ = wire::parse_mac(p.agg_mac);
+  } else {
+    const wire::Ipv4 hop = next_hop(p.iface, p.agg_ip);
+    // No entry yet: a datagram to the next hop makes the kernel resolve it (the program passes
+    // ARP to the kernel), waited for up to 1 s.
+    for (int i = 0; i < 20 && !kernel_neighbour(p.iface, hop, agg_mac_); ++i) {
+      if (i % 5 == 0) {
+        const int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(9);  // discard
+        a.sin_addr.s_addr = htonl(hop);
+        if (s >= 0) {
+          (void)setsockopt(s, SOL_SOCKET, SO_BINDTODEVICE, p.iface.c_str(), static_cast<socklen_t>(p.iface.size()));
+          (void)sendto(s, "", 0, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&a), sizeof a);
+          close(s);
+        }
+      }
+      usleep(50000);
+    }
+    if (agg_mac_ == wire::Mac{})
+      throw TransportError("xdp: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
+                           " (no neighbour entry, no ARP reply): give --agg-mac");
+  }
+
+  // The socket: zero-copy first (native XDP only), copy mode when the driver refuses it; the
+  // sockets after the first share the UMEM and its rings.
+  xsk_socket_config sc{};
+  sc.rx_size = kRing;
+  sc.tx_size = kRing;
+  sc.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD;
+  sc.xdp_flags = sh.attach_flags;
+  const bool first = sh.pool.empty() && index == 0;
+  auto create = [&](uint16_t flags) {
+    sc.bind_flags = flags;
+    if (first) return xsk_socket__create(&d.xsk, p.iface.c_str(), queue, sh.umem, &d.rx, &d.tx, &sc);
+    return xsk_socket__create_shared(&d.xsk, p.iface.c_str(), queue, sh.umem, &d.rx, &d.tx, &sh.fq, &sh.cq, &sc);
+  };
+  int r = -EOPNOTSUPP;
+  if (first) {
+    sh.zc = false;
+    if (sh.native) {
+      r = create(XDP_ZEROCOPY | XDP_USE_NEED_WAKEUP);
+      sh.zc = r == 0;
+    }
+    if (!sh.zc) r = create(XDP_COPY | XDP_USE_NEED_WAKEUP);
+  } else {
+    r = create(static_cast<uint16_t>((sh.zc ? XDP_ZEROCOPY : XDP_COPY) | XDP_USE_NEED_WAKEUP));
+  }
+  if (r) fail("binding an AF_XDP socket to " + p.iface + " queue " + std::to_string(queue), r);
+  d.fd = xsk_socket__fd(d.xsk);
+  // xsks_map: key = the receiving queue, or the socket's index when the TID steers.
+  const uint32_t key = static_cast<uint32_t>(index), fdv = static_cast<uint32_t>(d.fd);
+  if (int u = bpf_map_update_elem(sh.xsks_map_fd, &key, &fdv, 0)) fail("registering the socket", u);
+  mode_ = std::string(sh.zc ? "zero-copy" : "copy") + (sh.native ? ", native XDP" : ", generic XDP");
+
+  if (first) {
+    // Frames 0 .. kFrames/2 - 1 wait in the fill ring, the rest are for sending.
+    uint32_t idx = 0;
+    if (xsk_ring_prod__reserve(&sh.fq, kFrames / 2, &idx) != kFrames / 2)
+      throw TransportError("xdp: fill ring too small");
+    for (uint32_t i = 0; i < kFrames / 2; ++i) *xsk_ring_prod__fill_addr(&sh.fq, idx + i) = uint64_t{i} * kFrameSize;
+    xsk_ring_prod__submit(&sh.fq, kFrames / 2);
+    sh.pool.reserve(kFrames);
+    for (uint32_t i = kFrames / 2; i < kFrames; ++i) sh.pool.push_back(uint64_t{i} * kFrameSize);
+  }
+  d.cache.reserve(kBatch);
+}
+
+XdpTransport::~XdpTransport() {
+  try {
+    flush();
+  } catch (const TransportError&) {
+    // Nothing to report to at destruction; the peers see the frames as lost.
+  }
+}
+
+std::string XdpTransport::datapath() const {
+  return "AF_XDP " + mode_ +
+         (d_->sh->sockets > 1 ? ", " + std::to_string(d_->sh->sockets) + " sockets sharing queue 0's UMEM" : "");
+}
+
+uint8_t* XdpTransport::tx_begin(size_t len) {
+  Impl& d = *d_;
+  if (len > kFrameSize) throw TransportError("xdp: frame of " + std::to_string(len) + " bytes exceeds a UMEM frame");
+  if (d.cache.empty()) d.refill_cache();
+  for (int tries = 0; d.cache.empty(); ++tries) {  // every tx frame in flight: wake the kernel, wait
+    d.kick();
+    if (tries > 100000) throw TransportError("xdp: no transmit completion on " + d.sh->iface + " for a long time");
+    if (tries > 16) usleep(10);
+    d.refill_cache();
+  }
+  d.cur_tx = d.cache.back();
+  d.cache.pop_back();
+  return d.sh->frame(d.cur_tx);
+}
+
+void XdpTransport::tx_end(size_t len) {
+  Impl& d = *d_;
+  uint32_t idx = 0;
+  while (xsk_ring_prod__reserve(&d.tx, 1, &idx) != 1) {  // the ring is full of submitted frames
+    d.kick();
+    usleep(10);
+  }
+  xdp_desc* desc = xsk_ring_prod__tx_desc(&d.tx, idx);
+  desc->addr = d.cur_tx;
+  desc->len = static_cast<uint32_t>(len);
+  if (++d.tx_pending >= kBatch) d.kick();
+}
+
+void XdpTransport::send(const wire::Bytes& f) {
+  if (f.size() < wire::kHeaderBytes) throw TransportError("xdp: frame shorter than the headers");
+  std::memcpy(tx_begin(f.size()), f.data(), f.size());
+  tx_end(f.size());
+}
+
+void XdpTransport::flush() { d_->kick(); }
+
+bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
+  Impl& d = *d_;
+  for (;;) {
+    if (d.rx_pos < d.rx_n) {
+      const xdp_desc* desc = xsk_ring_cons__rx_desc(&d.rx, d.rx_idx + d.rx_pos++);
+      frame = d.sh->frame(desc->addr);
+      len = desc->len;
+      return true;
+    }
+    // The batch is used up: its frames go back to the fill ring, and what was built meanwhile
+    // leaves before the next peek (one wake-up for the frames answering a whole batch).
+    d.release_rx();
+    if (d.tx_pending) flush();
+    d.rx_n = xsk_ring_cons__peek(&d.rx, kBatch, &d.rx_idx);
+    if (d.rx_n) continue;
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    pollfd q{d.fd, POLLIN, 0};
+    if (poll(&q, 1, static_cast<int>(std::min<long long>(ms, 100))) < 0 && errno != EINTR) fail("poll", errno);
+  }
+}
+
+bool XdpTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
+  const uint8_t* p = nullptr;
+  size_t len = 0;
+  if (!recv_view(p, len, deadline)) return false;
+  frame.assign(p, p + len);
+  return true;
+}
+
+}  // namespace panama::host

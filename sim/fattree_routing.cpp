@@ -1,0 +1,101 @@
+#include "fattree_routing.h"
+
+#include "ns3/ipv4-route.h"
+#include "ns3/net-device.h"
+#include "ns3/packet.h"
+
+namespace panama::sim {
+
+using namespace ns3;
+
+namespace {
+uint32_t mix(uint32_t h, uint32_t v) {
+  h ^= v + 0x9e3779b9u + (h << 6) + (h >> 2);
+  h ^= h >> 16;  // murmur3's finaliser, so that h % (k/2) uses every input bit
+  h *= 0x85ebca6bu;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35u;
+  h ^= h >> 16;
+  return h;
+}
+}  // namespace
+
+const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
+  auto it = tree_->where.find(dst.Get());
+  if (it == tree_->where.end()) return nullptr;
+  const Target& t = it->second;
+  const int half = tree_->half();
+  switch (node_.role) {
+    case Role::host:
+    case Role::accel:
+      return &node_.up[0];
+    case Role::edge: {
+      if (!t.accel && tree_->edge_of_host(t.index) == node_.index) return &node_.down[t.index % half];
+      // An accelerator hangs from core c, which only the pod's aggregation switch c / half
+      // reaches.
+      const int j = t.accel ? t.index / half : static_cast<int>(hash % half);
+      return &node_.up[j];
+    }
+    case Role::agg: {
+      const int pod = node_.index / half;
+      if (!t.accel && tree_->pod_of_host(t.index) == pod) return &node_.down[tree_->edge_of_host(t.index) % half];
+      const int i = t.accel ? t.index % half : static_cast<int>(hash % half);
+      return &node_.up[i];
+    }
+    case Role::core:
+      if (t.accel) return t.index == node_.index ? &node_.accel : nullptr;
+      return &node_.down[tree_->pod_of_host(t.index)];
+  }
+  return nullptr;
+}
+
+Ptr<Ipv4Route> FatTreeRouting::route_via(const Port& port, Ipv4Address dst) const {
+  auto r = Create<Ipv4Route>();
+  r->SetDestination(dst);
+  r->SetGateway(port.gw);
+  r->SetSource(port.src);
+  r->SetOutputDevice(ipv4_->GetNetDevice(port.iface));
+  return r;
+}
+
+Ptr<Ipv4Route> FatTreeRouting::RouteOutput(Ptr<Packet>, const Ipv4Header& header, Ptr<NetDevice>,
+                                           Socket::SocketErrno& sockerr) {
+  // Only hosts and accelerators originate packets, and they have one link.
+  const Port* port = next_hop(header.GetDestination(), 0);
+  if (!port) {
+    ++unroutable_;
+    sockerr = Socket::ERROR_NOROUTETOHOST;
+    return nullptr;
+  }
+  sockerr = Socket::ERROR_NOTERROR;
+  return route_via(*port, header.GetDestination());
+}
+
+bool FatTreeRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header, Ptr<const NetDevice> idev,
+                                UnicastForwardCallback ucb, MulticastForwardCallback, LocalDeliverCallback lcb,
+                                ErrorCallback ecb) {
+  const uint32_t iif = ipv4_->GetInterfaceForDevice(idev);
+  if (ipv4_->IsDestinationAddress(header.GetDestination(), iif)) {
+    lcb(p, header, iif);
+    return true;
+  }
+  // The 5-tuple: addresses, protocol, and the first four bytes of the L4 header (the ports of
+  // both TCP and UDP), salted with the switch so that successive levels choose independently.
+  uint8_t ports[4] = {0, 0, 0, 0};
+  p->CopyData(ports, sizeof ports);
+  uint32_t h = mix(0x2545f491u, static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
+  h = mix(h, header.GetSource().Get());
+  h = mix(h, header.GetDestination().Get());
+  h = mix(h, header.GetProtocol());
+  h = mix(h, (uint32_t(ports[0]) << 24) | (uint32_t(ports[1]) << 16) | (uint32_t(ports[2]) << 8) | ports[3]);
+  const Port* port = next_hop(header.GetDestination(), h);
+  if (!port) {
+    ++unroutable_;
+    ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+    return false;
+  }
+  ucb(route_via(*port, header.GetDestination()), p, header);
+  return true;
+}
+
+}  // namespace panama::sim

@@ -1,0 +1,79 @@
+// Per-flow ECMP for the k-ary fat-tree (docs/sim.md "Routing"). ns-3's own ECMP
+// (Ipv4GlobalRouting::RandomEcmpRouting) sprays each packet on a random path, which reorders TCP,
+// and its table lookup is a linear scan over every /30 of the network, too slow for k = 16. This
+// protocol knows the fat-tree's structure: up through a hash of the 5-tuple (salted per switch),
+// down along the unique path, and to an accelerator through the core switch it hangs from.
+#pragma once
+
+#include "ns3/ipv4-routing-protocol.h"
+#include "ns3/ipv4.h"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace panama::sim {
+
+enum class Role { host, edge, agg, core, accel };
+
+// Where an address lives: a host (index) or the accelerator of a core switch (index).
+struct Target {
+  bool accel = false;
+  int index = 0;
+};
+
+struct Port {
+  uint32_t iface = 0;    // the node's Ipv4 interface index
+  ns3::Ipv4Address gw;   // the neighbour's address on that link
+  ns3::Ipv4Address src;  // this node's address on that link
+};
+
+struct Node {
+  Role role = Role::host;
+  int index = 0;           // host / edge / agg / core / accel index
+  std::vector<Port> down;  // edge: hosts; agg: edges of the pod; core: one agg per pod
+  std::vector<Port> up;    // host, accel: the one link; edge: aggs; agg: cores
+  Port accel;              // core: its accelerator
+};
+
+struct FatTree {
+  int k = 4;
+  int half() const { return k / 2; }
+  int hosts() const { return k * k * k / 4; }
+  int edges() const { return k * k / 2; }
+  int cores() const { return half() * half(); }
+  int pod_of_host(int h) const { return h / (half() * half()); }
+  int edge_of_host(int h) const { return h / half(); }
+  std::unordered_map<uint32_t, Target> where;  // address -> target
+};
+
+class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
+ public:
+  FatTreeRouting(const FatTree* tree, Node node) : tree_(tree), node_(std::move(node)) {}
+
+  ns3::Ptr<ns3::Ipv4Route> RouteOutput(ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& header,
+                                       ns3::Ptr<ns3::NetDevice> oif, ns3::Socket::SocketErrno& sockerr) override;
+  bool RouteInput(ns3::Ptr<const ns3::Packet> p, const ns3::Ipv4Header& header, ns3::Ptr<const ns3::NetDevice> idev,
+                  UnicastForwardCallback ucb, MulticastForwardCallback mcb, LocalDeliverCallback lcb,
+                  ErrorCallback ecb) override;
+  void NotifyInterfaceUp(uint32_t) override {}
+  void NotifyInterfaceDown(uint32_t) override {}
+  void NotifyAddAddress(uint32_t, ns3::Ipv4InterfaceAddress) override {}
+  void NotifyRemoveAddress(uint32_t, ns3::Ipv4InterfaceAddress) override {}
+  void SetIpv4(ns3::Ptr<ns3::Ipv4> ipv4) override { ipv4_ = ipv4; }
+  void PrintRoutingTable(ns3::Ptr<ns3::OutputStreamWrapper>, ns3::Time::Unit) const override {}
+
+  uint64_t unroutable() const { return unroutable_; }
+
+ private:
+  // The port towards dst for a packet of this 5-tuple hash; nullptr when dst is unknown.
+  const Port* next_hop(ns3::Ipv4Address dst, uint32_t hash) const;
+  ns3::Ptr<ns3::Ipv4Route> route_via(const Port& port, ns3::Ipv4Address dst) const;
+
+  const FatTree* tree_;
+  Node node_;
+  ns3::Ptr<ns3::Ipv4> ipv4_;
+  uint64_t unroutable_ = 0;
+};
+
+}  // namespace panama::sim

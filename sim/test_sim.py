@@ -1,0 +1,189 @@
+#!/usr/bin/python3
+"""Validation of panama-dcsim against analytic cases (ctest label ns3; docs/sim.md).
+
+usage: test_sim.py CASE PANAMA_DCSIM
+
+Every expected value is computed here from first principles (link rate, header sizes, hop
+counts, the design's config.json), never read back from the simulator's own output.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DESIGN = os.path.join(HERE, "..", "rtl_out", "p4_10g_200mhz", "config.json")
+GBPS = 10e9
+PPP = 2        # point-to-point header
+IP = 20
+TCP = 32       # 20 + the timestamp option
+UDP = 8
+MSS = 1448     # TCP segment payload (the simulator's setting)
+AGG_HDR = 24   # the aggregation header inside the UDP payload
+HOP_DELAY = 1e-6
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def run(binary, *args):
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [binary, "--quiet", "--out", d, *map(str, args)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            print(p.stdout, p.stderr)
+            check(False, "exit status 0 from " + " ".join(cmd))
+            return None
+        with open(os.path.join(d, "results.json")) as f:
+            return json.load(f)
+
+
+def design():
+    with open(DESIGN) as f:
+        return json.load(f)
+
+
+def within(x, expect, tol):
+    return abs(x - expect) <= tol * expect
+
+
+def flow_line_rate(b):
+    size = 8_000_000
+    r = run(b, "--single-flow", size, "--load", 0)
+    if not r:
+        return
+    f = r["flows"][0]
+    check(f["fct_s"] is not None, "the flow completes")
+    # k = 4, host 0 to host 15: different pods, 6 links each way.
+    hops = 6
+    seg_wire = MSS + TCP + IP + PPP
+    serial = math.ceil(size / MSS) * seg_wire * 8 / GBPS
+    rtt = 2 * hops * HOP_DELAY + hops * seg_wire * 8 / GBPS
+    expect = serial + rtt
+    goodput = size * 8 / f["fct_s"]
+    print(f"fct {f['fct_s']:.6f} s, expected size/rate + RTT = {expect:.6f} s; "
+          f"goodput {goodput / 1e9:.3f} Gb/s")
+    check(within(f["fct_s"], expect, 0.05), "FCT = size/rate + RTT within 5 %")
+    check(goodput >= 0.95 * GBPS * MSS / seg_wire, "one flow alone reaches line rate (95 %)")
+    check(f["sent_bytes"] == size and f["recv_bytes"] == size, "bytes counted at both ends")
+
+
+def accel_figures(b):
+    d = design()
+    expect_gbps = d["ports"] * d["gbps"]
+    expect_lat = d["agg_latency"] / (d["mhz"] * 1e6)
+    # Saturate one accelerator: all 16 servers of k = 4 in one job on one tree, fixed window.
+    r = run(b, "--scheme", "panama-nocc", "--no-background", "--jobs", 1, "--workers-min", 16,
+            "--workers-max", 16, "--job-fraction", 1, "--trees", 1, "--model-bytes", 4e6, "--compute-s", 0,
+            "--iterations", 1, "--accel-buffer-mb", 0, "--design", DESIGN)
+    if not r:
+        return
+    check(abs(r["design"]["throughput_gbps"] - expect_gbps) < 1e-9,
+          f"the model's accelerator throughput is the design's {expect_gbps} Gb/s")
+    check(abs(r["design"]["latency_s"] - expect_lat) < 1e-15,
+          f"the model's per-frame latency is the design's {expect_lat * 1e9:.1f} ns")
+    check(r["design"]["buffer_bytes"] == d["buffer_bytes"] and
+          r["design"]["contexts"] == d["contexts"], "buffer and contexts from the design")
+    a = r["accelerators"][0]
+    rate = a["rx_bytes"] * 8 / (a["last_rx_s"] - a["first_rx_s"])
+    frame = d["max_elems"] * d["elem_bytes"] + AGG_HDR + UDP
+    expect_rate = expect_gbps * 1e9 * frame / (frame + IP + PPP)
+    print(f"measured accelerator input {rate / 1e9:.2f} Gb/s of UDP payload, "
+          f"expected {expect_rate / 1e9:.2f}")
+    check(within(rate, expect_rate, 0.05), "a saturated accelerator takes in its throughput")
+    # The latency: one vector, two workers under one edge switch, one tree. The path is
+    # host-edge-agg-core-accel and back (4 links each way), every frame the same size.
+    r = run(b, "--no-background", "--jobs", 1, "--workers-min", 2, "--workers-max", 2,
+            "--trees", 1, "--model-bytes", 1000, "--compute-s", 0, "--iterations", 1,
+            "--design", DESIGN)
+    if not r:
+        return
+    wire = d["max_elems"] * d["elem_bytes"] + AGG_HDR + UDP + IP + PPP
+    ser, ser_acc = wire * 8 / GBPS, wire * 8 / (expect_gbps * 1e9)
+    # Up: both contributions cross their host links at once, then queue one behind the other on
+    # the edge's uplink: the second reaches the accelerator one 10G frame time later.
+    up = 3 * (ser + HOP_DELAY) + ser + ser_acc + HOP_DELAY
+    # Down: the two results leave back to back and share the core-agg-edge path, so the second
+    # worker's result arrives one 10G frame time after the first.
+    down = ser_acc + HOP_DELAY + 3 * (ser + HOP_DELAY) + ser
+    expect = up + expect_lat + down
+    t = r["jobs"][0]["iteration_s"][0]
+    print(f"one vector: {t * 1e9:.1f} ns, expected {expect * 1e9:.1f} ns "
+          f"(of which the pipeline latency {expect_lat * 1e9:.1f} ns)")
+    check(abs(t - expect) < 5e-9, "one vector's round trip = links + the design's latency (5 ns)")
+
+
+def ring_alone(b):
+    n, size = 4, 8e6
+    r = run(b, "--scheme", "ring", "--no-background", "--jobs", 1, "--workers-min", n,
+            "--workers-max", n, "--model-bytes", size, "--compute-s", 0, "--iterations", 2)
+    if not r:
+        return
+    seg_wire = MSS + TCP + IP + PPP
+    # Each server's uplink carries its own segments and the ACKs (one per segment) of the
+    # segments it receives from its predecessor.
+    ack_wire = TCP + IP + PPP
+    expect = 2 * (n - 1) / n * size * 8 / GBPS * (seg_wire + ack_wire) / MSS
+    t = r["jobs"][0]["iteration_s"]
+    print(f"ring iterations {t} s, expected 2(N-1)/N S/B = {expect:.6f} s")
+    # The first iteration also opens the connections and leaves slow start.
+    check(within(t[-1], expect, 0.05), "a lone ring all-reduce takes 2(N-1)/N S/B within 5 %")
+
+
+def panama_alone(b):
+    n, size = 4, 4e6
+    d = design()
+    r = run(b, "--scheme", "panama", "--no-background", "--jobs", 1, "--workers-min", n,
+            "--workers-max", n, "--model-bytes", size, "--compute-s", 0.001, "--iterations", 1)
+    if not r:
+        return
+    payload = d["max_elems"] * d["elem_bytes"]
+    wire = payload + AGG_HDR + UDP + IP + PPP
+    vectors = math.ceil(size / payload)
+    latency = d["agg_latency"] / (d["mhz"] * 1e6)
+    rtt = 2 * 4 * (HOP_DELAY + wire * 8 / GBPS)
+    expect = 0.001 + vectors * wire * 8 / GBPS + latency + rtt
+    t = r["jobs"][0]["iteration_s"][0]
+    print(f"panama iteration {t:.6f} s, expected compute + S/B + latency = {expect:.6f} s")
+    check(within(t, expect, 0.05), "a lone PANAMA all-reduce takes S/B + pipeline latency")
+
+
+def conservation(b, scheme="panama"):
+    r = run(b, "--preset", "smoke", "--scheme", scheme)
+    if not r:
+        return
+    check(r["complete"], "the run completes")
+    flows = r["flows"]
+    check(len(flows) > 0, f"{len(flows)} background flows")
+    check(all(f["fct_s"] is not None for f in flows), "every flow completes")
+    check(all(f["sent_bytes"] == f["size_bytes"] == f["recv_bytes"] for f in flows),
+          "no flow byte lost or invented (sent = received = size)")
+    check(all(len(j["iteration_s"]) >= 1 for j in r["jobs"]) and len(r["jobs"]) > 0,
+          f"{len(r['jobs'])} jobs, each with at least one iteration")
+    check(r["undecodable"] == 0, "no frame the receivers could not place")
+    print(json.dumps(r["summary"]))
+
+
+def main():
+    case, binary = sys.argv[1], sys.argv[2]
+    if not os.access(binary, os.X_OK):
+        print("no panama-dcsim: skipped")
+        return 77
+    if case.startswith("smoke_"):
+        conservation(binary, case[len("smoke_"):])
+    else:
+        {"flow_line_rate": flow_line_rate, "accel_figures": accel_figures,
+         "ring_alone": ring_alone, "panama_alone": panama_alone,
+         "conservation": conservation}[case](binary)
+    print(f"{case}: {'FAIL' if FAILS else 'pass'}")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
