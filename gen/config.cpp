@@ -173,6 +173,11 @@ double num_field(const nlohmann::json& j, const char* name) {
 std::string str_field(const nlohmann::json& j, const char* name) {
   const nlohmann::json& v = field(j, name);
   if (!v.is_string()) throw ConfigError(std::string("config.json: '") + name + "' must be a string, got " + v.dump());
+  // Every string here is a name (a format, a mode, a Verilog prefix): a control byte is refused
+  // here, before a message could echo it over two lines.
+  for (const char c : v.get_ref<const std::string&>())
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      throw ConfigError(std::string("config.json: '") + name + "' holds a control character: " + v.dump());
   return v.get<std::string>();
 }
 
