@@ -1,4 +1,5 @@
 #include "allreduce.h"
+#include "protocol.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,9 +16,10 @@ namespace panama::host {
 
 int JobParams::count_for(int mtu, int max_elems, int es) {
   if (es != 2 && es != 4) throw AllReduceError("element size must be 2 or 4 bytes");
-  if (mtu < 50 + es) throw AllReduceError("MTU " + std::to_string(mtu) + " is too small for one element");
+  if (mtu < proto::kIpHeaderBudget + es)
+    throw AllReduceError("MTU " + std::to_string(mtu) + " is too small for one element");
   if (max_elems < 1) throw AllReduceError("MAX_ELEMS must be at least 1");
-  return std::min(max_elems, (mtu - 50) / es);
+  return std::min(max_elems, (mtu - proto::kIpHeaderBudget) / es);
 }
 
 void JobParams::validate() const {

@@ -16,6 +16,7 @@
 
 #include "allreduce.h"
 #include "cli.h"
+#include "protocol.h"
 #include "dpdk_transport.h"
 #include "parse_num.h"
 #include "tins_transport.h"
@@ -287,7 +288,7 @@ JobParams job_params(const WorkerOpts& o) {
   else
     throw std::runtime_error("--format must be fp32, bf16 or fp16");
   const int mtu = o.mtu ? o.mtu : iface_mtu(o.iface);
-  const int max_elems = o.max_elems ? o.max_elems : d.max_elems ? d.max_elems : 1450 / es;
+  const int max_elems = o.max_elems ? o.max_elems : d.max_elems ? d.max_elems : proto::kDefaultPayloadBytes / es;
   if (o.status_wait_ms < 1) throw std::runtime_error("--status-wait-ms must be >= 1");
   JobParams p;
   p.jid = static_cast<uint16_t>(o.job);
