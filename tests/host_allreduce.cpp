@@ -860,7 +860,7 @@ TEST(HostCli, WorkerBadInput) {
   const std::string out = " --out " + d + "/never.bin";
   expect_error(base + "--in " + d + "/missing.bin" + out, "cannot open");
   expect_error(base + "--in " + d + "/odd.bin" + out, "not a multiple of 4");
-  expect_error(base + "--in " + d + "/g.bin --backend foo" + out, "--backend must be udp, tins or dpdk");
+  expect_error(base + "--in " + d + "/g.bin --backend foo" + out, "--backend must be udp, tins, dpdk or xdp");
   expect_error(base + "--in " + d + "/g.bin --eal=--no-huge" + out, "--eal");
   expect_error(base + "--in " + d + "/g.bin --backend tins --eal=--no-huge" + out, "--eal");
   expect_error(base + "--in " + d + "/g.bin --backend tins --agg-mac 02:aa" + out, "malformed MAC");

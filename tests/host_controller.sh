@@ -74,6 +74,8 @@ for i in 0 1 2; do
   ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 || true
   ip netns exec "$ns" ip addr add "10.96.0.$((i + 1))/24" dev "pc${SUF}w$i"
   ip netns exec "$ns" ip link set "pc${SUF}w$i" up
+  # One segment per skb, as a NIC sends them (the udp backend's GSO; scripts/testbed).
+  ip netns exec "$ns" ip link set dev "pc${SUF}w$i" gso_max_segs 1 2>/dev/null || true
   ip netns exec "$ns" ip neigh replace 10.96.0.254 lladdr 02:aa:00:00:00:01 dev "pc${SUF}w$i" nud permanent
   ip netns exec "$NS_SW" ip link set "pc${SUF}s$i" up
   IFACES+="${IFACES:+,}pc${SUF}s$i"

@@ -90,6 +90,9 @@ for i in $(seq 0 $((W - 1))); do
   in_ns "$ns" ip link set lo up
   in_ns "$ns" ip addr add "10.99.0.$((i + 1))/24" dev "$w"
   in_ns "$ns" ip link set "$w" up
+  # One segment per skb, as a NIC sends them: the udp backend's GSO messages are segmented at the
+  # device instead of reaching the stand-in's raw socket as one super-frame (scripts/testbed).
+  in_ns "$ns" ip link set dev "$w" gso_max_segs 1 2>/dev/null || true
   # The aggregator's address: nobody answers ARP for it, so the neighbour entry is static.
   in_ns "$ns" ip neigh replace 10.99.0.254 lladdr 02:aa:00:00:00:01 dev "$w" nud permanent
   in_ns "$NS_SW" ip link set "$s" up
