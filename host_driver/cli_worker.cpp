@@ -44,10 +44,48 @@ int iface_mtu(const std::string& iface) {
 // --progress: a CSV line every interval (written when the all-reduce sends or receives): the
 // goodput of the results of this job (payload bits of RESULT frames received per second), the
 // transmit rate (frame bits sent per second) and each tree's window.
-class ProgressTransport : public Transport {
+// A transport that watches another: every call goes through unchanged (frames in place, no copy
+// added), and D (the watcher) sees each frame: D::on_tx(bytes) for what is sent, D::on_rx(frame,
+// len) for what is received, then D::tick().
+template <class D>
+class Watching : public Transport {
+ public:
+  explicit Watching(Transport& t) : t_(t) {}
+  void flush() override { t_.flush(); }
+  std::string datapath() const override { return t_.datapath(); }
+  void send(const wire::Bytes& frame) override {
+    t_.send(frame);
+    self().on_tx(frame.size());
+    self().tick();
+  }
+  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
+  void tx_end(size_t len) override {
+    t_.tx_end(len);
+    self().on_tx(len);
+    self().tick();
+  }
+  bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
+    const bool r = t_.recv(frame, deadline);
+    if (r) self().on_rx(frame.data(), frame.size());
+    self().tick();
+    return r;
+  }
+  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
+    const bool r = t_.recv_view(frame, len, deadline);
+    if (r) self().on_rx(frame, len);
+    self().tick();
+    return r;
+  }
+
+ private:
+  D& self() { return static_cast<D&>(*this); }
+  Transport& t_;
+};
+
+class ProgressTransport : public Watching<ProgressTransport> {
  public:
   ProgressTransport(Transport& t, const std::string& path, double interval, uint16_t jid, int trees)
-      : t_(t), interval_(interval), jid_(jid), trees_(trees) {
+      : Watching(t), interval_(interval), jid_(jid), trees_(trees) {
     f_ = std::fopen(path.c_str(), "w");
     if (!f_) throw std::runtime_error("cannot write " + path);
     std::fprintf(f_, "time_s,interval_s,goodput_mbps,tx_mbps,results,results_ce");
@@ -60,38 +98,14 @@ class ProgressTransport : public Transport {
     std::fclose(f_);
   }
   void attach(const AllReduce* ar) { ar_ = ar; }
-  void flush() override { t_.flush(); }
-  std::string datapath() const override { return t_.datapath(); }
-  void send(const wire::Bytes& frame) override {
-    t_.send(frame);
-    tx_bytes_ += frame.size();
-    tick();
-  }
-  // In place, like the backend underneath (no copy added by watching).
-  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
-  void tx_end(size_t len) override {
-    t_.tx_end(len);
-    tx_bytes_ += len;
-    tick();
-  }
-  bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
-    const bool r = t_.recv(frame, deadline);
-    if (r) count(frame.data(), frame.size());
-    tick();
-    return r;
-  }
-  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
-    const bool r = t_.recv_view(frame, len, deadline);
-    if (r) count(frame, len);
-    tick();
-    return r;
-  }
 
  private:
-  void count(const uint8_t* f, size_t len) {
+  friend class Watching<ProgressTransport>;
+  void on_tx(size_t bytes) { tx_bytes_ += static_cast<double>(bytes); }
+  void on_rx(const uint8_t* f, size_t len) {
     if (len < wire::kHeaderBytes) return;
     if ((f[wire::off::flags] & wire::kFlagResult) && wire::get16(f + wire::off::jid) == jid_) {
-      res_bytes_ += len - wire::kHeaderBytes;
+      res_bytes_ += static_cast<double>(len - wire::kHeaderBytes);
       ++results_;
       if ((f[wire::off::ip_tos] & 3) == 3) ++ce_;
     }
@@ -113,7 +127,6 @@ class ProgressTransport : public Transport {
     res_bytes_ = tx_bytes_ = 0;
     results_ = ce_ = 0;
   }
-  Transport& t_;
   double interval_;
   uint16_t jid_;
   int trees_;
@@ -129,10 +142,10 @@ class ProgressTransport : public Transport {
 // ETA: a bar redrawn on stderr when it is a terminal, else a plain line every
 // --progress-bar-interval seconds. `auto` (the default) is the bar on a terminal, nothing
 // otherwise.
-class BarTransport : public Transport {
+class BarTransport : public Watching<BarTransport> {
  public:
   BarTransport(Transport& t, uint16_t jid, int rank, double total_bytes, bool tty, double interval)
-      : t_(t), jid_(jid), rank_(rank), total_(total_bytes), tty_(tty), interval_(tty ? 0.2 : interval) {
+      : Watching(t), jid_(jid), rank_(rank), total_(total_bytes), tty_(tty), interval_(tty ? 0.2 : interval) {
     start_ = last_ = Clock::now();
   }
   ~BarTransport() override {
@@ -140,32 +153,11 @@ class BarTransport : public Transport {
     draw(Clock::now());  // the final state
     if (tty_) std::fprintf(stderr, "\n");
   }
-  void flush() override { t_.flush(); }
-  std::string datapath() const override { return t_.datapath(); }
-  void send(const wire::Bytes& frame) override {
-    t_.send(frame);
-    tick();
-  }
-  uint8_t* tx_begin(size_t len) override { return t_.tx_begin(len); }
-  void tx_end(size_t len) override {
-    t_.tx_end(len);
-    tick();
-  }
-  bool recv(wire::Bytes& frame, Clock::time_point deadline) override {
-    const bool r = t_.recv(frame, deadline);
-    if (r) count(frame.data(), frame.size());
-    tick();
-    return r;
-  }
-  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override {
-    const bool r = t_.recv_view(frame, len, deadline);
-    if (r) count(frame, len);
-    tick();
-    return r;
-  }
 
  private:
-  void count(const uint8_t* f, size_t len) {
+  friend class Watching<BarTransport>;
+  void on_tx(size_t) {}
+  void on_rx(const uint8_t* f, size_t len) {
     if (len >= wire::kHeaderBytes && (f[wire::off::flags] & wire::kFlagResult) &&
         wire::get16(f + wire::off::jid) == jid_)
       got_ += static_cast<double>(len - wire::kHeaderBytes);
@@ -191,7 +183,6 @@ class BarTransport : public Transport {
                    rate * 8 / 1e6, eta);
     drawn_ = true;
   }
-  Transport& t_;
   uint16_t jid_;
   int rank_;
   double total_, got_ = 0;
@@ -429,31 +420,9 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::
   return j;
 }
 
-int run_worker(const WorkerOpts& o) {
-  // Until the all-reduce runs, a stop ends the process at once (nothing to finish); from then on
-  // the call ends in order within AllReduce::kStopPoll and the backend closes (an XDP program
-  // detached, DPDK's ports stopped).
-  catch_stop_signals(StopMode::immediate, "worker " + std::to_string(o.rank));
-  check_worker_opts(o);
-  JobParams p = job_params(o);
-  const size_t es = static_cast<size_t>(p.elem_bytes);
-  const std::vector<uint8_t> grad = read_file(o.in);
-  if (grad.size() % es != 0)
-    throw std::runtime_error(o.in + ": size " + std::to_string(grad.size()) + " is not a multiple of " +
-                             std::to_string(es) + " bytes");
-  // --threads N: thread k owns the trees [k T / N, (k+1) T / N) and the vectors [k K / N,
-  // (k+1) K / N) of every call (whole vectors, contiguous), with its own backend (socket) and
-  // AllReduce: nothing is shared on the per-frame path.
-  const int N = o.threads;
-  if (N < 1 || N > p.trees)
-    throw std::runtime_error("--threads must be 1..--trees (" + std::to_string(p.trees) +
-                             "): each thread owns whole trees");
-  if (N > 1 && o.backend != "udp" && o.backend != "xdp")
-    throw std::runtime_error("--threads " + std::to_string(N) +
-                             ": only --backend udp and xdp have a socket per thread (" + o.backend +
-                             ": one port per process)");
-  std::vector<JobParams> ps;
-  std::vector<std::unique_ptr<Transport>> trs;
+// --threads N: thread k's job parameters (trees [k T / N, (k+1) T / N)) and its own backend.
+void open_threads(const WorkerOpts& o, const JobParams& p, int N, std::vector<JobParams>& ps,
+                  std::vector<std::unique_ptr<Transport>>& trs) {
   for (int k = 0; k < N; ++k) {
     JobParams pk = p;
     pk.first_tid = k * p.trees / N;
@@ -483,6 +452,34 @@ int run_worker(const WorkerOpts& o) {
       trs.push_back(std::move(x));
     }
   }
+}
+
+int run_worker(const WorkerOpts& o) {
+  // Until the all-reduce runs, a stop ends the process at once (nothing to finish); from then on
+  // the call ends in order within AllReduce::kStopPoll and the backend closes (an XDP program
+  // detached, DPDK's ports stopped).
+  catch_stop_signals(StopMode::immediate, "worker " + std::to_string(o.rank));
+  check_worker_opts(o);
+  JobParams p = job_params(o);
+  const size_t es = static_cast<size_t>(p.elem_bytes);
+  const std::vector<uint8_t> grad = read_file(o.in);
+  if (grad.size() % es != 0)
+    throw std::runtime_error(o.in + ": size " + std::to_string(grad.size()) + " is not a multiple of " +
+                             std::to_string(es) + " bytes");
+  // --threads N: thread k owns the trees [k T / N, (k+1) T / N) and the vectors [k K / N,
+  // (k+1) K / N) of every call (whole vectors, contiguous), with its own backend (socket) and
+  // AllReduce: nothing is shared on the per-frame path.
+  const int N = o.threads;
+  if (N < 1 || N > p.trees)
+    throw std::runtime_error("--threads must be 1..--trees (" + std::to_string(p.trees) +
+                             "): each thread owns whole trees");
+  if (N > 1 && o.backend != "udp" && o.backend != "xdp")
+    throw std::runtime_error("--threads " + std::to_string(N) +
+                             ": only --backend udp and xdp have a socket per thread (" + o.backend +
+                             ": one port per process)");
+  std::vector<JobParams> ps;
+  std::vector<std::unique_ptr<Transport>> trs;
+  open_threads(o, p, N, ps, trs);
   p = ps[0];
   Transport& tr = *trs[0];
   // A fallback taken at start is said once, never silently (docs/host.md "Backends").

@@ -221,6 +221,29 @@ struct DpdkTransport::Impl {
   }
 };
 
+// The EAL's arguments: --eal's words, or the default for the interface with the PMD (docs/host.md
+// "Backends"): net_af_xdp where the kernel gives this process AF_XDP sockets and DPDK has the
+// driver, else net_af_packet, named in *pmd with the reason; PANAMA_DPDK_PMD=af_xdp|af_packet
+// chooses.
+static std::vector<std::string> eal_args(const RawParams& p, std::string& pmd) {
+  std::vector<std::string> args{"panama-host"};
+  if (!p.eal.empty()) {
+    std::istringstream ss(p.eal);
+    for (std::string a; ss >> a;) args.push_back(a);
+    return args;
+  }
+  const char* want = std::getenv("PANAMA_DPDK_PMD");
+  const std::string w = want ? want : "auto";
+  if (w != "auto" && w != "af_xdp" && w != "af_packet")
+    throw TransportError("dpdk: PANAMA_DPDK_PMD must be auto, af_xdp or af_packet (not '" + w + "')");
+  std::string why;
+  const bool xdp = w == "af_xdp" || (w == "auto" && af_xdp_usable(&why));
+  if (w == "af_packet") why = "PANAMA_DPDK_PMD=af_packet";
+  pmd = xdp ? "DPDK net_af_xdp PMD" : "DPDK net_af_packet PMD (fallback: " + why + ")";
+  for (auto& a : DpdkTransport::default_eal_args(p.iface, xdp)) args.push_back(a);
+  return args;
+}
+
 DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   if ((p.group_ip >> 28) != 0xE)
     throw TransportError("dpdk: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
@@ -240,24 +263,7 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
     have_agg_mac = had_neighbour = true;
   }
 
-  std::vector<std::string> args{"panama-host"};
-  if (p.eal.empty()) {
-    // The PMD (docs/host.md "Backends"): net_af_xdp where the kernel gives this process AF_XDP
-    // sockets and DPDK has the driver, else net_af_packet, named in datapath() with the reason;
-    // PANAMA_DPDK_PMD=af_xdp|af_packet chooses.
-    const char* want = std::getenv("PANAMA_DPDK_PMD");
-    const std::string w = want ? want : "auto";
-    if (w != "auto" && w != "af_xdp" && w != "af_packet")
-      throw TransportError("dpdk: PANAMA_DPDK_PMD must be auto, af_xdp or af_packet (not '" + w + "')");
-    std::string why;
-    const bool xdp = w == "af_xdp" || (w == "auto" && af_xdp_usable(&why));
-    if (w == "af_packet") why = "PANAMA_DPDK_PMD=af_packet";
-    pmd_ = xdp ? "DPDK net_af_xdp PMD" : "DPDK net_af_packet PMD (fallback: " + why + ")";
-    for (auto& a : default_eal_args(p.iface, xdp)) args.push_back(a);
-  } else {
-    std::istringstream ss(p.eal);
-    for (std::string a; ss >> a;) args.push_back(a);
-  }
+  std::vector<std::string> args = eal_args(p, pmd_);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);

@@ -323,6 +323,43 @@ const std::vector<std::string>& scenarios() {
   return s;
 }
 
+std::vector<Job> late(Gen& g, const Config& cfg, int vectors) {
+  // Timeouts (rule 7) that must not fire: one job over every port whose timeout is four
+  // filler frames' time. Each vector is nine fillers and a contribution on every port: the
+  // last member sends all nine fillers first, the others eight, their contribution, then the
+  // ninth. So E stays the same for about eight fillers' time (longer than the timeout) before
+  // the others' heads arrive, and the last member's comes one filler after theirs: every head
+  // has waited less than the timeout since it became head, and no vector may time out. A head
+  // aged from anything older (the last change of E, an earlier head, time 0) would. The
+  // regression requires an exact comparison.
+  const int filler_beats = (1514 + cfg.bus_bytes - 1) / cfg.bus_bytes;
+  Job j{7, 0, {}, true};
+  for (int p = 0; p < cfg.in.ports; ++p) j.members.push_back(p);
+  j.timeout = static_cast<uint32_t>(4 * filler_beats);
+  const int last = cfg.in.ports - 1;
+  for (int v = 0; v < vectors; ++v) {
+    for (int p = 0; p < cfg.in.ports; ++p) {
+      for (int k = 0; k < (p == last ? 9 : 8); ++k) g.push(p, g.filler());
+      g.push(p, g.contribution(j, p, static_cast<uint32_t>(v), 8, false, false));
+      if (p != last) g.push(p, g.filler());
+    }
+  }
+  // Then a head that waits much longer than the timeout while E keeps changing: port 0 sends
+  // VID base + 5 at once, the others VIDs base .. base + 5 two fillers apart. Each of their
+  // heads finds port 0's ahead of E (incomplete, E + 1) until base + 5 is built; port 0's head
+  // has waited longer than the timeout, but E changed less than the timeout ago every time a
+  // member queue was empty, so nothing times out. An E whose age is not looked at would.
+  const uint32_t base = static_cast<uint32_t>(vectors);
+  g.push(0, g.contribution(j, 0, base + 5, 8, false, false));
+  for (int p = 1; p < cfg.in.ports; ++p)
+    for (uint32_t v = base; v <= base + 5; ++v) {
+      g.push(p, g.filler());
+      g.push(p, g.filler());
+      g.push(p, g.contribution(j, p, v, 8, false, false));
+    }
+  return {j};
+}
+
 void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int vectors, const std::string& dir) {
   Gen g(cfg, seed);
   std::vector<Job> js;
@@ -397,40 +434,7 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
     parts.push_back(extra);
     g.merge(parts);
   } else if (scenario == "late") {
-    // Timeouts (rule 7) that must not fire: one job over every port whose timeout is four
-    // filler frames' time. Each vector is nine fillers and a contribution on every port: the
-    // last member sends all nine fillers first, the others eight, their contribution, then the
-    // ninth. So E stays the same for about eight fillers' time (longer than the timeout) before
-    // the others' heads arrive, and the last member's comes one filler after theirs: every head
-    // has waited less than the timeout since it became head, and no vector may time out. A head
-    // aged from anything older (the last change of E, an earlier head, time 0) would. The
-    // regression requires an exact comparison.
-    const int filler_beats = (1514 + cfg.bus_bytes - 1) / cfg.bus_bytes;
-    Job j{7, 0, {}, true};
-    for (int p = 0; p < cfg.in.ports; ++p) j.members.push_back(p);
-    j.timeout = static_cast<uint32_t>(4 * filler_beats);
-    js.push_back(j);
-    const int last = cfg.in.ports - 1;
-    for (int v = 0; v < vectors; ++v) {
-      for (int p = 0; p < cfg.in.ports; ++p) {
-        for (int k = 0; k < (p == last ? 9 : 8); ++k) g.push(p, g.filler());
-        g.push(p, g.contribution(j, p, static_cast<uint32_t>(v), 8, false, false));
-        if (p != last) g.push(p, g.filler());
-      }
-    }
-    // Then a head that waits much longer than the timeout while E keeps changing: port 0 sends
-    // VID base + 5 at once, the others VIDs base .. base + 5 two fillers apart. Each of their
-    // heads finds port 0's ahead of E (incomplete, E + 1) until base + 5 is built; port 0's head
-    // has waited longer than the timeout, but E changed less than the timeout ago every time a
-    // member queue was empty, so nothing times out. An E whose age is not looked at would.
-    const uint32_t base = static_cast<uint32_t>(vectors);
-    g.push(0, g.contribution(j, 0, base + 5, 8, false, false));
-    for (int p = 1; p < cfg.in.ports; ++p)
-      for (uint32_t v = base; v <= base + 5; ++v) {
-        g.push(p, g.filler());
-        g.push(p, g.filler());
-        g.push(p, g.contribution(j, p, v, 8, false, false));
-      }
+    js = late(g, cfg, vectors);
   } else if (scenario == "fill") {
     // Buffer accounting (rule 9): port 0 alone sends `vectors` one-element contributions of
     // context 0, then `vectors` larger ones of context 1; the other member of each context stays
