@@ -313,6 +313,25 @@ JobParams job_params(const WorkerOpts& o) {
   return p;
 }
 
+// The raw backends' parameters (tins, dpdk, xdp) from the worker's options.
+RawParams raw_params(const WorkerOpts& o) {
+  RawParams rp;
+  rp.iface = o.iface;
+  rp.port = static_cast<uint16_t>(o.port);
+  rp.agg_ip = wire::parse_ipv4(o.agg_ip);
+  rp.group_ip = wire::parse_ipv4(o.group_ip);
+  rp.agg_mac = o.agg_mac;
+  rp.eal = o.eal;
+  return rp;
+}
+
+// The frame addresses a raw backend found (its own IPv4 and MAC, the aggregator's MAC).
+void take_addresses(JobParams& p, const RawTransport& t) {
+  p.ip_src = t.local_ip();
+  p.eth_src = t.local_mac();
+  p.eth_dst = t.agg_mac();
+}
+
 // The backend (docs/host.md "Backends"): udp leaves L2-L4 to the kernel; tins and dpdk send the
 // frames the protocol builds as they are, addressed to the next hop's MAC from this interface.
 // Fills p's addresses.
@@ -332,20 +351,12 @@ std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
     p.ip_src = u->local_ip();
   } else {
     if (!o.eal.empty() && o.backend != "dpdk") throw std::runtime_error("--eal is for --backend dpdk");
-    RawParams rp;
-    rp.iface = o.iface;
-    rp.port = static_cast<uint16_t>(o.port);
-    rp.agg_ip = agg_ip;
-    rp.group_ip = group_ip;
-    rp.agg_mac = o.agg_mac;
-    rp.eal = o.eal;
+    const RawParams rp = raw_params(o);
     RawTransport* t = o.backend == "tins"  ? static_cast<RawTransport*>(new TinsTransport(rp))
                       : o.backend == "xdp" ? static_cast<RawTransport*>(new XdpTransport(rp))
                                            : static_cast<RawTransport*>(new DpdkTransport(rp));
     tr.reset(t);
-    p.ip_src = t->local_ip();
-    p.eth_src = t->local_mac();
-    p.eth_dst = t->agg_mac();
+    take_addresses(p, *t);
   }
   p.ip_dst = agg_ip;
   return tr;
@@ -437,17 +448,10 @@ void open_threads(const WorkerOpts& o, const JobParams& p, int N, std::vector<Jo
     for (int k = 0; k < N; ++k)
       for (int t = 0; t < ps[static_cast<size_t>(k)].trees; ++t)
         tid_socket[static_cast<size_t>(ps[static_cast<size_t>(k)].first_tid + t)] = k;
-    RawParams rp;
-    rp.iface = o.iface;
-    rp.port = static_cast<uint16_t>(o.port);
-    rp.agg_ip = wire::parse_ipv4(o.agg_ip);
-    rp.group_ip = wire::parse_ipv4(o.group_ip);
-    rp.agg_mac = o.agg_mac;
+    const RawParams rp = raw_params(o);
     for (auto& x : XdpTransport::open_shared(rp, N, tid_socket)) {
       JobParams& pk = ps[trs.size()];
-      pk.ip_src = x->local_ip();
-      pk.eth_src = x->local_mac();
-      pk.eth_dst = x->agg_mac();
+      take_addresses(pk, *x);
       pk.ip_dst = rp.agg_ip;
       trs.push_back(std::move(x));
     }
