@@ -833,29 +833,13 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
   return moved;
 }
 
-// The aggregation header of a frame of at least kHeaderBytes (wire::parse_header without a vector).
-wire::AggHeader header_of(const uint8_t* p) {
-  namespace off = wire::off;
-  wire::AggHeader h;
-  h.ver = p[off::ver];
-  h.flags = p[off::flags];
-  h.jid = wire::get16(p + off::jid);
-  h.tid = p[off::tid];
-  h.reserved = p[off::reserved];
-  h.count = wire::get16(p + off::count);
-  h.vid = wire::get32(p + off::vid);
-  h.rank = wire::get16(p + off::rank);
-  h.cookie = wire::get64(p + off::cookie);
-  return h;
-}
-
 // Accepts only final sums of this job for a slot of this call.
 void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   if (len < wire::kHeaderBytes) {
     ++stats_.ignored;
     return;
   }
-  const wire::AggHeader h = header_of(rx);
+  const wire::AggHeader h = wire::parse_header(rx);
   const size_t t = static_cast<size_t>(h.tid) - static_cast<size_t>(p_.first_tid);  // wraps when below
   if (h.ver != 1 || !h.result() || h.jid != p_.jid || t >= T || tr_[t].n == 0) {
     ++stats_.ignored;
@@ -910,7 +894,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
     s.settled = i + 1;
     settle_skipped(t);
     s.last_progress = s.last_result = now;
-    const bool ce = (rx[wire::off::ip_tos] & 3) == wire::kEcnCe;
+    const bool ce = wire::ecn(rx) == wire::kEcnCe;
     if (ce) ++stats_.results_ce, stats_.note(stats_.ce_vids, t, h.vid);
     cc_[t].on_result(ce);
   }

@@ -107,7 +107,7 @@ class ProgressTransport : public Watching<ProgressTransport> {
     if ((f[wire::off::flags] & wire::kFlagResult) && wire::get16(f + wire::off::jid) == jid_) {
       res_bytes_ += static_cast<double>(len - wire::kHeaderBytes);
       ++results_;
-      if ((f[wire::off::ip_tos] & 3) == 3) ++ce_;
+      if (wire::ecn(f) == wire::kEcnCe) ++ce_;
     }
   }
   void tick() {

@@ -76,7 +76,10 @@ Validity check_wellformed(const uint8_t* f, size_t len, int es, int max_elems) {
 AggHeader parse_header(const Bytes& f) {
   if (f.size() < kHeaderBytes)
     throw WireError("frame of " + std::to_string(f.size()) + " bytes has no aggregation header");
-  const uint8_t* p = f.data();
+  return parse_header(f.data());
+}
+
+AggHeader parse_header(const uint8_t* p) {
   AggHeader h;
   h.ver = p[off::ver];
   h.flags = p[off::flags];
@@ -104,7 +107,7 @@ void write_header(Bytes& f, const AggHeader& h) {
   put64(p + off::cookie, h.cookie);
 }
 
-uint8_t ecn(const Bytes& f) { return f.size() > off::ip_tos ? f[off::ip_tos] & 0x3 : 0; }
+uint8_t ecn(const Bytes& f) { return f.size() > off::ip_tos ? ecn(f.data()) : 0; }
 void set_ecn(Bytes& f, uint8_t e) { f[off::ip_tos] = static_cast<uint8_t>((f[off::ip_tos] & 0xFC) | (e & 0x3)); }
 
 uint16_t ipv4_checksum(const uint8_t* h) {

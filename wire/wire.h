@@ -86,10 +86,14 @@ inline Validity check_wellformed(const Bytes& f, int es, int max_elems) {
 
 // Header of a frame at least 64 bytes long (throws WireError otherwise).
 AggHeader parse_header(const Bytes& f);
+// The same from a frame in place, which the caller knows to be at least kHeaderBytes long (a
+// receive ring's slot: no copy, no check).
+AggHeader parse_header(const uint8_t* f);
 void write_header(Bytes& f, const AggHeader& h);  // f.size() >= 64
 
-uint8_t ecn(const Bytes& f);        // lower 2 bits of ipv4.tos
-void set_ecn(Bytes& f, uint8_t e);  // keeps DSCP
+uint8_t ecn(const Bytes& f);                                           // lower 2 bits of ipv4.tos
+inline uint8_t ecn(const uint8_t* f) { return f[off::ip_tos] & 0x3; }  // f at least 16 bytes long
+void set_ecn(Bytes& f, uint8_t e);                                     // keeps DSCP
 
 // RFC 1071 one's-complement checksum over the 20-byte IPv4 header at f[14..34) with the checksum
 // field taken as zero; set_ipv4_checksum stores it.
