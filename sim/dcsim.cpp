@@ -38,7 +38,7 @@ namespace {
 
 constexpr uint16_t kAccelPort = 9056;
 constexpr uint16_t kResultPort = 9100;  // + tree: a worker's socket for that tree's results
-constexpr uint32_t kHdrBytes = 24;  // the aggregation header carried in the UDP payload
+constexpr uint32_t kHdrBytes = 24;      // the aggregation header carried in the UDP payload
 constexpr uint8_t kEct0 = 0x02, kCe = 0x03;
 constexpr int kMaxWorkers = 128;
 
@@ -224,9 +224,9 @@ struct FlowRec {
 struct AccelCtx {
   int workers = 0, quorum = 0;  // workers: the number of children
   bool root = true, mcast = false;
-  Ipv4Address parent;  // non-root: the parent accelerator
-  uint16_t my_child = 0;  // non-root: this accelerator's child index at the parent
-  Ipv4Address group;      // root, mcast: the tree's multicast group
+  Ipv4Address parent;                    // non-root: the parent accelerator
+  uint16_t my_child = 0;                 // non-root: this accelerator's child index at the parent
+  Ipv4Address group;                     // root, mcast: the tree's multicast group
   std::vector<Ipv4Address> worker_addr;  // root: every worker of the job (results, repairs)
   std::vector<uint16_t> worker_port;
   uint64_t next_emit = 0;
@@ -584,7 +584,6 @@ void Sim::next_arrival() {
 
 // ---------------------------------------------------------------------------------------------
 // Aggregation jobs
-
 
 Ptr<Packet> frame(const Hdr& h, uint32_t payload, uint8_t tos) {
   Ptr<Packet> p = Create<Packet>(reinterpret_cast<const uint8_t*>(&h), kHdrBytes);
@@ -1043,7 +1042,8 @@ void Sim::accel_up(int ai, const AccelCtx& c, Hdr h, bool ce) {
   const double now = Simulator::Now().GetSeconds();
   if (a.st.first_tx < 0) a.st.first_tx = now;
   a.st.last_tx = now;
-  (ce ? a.tx_ce : a.tx_ect)->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0, InetSocketAddress(c.parent, kAccelPort));
+  (ce ? a.tx_ce : a.tx_ect)
+      ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0, InetSocketAddress(c.parent, kAccelPort));
   ++a.st.tx_frames;
 }
 
@@ -1271,7 +1271,9 @@ json Sim::results() {
   json acc = json::array();
   for (const auto& a : acc_) {
     if (a.st.rx_frames == 0) continue;
-    acc.push_back({{"level", a.level == ps::Role::edge ? "edge" : a.level == ps::Role::agg ? "agg" : "core"},
+    acc.push_back({{"level", a.level == ps::Role::edge  ? "edge"
+                             : a.level == ps::Role::agg ? "agg"
+                                                        : "core"},
                    {"core", a.core},
                    {"rx_frames", a.st.rx_frames},
                    {"rx_bytes", a.st.rx_bytes},
