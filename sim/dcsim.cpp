@@ -240,6 +240,7 @@ struct AccelCtx {
 
 struct AccelStats {
   uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, late = 0, dup = 0, overflow = 0, resent = 0;
+  uint64_t rx_ce = 0, tx_ce = 0;  // frames that arrived / left with CE
   double first_rx = -1, last_rx = -1, first_tx = -1, last_tx = -1;
   uint64_t max_open = 0;
 };
@@ -284,6 +285,7 @@ struct Job {
   double iter_start = 0;
   bool computing = false;
   std::vector<double> iter_s;
+  uint64_t results = 0, results_ce = 0;  // results taken by the workers, and those with CE
   int done_workers = 0;
   uint64_t chunk = 0;  // ring
 };
@@ -912,7 +914,10 @@ void Sim::worker_recv(Ptr<Socket> s) {
     wt.state[i] = 2;
     ++wt.got;
     wt.last_progress = Simulator::Now().GetSeconds();
-    wt.cc->on_result(ce_of(p));
+    const bool ce = ce_of(p);
+    ++job.results;
+    job.results_ce += ce;
+    wt.cc->on_result(ce);
     panama_send(job, w, h.tree);
     bool all = true;
     for (const auto& x : wk.trees) all = all && x.got == x.count;
@@ -945,6 +950,7 @@ void Sim::accel_recv(Ptr<Socket> s) {
     if (a.st.first_rx < 0) a.st.first_rx = now;
     a.st.last_rx = now;
     const bool ce = ce_of(p);
+    a.st.rx_ce += ce;
     if (h.vid < c.next_emit) {
       if ((h.flags & 2) && !c.root) {
         // A repair for a vector this accelerator has passed on: up to the parent, which may have
@@ -1008,6 +1014,7 @@ void Sim::accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only) {
         ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0,
                  InetSocketAddress(c.group, static_cast<uint16_t>(kResultPort + h.tree)));
     ++a.st.tx_frames;
+    a.st.tx_ce += ce;
     return;
   }
   for (int w = 0; w < static_cast<int>(c.worker_addr.size()); ++w) {
@@ -1017,6 +1024,7 @@ void Sim::accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only) {
         ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0,
                  InetSocketAddress(c.worker_addr[w], c.worker_port[w]));
     ++a.st.tx_frames;
+    a.st.tx_ce += ce;
   }
 }
 
@@ -1045,6 +1053,7 @@ void Sim::accel_up(int ai, const AccelCtx& c, Hdr h, bool ce) {
   (ce ? a.tx_ce : a.tx_ect)
       ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0, InetSocketAddress(c.parent, kAccelPort));
   ++a.st.tx_frames;
+  a.st.tx_ce += ce;
 }
 
 void Sim::repair_tick() {
@@ -1246,7 +1255,9 @@ json Sim::results() {
                     {"model_bytes", job.bytes},
                     {"compute_s", job.compute_s},
                     {"roots", job.roots},
-                    {"iteration_s", job.iter_s}});
+                    {"iteration_s", job.iter_s},
+                    {"results", job.results},
+                    {"results_ce", job.results_ce}});
   out["jobs"] = jobs;
 
   json links;
@@ -1286,7 +1297,9 @@ json Sim::results() {
                    {"duplicates", a.st.dup},
                    {"overflow", a.st.overflow},
                    {"repairs_answered", a.st.resent},
-                   {"max_open_vectors", a.st.max_open}});
+                   {"max_open_vectors", a.st.max_open},
+                   {"rx_ce", a.st.rx_ce},
+                   {"tx_ce", a.st.tx_ce}});
   }
   out["accelerators"] = acc;
   out["design"] = {{"path", design_.path},

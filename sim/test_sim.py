@@ -201,6 +201,34 @@ def panama_hier(b):
     t = r["jobs"][0]["iteration_s"][0]
     print(f"hierarchical all-reduce {t:.6f} s, expected compute + S/B + latencies = {expect:.6f} s")
     check(within(t, expect, 0.05), "a lone hierarchical PANAMA all-reduce takes S/B + latencies")
+    # ECN OR through every level: one tree, a fixed window, a lower marking threshold, and
+    # background flows that mark some racks' contributions more than others'. A partial sum
+    # carries CE when any of its inputs did, so each level receives at least the marked sums its
+    # children sent, the root marks at least as many vectors as any accelerator below it (and
+    # more than the least-marked rack: not an AND), and every marked result reaches all the
+    # workers (one multicast frame, replicated by the switches).
+    size = 1e6
+    r = run(b, "--scheme", "panama-nocc", "--load", 0.5, "--duration", 0.002, "--jobs", 1,
+            "--workers-min", n, "--workers-max", n, "--trees", 1, "--model-bytes", size,
+            "--compute-s", 0, "--iterations", 1, "--ecn-k", 30)
+    if not r:
+        return
+    acc = r["accelerators"]
+    lv = {x: [a for a in acc if a["level"] == x] for x in ("edge", "agg", "core")}
+    tx = {x: sum(a["tx_ce"] for a in lv[x]) for x in lv}
+    rx = {x: sum(a["rx_ce"] for a in lv[x]) for x in lv}
+    root = lv["core"][0]["tx_ce"]
+    job = r["jobs"][0]
+    edge_tx = [a["tx_ce"] for a in lv["edge"]]
+    print(f"CE frames in {rx}, out {tx}, per edge {edge_tx}, root {root}; results with CE at the "
+          f"workers {job['results_ce']} of {job['results']}")
+    check(rx["edge"] > 0, "contributions were marked below the edge accelerators")
+    check(rx["agg"] >= tx["edge"] and rx["core"] >= tx["agg"], "every marked partial sum arrives marked")
+    check(all(root >= a["tx_ce"] for a in lv["edge"] + lv["agg"]) and root > min(edge_tx),
+          "the root marks every vector marked anywhere below it (OR)")
+    vectors = math.ceil(size / (d["max_elems"] * d["elem_bytes"]))
+    check(job["results"] == n * vectors and job["results_ce"] >= n * root,
+          "every result, and every marked one, reaches all the workers")
 
 
 def conservation(b, scheme="panama"):
