@@ -189,7 +189,8 @@ def panama_hier(b):
     check(rx == {"edge": 8, "agg": 4, "core": 2}, f"frames per level {rx} (edge 8, agg 4, core 2)")
     # Multicast: the core's links carry the result once per pod, not once per worker.
     down_frames = r["links"]["agg-core"]["tx_bytes"] / (wire - PPP)
-    check(abs(down_frames - 4) < 1e-9, f"agg-core frames {down_frames:g} (2 partial sums up, 2 results down)")
+    check(abs(down_frames - 4) < 1e-9,
+          f"agg-core frames {down_frames:g} (2 partial sums up, 2 results down)")
     # A lone all-reduce of 4 MB: compute + S / B + one vector's trip (its latencies included).
     size, compute = 4e6, 0.001
     r = run(b, "--scheme", "panama", "--no-background", "--jobs", 1, "--workers-min", n,
@@ -223,7 +224,8 @@ def panama_hier(b):
     print(f"CE frames in {rx}, out {tx}, per edge {edge_tx}, root {root}; results with CE at the "
           f"workers {job['results_ce']} of {job['results']}")
     check(rx["edge"] > 0, "contributions were marked below the edge accelerators")
-    check(rx["agg"] >= tx["edge"] and rx["core"] >= tx["agg"], "every marked partial sum arrives marked")
+    check(rx["agg"] >= tx["edge"] and rx["core"] >= tx["agg"],
+          "every marked partial sum arrives marked")
     check(all(root >= a["tx_ce"] for a in lv["edge"] + lv["agg"]) and root > min(edge_tx),
           "the root marks every vector marked anywhere below it (OR)")
     vectors = math.ceil(size / (d["max_elems"] * d["elem_bytes"]))
