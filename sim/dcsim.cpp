@@ -74,6 +74,7 @@ struct Options {
   int iterations = 0;  // stop each job after this many iterations (0: duration decides)
   double max_time = -1;
   double rto_ms = 1;
+  double tcp_min_rto_ms = 5;         // the background's and the ring's TCP minimum RTO
   std::string aggregation = "hier";  // hier: at every switch of the tree; core: at the root only
   std::string out;
   bool progress = true;
@@ -1200,7 +1201,8 @@ json Sim::run() {
   // connection with a full send buffer stuck, one segment per RTO (docs/sim.md); the classic
   // recovery does not.
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto",
+                     TimeValue(MicroSeconds(static_cast<int64_t>(o_.tcp_min_rto_ms * 1e3))));
   // An ACK per segment: with ns-3.37's delayed ACKs (2 segments) TcpDctcp connections stalled
   // without any loss under load (docs/sim.md "TCP").
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
@@ -1395,6 +1397,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-time", o.max_time, "hard stop, simulated seconds")->check(CLI::PositiveNumber);
   app.add_option("--rto-ms", o.rto_ms, "aggregation repair timeout")->check(CLI::PositiveNumber);
+  app.add_option("--tcp-min-rto-ms", o.tcp_min_rto_ms, "TCP's minimum retransmission timeout")
+      ->check(CLI::PositiveNumber);
   app.add_option("--aggregation", o.aggregation,
                  "hier: accelerators at every switch of a job's tree, results multicast by the switches; "
                  "core: at the core only, results unicast")
