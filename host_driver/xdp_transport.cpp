@@ -29,6 +29,7 @@ namespace {
 
 constexpr uint32_t kFrames = 4096;  // UMEM frames: half rx (fill ring), half tx
 constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
+static_assert(kFrameSize == XdpTransport::kMaxFrame, "one frame per UMEM frame");
 constexpr uint32_t kRing = 2048;
 constexpr uint32_t kBatch = 64;  // descriptors per peek / per kernel wake-up on tx
 
@@ -49,6 +50,7 @@ struct XdpTransport::Shared {
   uint32_t attach_flags = 0;
   bpf_object* obj = nullptr;
   bool attached = false, native = false, zc = false;
+  bool all = false;  // a switch stand-in's port: every frame steered
   int xsks_map_fd = -1;
   void* area = nullptr;
   xsk_umem* umem = nullptr;
@@ -137,12 +139,14 @@ namespace {
 
 // Loads and attaches the program, maps the UMEM and fills its fill ring: the part of an
 // interface's AF_XDP set-up that every socket shares. Throws TransportError with one line.
-std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets, const std::vector<int>& tid_socket) {
+std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets, const std::vector<int>& tid_socket,
+                                                bool all) {
   if (p.iface.empty() || p.iface.size() >= IFNAMSIZ) throw TransportError("xdp: bad interface name '" + p.iface + "'");
   auto sh = std::make_shared<XdpTransport::Shared>();
   XdpTransport::Shared& d = *sh;
   d.iface = p.iface;
   d.sockets = sockets;
+  d.all = all;
   d.ifindex = if_nametoindex(p.iface.c_str());
   if (d.ifindex == 0) throw TransportError("xdp: no interface '" + p.iface + "'");
   // The program: opened from the embedded object, loaded, the port set, attached natively where
@@ -158,9 +162,10 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
   bpf_map* tmap = bpf_object__find_map_by_name(d.obj, "tid_sock");
   if (!prog || !xmap || !cmap || !tmap) throw TransportError("xdp: the embedded XDP program lacks its maps");
   d.xsks_map_fd = bpf_map__fd(xmap);
-  const uint32_t k0 = 0, k1 = 1, port_be = htons(p.port), by_tid = sockets > 1 ? 1 : 0;
+  const uint32_t k0 = 0, k1 = 1, k2 = 2, port_be = htons(p.port), by_tid = sockets > 1 ? 1 : 0, every = all ? 1 : 0;
   if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k0, &port_be, 0)) fail("setting the port", e);
   if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k1, &by_tid, 0)) fail("setting the steering", e);
+  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k2, &every, 0)) fail("setting the steering", e);
   for (size_t t = 0; t < tid_socket.size() && t < 256; ++t) {
     const uint32_t key = static_cast<uint32_t>(t), v = static_cast<uint32_t>(tid_socket[t]);
     if (int e = bpf_map_update_elem(bpf_map__fd(tmap), &key, &v, 0)) fail("setting the TID steering", e);
@@ -194,27 +199,32 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
 
 }  // namespace
 
-XdpTransport::XdpTransport(const RawParams& p, int queue) : XdpTransport(p, open_port(p, 1, {}), queue) {}
+XdpTransport::XdpTransport(const RawParams& p, int queue) : XdpTransport(p, open_port(p, 1, {}, false), queue) {}
 
 std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_shared(const RawParams& p, int sockets,
                                                                      const std::vector<int>& tid_socket) {
   if (sockets < 1 || sockets > 64) throw TransportError("xdp: 1..64 sockets per interface");
-  auto sh = open_port(p, sockets, tid_socket);
+  auto sh = open_port(p, sockets, tid_socket, false);
   std::vector<std::unique_ptr<XdpTransport>> v;
   for (int k = 0; k < sockets; ++k) v.emplace_back(new XdpTransport(p, sh, k));
   return v;
 }
 
-// Socket `index` of the interface (xsks_map key `index`; queue 0 when several share it).
-XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int index) : RawTransport(p), d_(new Impl) {
+std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_switch_port(const RawParams& p, int sockets,
+                                                                          const std::vector<int>& tid_socket) {
+  if (sockets < 1 || sockets > 64) throw TransportError("xdp: 1..64 sockets per interface");
+  auto sh = open_port(p, sockets, tid_socket, true);
+  std::vector<std::unique_ptr<XdpTransport>> v;
+  for (int k = 0; k < sockets; ++k) v.emplace_back(new XdpTransport(p, sh, k));
+  return v;
+}
+
+int XdpTransport::fd() const { return d_->fd; }
+
+void XdpTransport::find_addresses(const RawParams& p) {
   if ((p.group_ip >> 28) != 0xE)
     throw TransportError("xdp: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
   if (p.agg_ip == 0) throw TransportError("xdp: no aggregator address");
-  if (index < 0 || index >= 64) throw TransportError("xdp: queue must be 0..63");
-  Impl& d = *d_;
-  d.sh = std::move(shp);
-  Shared& sh = *d.sh;
-  const uint32_t queue = sh.sockets > 1 ? 0u : static_cast<uint32_t>(index);
   local_mac_ = iface_mac(p.iface);
   wire::Ipv4 mask = 0;
   if (!iface_ipv4(p.iface, local_ip_, mask))
@@ -244,7 +254,16 @@ XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int 
       throw TransportError("xdp: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
                            " (no neighbour entry, no ARP reply): give --agg-mac");
   }
+}
 
+// Socket `index` of the interface (xsks_map key `index`; queue 0 when several share it).
+XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int index) : RawTransport(p), d_(new Impl) {
+  if (index < 0 || index >= 64) throw TransportError("xdp: queue must be 0..63");
+  Impl& d = *d_;
+  d.sh = std::move(shp);
+  Shared& sh = *d.sh;
+  const uint32_t queue = sh.sockets > 1 ? 0u : static_cast<uint32_t>(index);
+  if (!sh.all) find_addresses(p);
   // The socket: zero-copy first (native XDP only), copy mode when the driver refuses it; the
   // sockets after the first share the UMEM and its rings.
   xsk_socket_config sc{};
