@@ -14,6 +14,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -90,6 +91,7 @@ struct XdpTransport::Impl {
   uint64_t cur_tx = 0;                        // the frame tx_begin handed out
   uint32_t tx_pending = 0;                    // reserved in the tx ring, not yet submitted
   uint32_t rx_idx = 0, rx_n = 0, rx_pos = 0;  // the peeked rx batch and how far it was handed out
+  std::vector<uint64_t> refill;               // received frames not yet back in the fill ring
 
   ~Impl() {
     if (xsk) xsk_socket__delete(xsk);
@@ -117,21 +119,27 @@ struct XdpTransport::Impl {
     sh->give();
   }
 
-  void release_rx() {  // the handed-out batch back to the (shared) fill ring
-    if (rx_n == 0 || rx_pos < rx_n) return;
-    sh->take();
-    uint32_t fidx = 0;
-    if (xsk_ring_prod__reserve(&sh->fq, rx_n, &fidx) != rx_n) {
-      sh->give();
-      throw TransportError("xdp: fill ring full");
+  // The handed-out batch back to the (shared) fill ring. The kernel publishes what it consumed
+  // from the fill ring only at its flushes, so the ring can look full for a moment: what does not
+  // fit waits in `refill` (its capacity reserved: no allocation) for the next call.
+  void release_rx() {
+    if (rx_n > 0 && rx_pos >= rx_n) {
+      for (uint32_t i = 0; i < rx_n; ++i)
+        refill.push_back(xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&rx, rx_idx + i)->addr));
+      xsk_ring_cons__release(&rx, rx_n);
+      rx_n = rx_pos = 0;
     }
-    for (uint32_t i = 0; i < rx_n; ++i)
-      *xsk_ring_prod__fill_addr(&sh->fq, fidx + i) =
-          xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&rx, rx_idx + i)->addr);
-    xsk_ring_prod__submit(&sh->fq, rx_n);
+    if (refill.empty()) return;
+    sh->take();
+    const uint32_t want = static_cast<uint32_t>(refill.size());
+    const uint32_t n = std::min(want, xsk_prod_nb_free(&sh->fq, want));
+    uint32_t fidx = 0;
+    if (n > 0 && xsk_ring_prod__reserve(&sh->fq, n, &fidx) == n) {
+      for (uint32_t i = 0; i < n; ++i) *xsk_ring_prod__fill_addr(&sh->fq, fidx + i) = refill[want - 1 - i];
+      xsk_ring_prod__submit(&sh->fq, n);
+      refill.resize(want - n);
+    }
     sh->give();
-    xsk_ring_cons__release(&rx, rx_n);
-    rx_n = rx_pos = 0;
   }
 };
 
@@ -306,6 +314,7 @@ XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int 
     for (uint32_t i = kFrames / 2; i < kFrames; ++i) sh.pool.push_back(uint64_t{i} * kFrameSize);
   }
   d.cache.reserve(kBatch);
+  d.refill.reserve(kFrames);
 }
 
 XdpTransport::~XdpTransport() {
