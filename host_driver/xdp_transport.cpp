@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -87,9 +88,10 @@ struct XdpTransport::Impl {
   xsk_ring_prod tx{};
   xsk_ring_cons rx{};
   int fd = -1;
-  std::vector<uint64_t> cache;                // tx frames taken from the pool (at most kBatch)
-  uint64_t cur_tx = 0;                        // the frame tx_begin handed out
-  uint32_t tx_pending = 0;                    // reserved in the tx ring, not yet submitted
+  int busy_us = 0;              // PANAMA_XDP_BUSY_POLL: spin this long on an empty rx ring before sleeping
+  std::vector<uint64_t> cache;  // tx frames taken from the pool (at most kBatch)
+  uint64_t cur_tx = 0;          // the frame tx_begin handed out
+  uint32_t tx_pending = 0;      // reserved in the tx ring, not yet submitted
   uint32_t rx_idx = 0, rx_n = 0, rx_pos = 0;  // the peeked rx batch and how far it was handed out
   std::vector<uint64_t> refill;               // received frames not yet back in the fill ring
 
@@ -302,6 +304,7 @@ XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int 
   const uint32_t key = static_cast<uint32_t>(index), fdv = static_cast<uint32_t>(d.fd);
   if (int u = bpf_map_update_elem(sh.xsks_map_fd, &key, &fdv, 0)) fail("registering the socket", u);
   mode_ = std::string(sh.zc ? "zero-copy" : "copy") + (sh.native ? ", native XDP" : ", generic XDP");
+  mode_ += busy_poll(d);
 
   if (first) {
     // Frames 0 .. kFrames/2 - 1 wait in the fill ring, the rest are for sending.
@@ -323,6 +326,30 @@ XdpTransport::~XdpTransport() {
   } catch (const TransportError&) {
     // Nothing to report to at destruction; the peers see the frames as lost.
   }
+}
+
+// PANAMA_XDP_BUSY_POLL=US (docs/host.md "Backends"): SO_PREFER_BUSY_POLL, SO_BUSY_POLL = US and
+// SO_BUSY_POLL_BUDGET = kBatch on the socket; an empty rx ring is then polled from the receiving
+// call (recvfrom, which runs the device's NAPI context here) for up to US microseconds before the
+// call sleeps in poll(). Refused options leave the socket as it was, said in the mode.
+std::string XdpTransport::busy_poll(Impl& d) {
+  const char* e = std::getenv("PANAMA_XDP_BUSY_POLL");
+  if (!e || !*e) return "";
+  char* end = nullptr;
+  const long us = std::strtol(e, &end, 10);
+  if (*end != '\0' || us < 0 || us > 1000000)
+    throw TransportError(std::string("xdp: PANAMA_XDP_BUSY_POLL must be 0..1000000 microseconds, not '") + e + "'");
+  if (us == 0) return "";
+  const int one = 1, v = static_cast<int>(us), budget = static_cast<int>(kBatch);
+#ifndef SO_PREFER_BUSY_POLL
+  constexpr int SO_PREFER_BUSY_POLL = 69, SO_BUSY_POLL_BUDGET = 70;
+#endif
+  if (setsockopt(d.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof one) != 0 ||
+      setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof v) != 0 ||
+      setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof budget) != 0)
+    return std::string(", busy-poll refused (") + std::strerror(errno) + "): interrupts";
+  d.busy_us = v;
+  return ", busy-poll " + std::to_string(v) + " us";
 }
 
 std::string XdpTransport::datapath() const {
@@ -368,6 +395,7 @@ void XdpTransport::flush() { d_->kick(); }
 
 bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
   Impl& d = *d_;
+  Clock::time_point spin_until = Clock::time_point::min();
   for (;;) {
     if (d.rx_pos < d.rx_n) {
       const xdp_desc* desc = xsk_ring_cons__rx_desc(&d.rx, d.rx_idx + d.rx_pos++);
@@ -383,6 +411,13 @@ bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_poi
     if (d.rx_n) continue;
     const auto now = Clock::now();
     if (now >= deadline) return false;
+    if (d.busy_us > 0) {  // busy-poll: the device's NAPI run from here, then sleep
+      if (spin_until == Clock::time_point::min()) spin_until = now + std::chrono::microseconds(d.busy_us);
+      if (now < spin_until) {
+        (void)recvfrom(d.fd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+        continue;
+      }
+    }
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
     pollfd q{d.fd, POLLIN, 0};
     if (poll(&q, 1, static_cast<int>(std::min<long long>(ms, 100))) < 0 && errno != EINTR) fail("poll", errno);

@@ -51,6 +51,7 @@ class XdpTransport : public RawTransport {
   XdpTransport(const RawParams& p, std::shared_ptr<Shared> sh, int index);
   void find_addresses(const RawParams& p);  // this interface's and the next hop's (a worker's)
   struct Impl;
+  static std::string busy_poll(Impl& d);  // PANAMA_XDP_BUSY_POLL; what the mode says of it
   std::unique_ptr<Impl> d_;
   std::string mode_;
 };
