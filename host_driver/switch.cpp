@@ -212,7 +212,7 @@ void SwitchChip::enqueue(int port, wire::Bytes&& f, int mark) {
   const bool mark_it = mark >= 0 ? mark == 1 : congested(port);
   if (mark_it && mark_ce(f)) ++c.ce_marked;
   q.push_back(std::move(f));
-  arrived_[static_cast<size_t>(port)].push_back(Clock::now());
+  arrived_[static_cast<size_t>(port)].push_back(stamp_ != Clock::time_point::min() ? stamp_ : Clock::now());
   c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
 }
 
@@ -272,7 +272,13 @@ void SwitchChip::from_accelerator(EngineOut& o) {
   enqueue(it != fdb_.end() ? it->second : c.upstream_port, std::move(f));
 }
 
-void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
+void SwitchChip::from_engine(EngineOut o, Clock::time_point now) {
+  // Every frame this output queues arrived at `now` (one clock read per round, not per frame).
+  struct Stamp {
+    Clock::time_point& s;
+    ~Stamp() { s = Clock::time_point::min(); }
+  } stamp{stamp_};
+  stamp_ = now;
   wire::Bytes& f = o.data;
   if (f.size() < 14) {  // the accelerator drops runts; nothing to forward
     pool_.put(std::move(f));
@@ -582,9 +588,9 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
       last_traffic = now;
     }
     eng.drain_outputs(outs);
+    now = Clock::now();  // the outputs' arrival in their queues: after the engine's work
     for (auto& o : outs) chip.from_engine(std::move(o), now);
     outs.clear();
-    now = Clock::now();
     budget.update(std::chrono::duration<double>(now - t0).count(), filled);
     for (int port = 0; port < n; ++port)
       while (chip.pop_due(port, now, f)) fab.send_swap(port, f);

@@ -127,7 +127,9 @@ struct BoardSide {
 class SwitchChip {
  public:
   SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p);
-  void from_engine(EngineOut o, Clock::time_point now);  // forward + enqueue (o.data back to pool())
+  // Forward + enqueue (o.data's buffer kept or given back to pool()); `now`: the frames' arrival
+  // time in their queues (the drain rate's timeline).
+  void from_engine(EngineOut o, Clock::time_point now);
   void count_rx(int port, size_t bytes);
   // Fault injection on a frame received from / sent to `port`: true = drop it.
   bool inject_loss(int port);
@@ -178,6 +180,7 @@ class SwitchChip {
   ChipParams p_;
   std::map<wire::Mac, int> fdb_;  // learned MAC -> port
   FramePool pool_;
+  Clock::time_point stamp_ = Clock::time_point::min();  // from_engine's `now` while it runs
   std::vector<Ring<wire::Bytes>> q_;
   std::vector<Ring<Clock::time_point>> arrived_;  // per queued frame, when it was enqueued
   std::vector<Clock::time_point> busy_until_;

@@ -409,6 +409,7 @@ bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_poi
     if (d.tx_pending) flush();
     d.rx_n = xsk_ring_cons__peek(&d.rx, kBatch, &d.rx_idx);
     if (d.rx_n) continue;
+    if (deadline == Clock::time_point::min()) return false;  // a look only (the stand-in's links)
     const auto now = Clock::now();
     if (now >= deadline) return false;
     if (d.busy_us > 0) {  // busy-poll: the device's NAPI run from here, then sleep
