@@ -211,17 +211,74 @@ void SwitchChip::enqueue(int port, wire::Bytes&& f, int mark) {
   // replicated final sum, when any of its queues is: mark >= 0 is decided by the caller).
   const bool mark_it = mark >= 0 ? mark == 1 : congested(port);
   if (mark_it && mark_ce(f)) ++c.ce_marked;
-  q.push_back(std::move(f));
+  q.push_back(Queued(std::move(f)));
   arrived_[static_cast<size_t>(port)].push_back(stamp_ != Clock::time_point::min() ? stamp_ : Clock::now());
   c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
 }
 
+void SwitchChip::enqueue_shared(int port, SharedFrame* s, bool ce) {
+  if (port < 0 || port >= ports_) return;
+  auto& q = q_[static_cast<size_t>(port)];
+  auto& c = ctr_[static_cast<size_t>(port)];
+  if (static_cast<int>(q.size()) >= p_.queue_limit) {
+    ++c.queue_drops;
+    return;
+  }
+  if (ce) ++c.ce_marked;
+  ++s->refs;
+  Queued x;
+  x.sh = s;
+  q.push_back(std::move(x));
+  arrived_[static_cast<size_t>(port)].push_back(stamp_ != Clock::time_point::min() ? stamp_ : Clock::now());
+  c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
+}
+
+SwitchChip::SharedFrame* SwitchChip::shared_frame() {
+  if (shared_free_.empty()) {
+    shared_all_.push_back(std::make_unique<SharedFrame>());
+    return shared_all_.back().get();
+  }
+  SharedFrame* s = shared_free_.back();
+  shared_free_.pop_back();
+  return s;
+}
+
+void SwitchChip::release(Queued& x) {
+  if (x.sh) {
+    if (--x.sh->refs == 0) shared_free_.push_back(x.sh);
+    x.sh = nullptr;
+  } else {
+    pool_.put(std::move(x.own));
+  }
+}
+
+SwitchChip::Queued SwitchChip::clone(Queued& x) {
+  if (!x.sh) return Queued(copy(x.own));
+  Queued y;
+  y.sh = x.sh;
+  ++x.sh->refs;
+  return y;
+}
+
 void SwitchChip::replicate(const std::vector<int>& ports, int except, wire::Bytes&& f, int mark) {
-  int last = -1;
+  int last = -1, n = 0;
   for (int p : ports)
-    if (p != except) last = p;
+    if (p != except) {
+      last = p;
+      ++n;
+    }
   if (last < 0) {
     pool_.put(std::move(f));
+    return;
+  }
+  if (n > 1 && mark >= 0) {  // marked once for all: one frame, a reference in each queue
+    SharedFrame* s = shared_frame();
+    std::swap(s->data, f);
+    pool_.put(std::move(f));
+    const bool ce = mark == 1 && mark_ce(s->data);
+    for (int p : ports)
+      if (p != except) enqueue_shared(p, s, ce);
+    if (s->refs == 0) shared_free_.push_back(s);  // every queue full
     return;
   }
   for (int p : ports)
@@ -346,12 +403,24 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point now) {
 }
 
 bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
+  bool owned = false;
+  wire::Bytes* g = pop_due(port, now, &owned);
+  if (!g) return false;
+  if (owned)
+    std::swap(f, *g);  // f's old buffer goes back to the pool with cur_
+  else
+    f.assign(g->begin(), g->end());
+  return true;
+}
+
+wire::Bytes* SwitchChip::pop_due(int port, Clock::time_point now, bool* owned) {
   const size_t pi = static_cast<size_t>(port);
   auto& q = q_[pi];
   auto& arr = arrived_[pi];
   auto& held = held_[pi];
+  release(cur_);
   if (held) {
-    if (q.empty() && now < held_until_[pi]) return false;
+    if (q.empty() && now < held_until_[pi]) return nullptr;
     // A held frame leaves right behind the next frame queued, or alone once its hold is over.
     q.insert_second(std::move(*held));
     arr.insert_second(now);
@@ -360,27 +429,26 @@ bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
   auto& busy = busy_until_[pi];
   Clock::time_point arrival;
   for (bool may_reorder = true;;) {
-    if (q.empty() || (p_.rate_mbps > 0 && now < busy)) return false;
-    pool_.put(std::move(f));
-    f = q.take_front();
+    if (q.empty() || (p_.rate_mbps > 0 && now < busy)) return nullptr;
+    release(cur_);
+    cur_ = q.take_front();
     arrival = arr.take_front();
     if (inject_loss(port)) continue;
     if (!may_reorder || !inject_reorder(port)) break;
     may_reorder = false;
     if (q.empty()) {  // nothing to overtake it yet: held until a frame is queued behind it
-      held = std::move(f);
-      f = pool_.get();
+      held = std::move(cur_);
       held_until_[pi] = now + kReorderHold;
-      return false;
+      return nullptr;
     }
-    q.insert_second(std::move(f));  // the next frame overtakes this one
-    f = pool_.get();
+    q.insert_second(std::move(cur_));  // the next frame overtakes this one
     arr.insert_second(arrival);
   }
   if (inject_dup(port)) {  // the copy leaves right after the original
-    q.push_front(copy(f));
+    q.push_front(clone(cur_));
     arr.push_front(arrival);
   }
+  wire::Bytes& f = cur_.bytes();
   auto& c = ctr_[static_cast<size_t>(port)];
   ++c.tx_frames;
   c.tx_bytes += f.size();
@@ -393,7 +461,8 @@ bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
     // of it). A late loop then sends what is due back to back.
     busy = std::max(busy, arrival) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
   }
-  return true;
+  if (owned) *owned = cur_.sh == nullptr;
+  return &f;
 }
 
 Clock::time_point SwitchChip::next_due() const {
@@ -593,7 +662,12 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
     outs.clear();
     budget.update(std::chrono::duration<double>(now - t0).count(), filled);
     for (int port = 0; port < n; ++port)
-      while (chip.pop_due(port, now, f)) fab.send_swap(port, f);
+      for (bool owned = false; wire::Bytes* g = chip.pop_due(port, now, &owned);) {
+        if (owned)
+          fab.send_swap(port, *g);  // the buffer itself goes to the link
+        else
+          fab.send(port, *g);  // a replicated frame other queues still hold: the link copies it
+      }
     fab.flush();
     if (filled) continue;  // keep draining the links before sleeping
     const auto due = chip.next_due();

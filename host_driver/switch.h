@@ -148,8 +148,11 @@ class SwitchChip {
   bool recall(int port, const wire::Bytes& f);
   const wire::CtxFile& contexts() const { return ctx_; }
   void set_board(const BoardSide& b) { board_ = b; }
-  // Next frame port p may transmit now (drain rate), false if none. f's old buffer goes back to
-  // pool().
+  // Next frame port p may transmit now (drain rate), nullptr if none. The frame stays valid until
+  // the next pop_due() on any port. *owned: its buffer is this queue's alone (the caller may take
+  // it: Fabric::send_swap), else it is a replicated frame other queues still share (send a copy).
+  wire::Bytes* pop_due(int port, Clock::time_point now, bool* owned);
+  // The same into f (f's old buffer goes back to pool()); false if none.
   bool pop_due(int port, Clock::time_point now, wire::Bytes& f);
   // The frame buffers the chip, the stand-in's loop and the soft engine share (one per thread).
   FramePool& pool() { return pool_; }
@@ -167,7 +170,8 @@ class SwitchChip {
   void enqueue(int port, wire::Bytes&& f, int mark = -1);
   bool congested(int port) const;
   void flood(wire::Bytes&& f, int except);
-  // f to every port of `ports` but `except` (copies, the last one gets f itself).
+  // f to every port of `ports` but `except` (with a forced mark, one shared frame; else copies,
+  // the last one gets f itself).
   void replicate(const std::vector<int>& ports, int except, wire::Bytes&& f, int mark);
   void from_accelerator(EngineOut& o);  // a frame the accelerator built (m_agg)
   // A final sum sent to the members, kept; the kept copy (nullptr when the cache is off).
@@ -181,12 +185,40 @@ class SwitchChip {
   std::map<wire::Mac, int> fdb_;  // learned MAC -> port
   FramePool pool_;
   Clock::time_point stamp_ = Clock::time_point::min();  // from_engine's `now` while it runs
-  std::vector<Ring<wire::Bytes>> q_;
+  // A frame the accelerator replicated to several queues (a multicast sum, marked once for all)
+  // is queued once: each queue holds a reference (no copy per member); the last one to send it
+  // frees it for reuse.
+  struct SharedFrame {
+    wire::Bytes data;
+    int refs = 0;
+  };
+  struct Queued {  // a queued frame: its own buffer, or a shared one
+    wire::Bytes own;
+    SharedFrame* sh = nullptr;
+    Queued() = default;
+    explicit Queued(wire::Bytes&& b) : own(std::move(b)) {}
+    Queued(Queued&& o) noexcept : own(std::move(o.own)), sh(o.sh) { o.sh = nullptr; }
+    Queued& operator=(Queued&& o) noexcept {
+      own = std::move(o.own);
+      sh = o.sh;
+      o.sh = nullptr;
+      return *this;
+    }
+    wire::Bytes& bytes() { return sh ? sh->data : own; }
+  };
+  void release(Queued& x);                                 // its buffer back to the pool, or one reference less
+  Queued clone(Queued& x);                                 // a duplicate (a copy, or one reference more)
+  SharedFrame* shared_frame();                             // a free shared frame (allocated only when none is free)
+  void enqueue_shared(int port, SharedFrame* s, bool ce);  // ce: the frame was marked CE
+  std::vector<std::unique_ptr<SharedFrame>> shared_all_;
+  std::vector<SharedFrame*> shared_free_;
+  Queued cur_;  // the frame pop_due() handed out last
+  std::vector<Ring<Queued>> q_;
   std::vector<Ring<Clock::time_point>> arrived_;  // per queued frame, when it was enqueued
   std::vector<Clock::time_point> busy_until_;
   // Per egress port, a frame held back by inject_reorder() while its queue was empty: it goes
   // out right behind the next frame queued there, or alone once held_until_ passes.
-  std::vector<std::optional<wire::Bytes>> held_;
+  std::vector<std::optional<Queued>> held_;
   std::vector<Clock::time_point> held_until_;
   std::vector<PortCounters> ctr_;
   std::vector<bool> lossy_;
