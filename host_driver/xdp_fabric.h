@@ -1,8 +1,8 @@
-// `switch --backend xdp` (docs/host.md "Benchmark"): the stand-in's links on AF_XDP sockets, the
+// `switch --backend xdp` (docs/host.md "panama-host switch"): the stand-in's links on AF_XDP sockets, the
 // worker's xdp backend (xdp_transport.h) opened as a switch port: the XDP program steers every
 // frame of the interface to the sockets, none to the kernel. With --threads M, each interface has
 // M sockets sharing its UMEM, and thread t's fabric holds socket t of every interface; the
-// program hands an aggregation frame to the socket of its TID's thread (xdp_fabric_tid_threads),
+// program hands an aggregation frame to the socket of its TID's thread (XdpPorts' tid_thread),
 // every other frame to thread 0.
 #pragma once
 
@@ -45,6 +45,7 @@ class XdpFabric : public Fabric {
 // thread t's. Throws TransportError with one line when AF_XDP is refused.
 class XdpPorts {
  public:
+  // tid_thread[t]: the thread whose sockets receive the aggregation frames of TID t.
   XdpPorts(const std::vector<std::string>& ifaces, int threads, uint16_t agg_port, const std::vector<int>& tid_thread);
   std::unique_ptr<XdpFabric> fabric(int thread) const;
   // How the sockets move frames ("AF_XDP copy, native XDP" ...), for the stand-in's first line.
