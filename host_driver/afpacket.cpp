@@ -66,10 +66,17 @@ void complete_l4_checksum(wire::Bytes& f) {
     csum_off = l4 + 16;
   else
     return;
+  // A fragment's L4 checksum covers the whole datagram: never touched here.
+  if ((wire::get16(&f[20]) & 0x3FFF) != 0) return;
   uint32_t sum = 0;
   for (size_t i = 26; i < 34; i += 2) sum += wire::get16(&f[i]);
   sum += proto;
   sum += static_cast<uint32_t>(len);
+  // Left to offload, the field holds the folded pseudo-header sum: anything else is a checksum
+  // the sender computed (right or wrong), which the stand-in forwards as it is.
+  uint32_t pseudo = sum;
+  while (pseudo >> 16) pseudo = (pseudo & 0xFFFF) + (pseudo >> 16);
+  if (wire::get16(&f[csum_off]) != pseudo) return;
   f[csum_off] = f[csum_off + 1] = 0;
   for (size_t i = 0; i + 1 < len; i += 2) sum += wire::get16(&f[l4 + i]);
   if (len & 1) sum += static_cast<uint32_t>(f[l4 + len - 1]) << 8;

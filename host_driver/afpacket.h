@@ -16,6 +16,8 @@ namespace panama::host {
 
 // Completes the TCP/UDP checksum of an IPv4 frame whose sender left it to offload (veth peers
 // hand such frames over with only the pseudo-header sum): on a real wire every frame is whole.
+// Only a frame whose L4 checksum field holds that pseudo-header sum is completed; fragments and
+// frames with a computed checksum (even a wrong one) pass unchanged.
 void complete_l4_checksum(wire::Bytes& f);
 // Whether a frame is aggregation traffic (IPv4 without options, UDP to `port`): the stand-ins'
 // links leave its checksum as it came (the engine does not read it), port 0: no frame is.

@@ -324,6 +324,11 @@ int run_switch(const SwitchOpts& o) {
   if (o.threads > 1 && o.backend != "xdp")
     throw std::runtime_error("--threads " + std::to_string(o.threads) +
                              ": needs --backend xdp (a socket per thread and interface, the frames steered by TID)");
+  // A loop's chip has its own egress queues: a drain rate or a queue log would be per loop, not
+  // per port (the queue limit and the ECN threshold are per loop, docs/host.md "Threads").
+  if (o.threads > 1 && (o.sp.chip.rate_mbps > 0 || !o.sp.queue_log.empty()))
+    throw std::runtime_error("--threads " + std::to_string(o.threads) +
+                             ": --rate-mbps and --queue-log model one egress queue per port, which needs --threads 1");
   const auto names = split(o.ifaces);
   if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
   // Fail now, not after the run: the counters file must be writable.
@@ -403,7 +408,7 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
                  "loops, each with its own socket on every interface and the contexts whose TID mod THREADS is "
                  "its index (--engine soft --backend xdp for more than 1)")
       ->default_val(1)
-      ->check(CLI::Range(1, 64));
+      ->check(CLI::Range(1, 16));  // 16 sockets x a 64-frame tx cache: half an interface's 2048 tx frames
   sw->add_flag("--prepare", s.prepare, "only verilate the design for the rtl engine (cached), then exit");
   sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
       ->default_val(0);

@@ -54,7 +54,7 @@ class SoftEngine : public Engine {
     ++pc[kRxFrames];
     ++frames_;
     if (f.size() < 14) {
-      ++pc[kRunt];
+      drop(pc, kRunt, std::move(f));
       return;
     }
     if (wire::classify(f, ctxf_.agg_port) != wire::Class::aggregation) {
@@ -62,29 +62,29 @@ class SoftEngine : public Engine {
       return;
     }
     if (wire::check_wellformed(f, es_, max_elems_) != wire::Validity::ok) {
-      ++pc[kMalformed];
+      drop(pc, kMalformed, std::move(f));
       return;
     }
     const wire::AggHeader h = wire::parse_header(f);
     Ctx* c = find(h.jid, h.tid);
     if (!c) {
-      ++pc[kNoContext];
+      drop(pc, kNoContext, std::move(f));
       return;
     }
     if (h.result()) {
       if (!c->e.multicast && port == c->e.upstream_port)
         pass(port, std::move(f), kResultPassed);
       else
-        ++pc[kNotMember];
+        drop(pc, kNotMember, std::move(f));
       return;
     }
     if (!member(*c, port)) {
-      ++pc[kNotMember];
+      drop(pc, kNotMember, std::move(f));
       return;
     }
     auto& q = c->q[static_cast<size_t>(port)];
     if (q.size() >= kQueueCap) {
-      ++pc[kOverflow];
+      drop(pc, kOverflow, std::move(f));
       return;
     }
     q.push_back(std::move(f));
@@ -202,6 +202,12 @@ class SoftEngine : public Engine {
 
   void give(wire::Bytes&& f) {  // a consumed frame's buffer back to the pool
     if (pool_) pool_->put(std::move(f));
+  }
+  // A frame dropped and counted: its buffer goes back to the pool like a consumed one.
+  template <typename Counters>
+  void drop(Counters& pc, size_t counter, wire::Bytes&& f) {
+    ++pc[counter];
+    give(std::move(f));
   }
 
   // Every member's head has VID = expected and the same COUNT: sum, build, consume. The result is

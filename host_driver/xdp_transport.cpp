@@ -104,7 +104,9 @@ struct XdpTransport::Impl {
       xsk_ring_prod__submit(&tx, tx_pending);
       tx_pending = 0;
     }
-    if (xsk_ring_prod__needs_wakeup(&tx)) {
+    // Only while the tx ring holds descriptors the kernel has not taken: in copy mode the flag
+    // stays set, and an empty ring would cost a system call per round for nothing.
+    if (xsk_ring_prod__needs_wakeup(&tx) && xsk_prod_nb_free(&tx, kRing) < kRing) {
       if (sendto(fd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0 && errno != EAGAIN && errno != EBUSY &&
           errno != ENOBUFS && errno != ENETDOWN)
         fail("waking the transmit ring", errno);
@@ -346,8 +348,14 @@ std::string XdpTransport::busy_poll(Impl& d) {
 #endif
   if (setsockopt(d.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof one) != 0 ||
       setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof v) != 0 ||
-      setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof budget) != 0)
-    return std::string(", busy-poll refused (") + std::strerror(errno) + "): interrupts";
+      setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof budget) != 0) {
+    const int err = errno;
+    // Back to the socket as it was: none of the three left half set.
+    const int zero = 0;
+    (void)setsockopt(d.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &zero, sizeof zero);
+    (void)setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL, &zero, sizeof zero);
+    return std::string(", busy-poll refused (") + std::strerror(err) + "): interrupts";
+  }
   d.busy_us = v;
   return ", busy-poll " + std::to_string(v) + " us";
 }

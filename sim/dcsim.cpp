@@ -237,6 +237,15 @@ struct AccelCtx {
     std::bitset<kMaxWorkers> seen;
   };
   std::map<uint64_t, Rec> open;
+  // The CE of the last kCeMemory vectors released (tagged by VID): a repair forwarded up, or a
+  // result sent again by the root, carries the mark the vector had.
+  static constexpr uint64_t kCeMemory = 4096;
+  std::vector<uint64_t> released{std::vector<uint64_t>(kCeMemory, ~0ull)};
+  void remember(uint64_t vid, bool ce) { released[vid % kCeMemory] = vid << 1 | (ce ? 1 : 0); }
+  bool released_ce(uint64_t vid) const {
+    const uint64_t e = released[vid % kCeMemory];
+    return e != ~0ull && (e >> 1) == vid && (e & 1);
+  }
 };
 
 struct AccelStats {
@@ -956,10 +965,10 @@ void Sim::accel_recv(Ptr<Socket> s) {
       if ((h.flags & 2) && !c.root) {
         // A repair for a vector this accelerator has passed on: up to the parent, which may have
         // lost the partial sum or, at the root, answers the worker.
-        accel_up(ai, c, h, false);
+        accel_up(ai, c, h, ce || c.released_ce(h.vid));
       } else if (h.flags & 2) {  // a repair: that worker missed the result
         ++a.st.resent;
-        if (h.origin < c.worker_addr.size()) accel_send(ai, cit->first, h.vid, false, h.origin);
+        if (h.origin < c.worker_addr.size()) accel_send(ai, cit->first, h.vid, c.released_ce(h.vid), h.origin);
       } else {
         ++a.st.late;
       }
@@ -978,6 +987,7 @@ void Sim::accel_recv(Ptr<Socket> s) {
     }
     AccelCtx::Rec& r = rit->second;
     if (r.complete || r.seen[h.worker]) {
+      r.ce = r.ce || ce;  // a copy that lost the race (to a repair) still brings its mark
       ++a.st.dup;
       continue;
     }
@@ -989,6 +999,7 @@ void Sim::accel_recv(Ptr<Socket> s) {
       while (!c.open.empty() && c.open.begin()->first == c.next_emit && c.open.begin()->second.complete) {
         Simulator::Schedule(Seconds(design_.latency_s()), &Sim::accel_release, this, ai, cit->first, c.next_emit,
                             c.open.begin()->second.ce);
+        c.remember(c.next_emit, c.open.begin()->second.ce);
         c.open.erase(c.open.begin());
         --a.open_frames;
         ++c.next_emit;

@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "afpacket.h"
 #include "allreduce.h"
 #include "config.h"
 #include "loopback.h"
@@ -1035,8 +1036,8 @@ TEST(HostSoftEngine, RepairAtFivePercentOnEveryLinkBothWays) { repair_run(2, 0.0
 
 // The same frames into the SystemC model and the soft engine: the same built frames and the same
 // counters (stale heads, incomplete and count-mismatched vectors, VID jumps, bypass, not_member,
-// no_context). Two implementations that share no code but the wire format.
-// The same frames through the SystemC model and the soft engine (a design's formats and modes).
+// no_context), for a design's formats and modes. Two implementations that share no code but the
+// wire format.
 void same_decisions_as_the_model(const Config& cfg) {
   wire::CtxFile ctx = one_ctx(0, 2, 9);
   ctx.contexts[0].members = {0, 1, 3};
@@ -1150,16 +1151,27 @@ TEST(HostStandInPath, NoAllocationPerFrameOnceWarm) {
       s.payload = wire::payload_from_elems(el, 4);
       in.push_back(wire::build_frame(s));
     }
+  // Frames the engine drops and counts (no context; a contribution from a port that is not a
+  // member) and one it passes on (UDP to another port): their buffers go back to the pool too.
+  wire::Bytes no_ctx = in[0], bypass = in[0];
+  wire::put16(&no_ctx[wire::off::jid], 99);
+  wire::put16(&bypass[wire::off::udp_dport], static_cast<uint16_t>(ctx.agg_port + 1));
   std::vector<EngineOut> outs;
   outs.reserve(64);
   wire::Bytes f = chip.pool().get(), g;
   uint64_t results = 0;
+  auto feed = [&](int port, const wire::Bytes& frame) {
+    f.assign(frame.begin(), frame.end());  // a link fills a reused buffer
+    eng->inject(port, std::move(f));
+    f = chip.pool().get();
+  };
   auto run = [&](size_t from, size_t to) {
     for (size_t i = from; i < to; ++i) {
-      f.assign(in[i].begin(), in[i].end());  // a link fills a reused buffer
-      eng->inject(static_cast<int>(i % 3), std::move(f));
-      f = chip.pool().get();
+      feed(static_cast<int>(i % 3), in[i]);
       if (i % 3 != 2) continue;
+      feed(0, no_ctx);
+      feed(3, in[i]);  // port 3 is not a member
+      feed(1, bypass);
       eng->run_until_idle();
       eng->drain_outputs(outs);
       for (auto& o : outs) chip.from_engine(std::move(o), Clock::now());
@@ -1174,6 +1186,52 @@ TEST(HostStandInPath, NoAllocationPerFrameOnceWarm) {
   EXPECT_EQ(host_test_allocations() - before, 0u);
   EXPECT_GE(results - got, 3u * 1000u);  // every vector's result reached the 3 members (and dups)
   eng->use_pool(nullptr);
+}
+
+// The stand-in completes a TCP/UDP checksum only where the sender left it to offload (the field
+// holds the pseudo-header sum, as veth hands such frames over); a fragment, or a frame with a
+// checksum of its own (even a wrong one), crosses unchanged.
+namespace {
+uint16_t fold16(uint32_t s) {
+  while (s >> 16) s = (s & 0xFFFF) + (s >> 16);
+  return static_cast<uint16_t>(s);
+}
+// The UDP datagram's one's-complement sum with its pseudo header: 0xFFFF when the checksum is right.
+uint16_t udp_verify(const wire::Bytes& f) {
+  const size_t len = wire::get16(&f[wire::off::udp_len]);
+  uint32_t s = 17 + static_cast<uint32_t>(len);
+  for (size_t i = wire::off::ip_src; i < wire::off::udp; i += 2) s += wire::get16(&f[i]);
+  for (size_t i = 0; i + 1 < len; i += 2) s += wire::get16(&f[wire::off::udp + i]);
+  if (len & 1) s += static_cast<uint32_t>(f[wire::off::udp + len - 1]) << 8;
+  return fold16(s);
+}
+}  // namespace
+
+TEST(HostStandInPath, ChecksumCompletedOnlyWhenLeftToOffload) {
+  wire::FrameSpec spec;
+  spec.hdr.jid = 5;
+  spec.payload = wire::payload_from_elems(std::vector<uint32_t>(100, 0x40490fdbu), 4);
+  wire::Bytes f = wire::build_frame(spec);
+  wire::put16(&f[wire::off::udp_dport], 5001);  // ordinary UDP, not aggregation traffic
+  const size_t len = wire::get16(&f[wire::off::udp_len]);
+  uint32_t pseudo = 17 + static_cast<uint32_t>(len);
+  for (size_t i = wire::off::ip_src; i < wire::off::udp; i += 2) pseudo += wire::get16(&f[i]);
+  wire::put16(&f[wire::off::udp_csum], fold16(pseudo));  // left to offload
+  ASSERT_NE(udp_verify(f), 0xFFFF);
+  wire::Bytes partial = f;
+  complete_l4_checksum(partial);
+  EXPECT_EQ(udp_verify(partial), 0xFFFF);
+  partial[wire::off::udp_csum] ^= 1;  // a wrong checksum of the sender's own: kept
+  wire::Bytes wrong = partial;
+  complete_l4_checksum(wrong);
+  EXPECT_EQ(wrong, partial);
+  for (uint16_t frag : {0x2000, 0x0010}) {  // first fragment (MF), a later one (offset)
+    wire::Bytes g = f;
+    wire::put16(&g[wire::off::ip_frag], frag);
+    const wire::Bytes before = g;
+    complete_l4_checksum(g);
+    EXPECT_EQ(g, before) << std::hex << frag;
+  }
 }
 
 // Ring: FIFO order across growth and wrap-around, push_front, insert_second.
