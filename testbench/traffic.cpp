@@ -177,13 +177,16 @@ class Gen {
   // job, a bypass frame or an abused frame, given lane by lane with tkeep broken one way or
   // another: holes on a beat that is not last, a null beat (tkeep = 0) inside the frame, a hole
   // on the last beat; or a null last beat after a full one, which keeps the contract (the frame
-  // is its bytes) unless the beat before it was partly kept.
-  Frame keep_abused(const Job& j, int port) {
+  // is its bytes) unless the beat before it was partly kept. `broken`: always a contribution of
+  // the job, always outside the contract (dropped whatever the timing: the comparison of
+  // abuse-exact stays exact, and a sum that took it would differ).
+  Frame keep_abused(const Job& j, int port, bool broken = false) {
     const int bb = cfg_.bus_bytes;
-    Bytes f = chance(50)   ? contribution(j, port, rnd(4), 1 + static_cast<int>(rnd(std::min(cfg_.max_elems, 64))),
-                                          chance(10), false)
-              : chance(60) ? bypass_frame()
-                           : abused(j, port);
+    Bytes f =
+        broken || chance(50)
+            ? contribution(j, port, rnd(4), 1 + static_cast<int>(rnd(std::min(cfg_.max_elems, 64))), chance(10), false)
+        : chance(60) ? bypass_frame()
+                     : abused(j, port);
     if (f.size() < 2) f.resize(2, 0);
     const size_t n = f.size(), beats = (n + bb - 1) / bb;
     Frame out(f);
@@ -199,7 +202,9 @@ class Gen {
       out.keep.insert(out.keep.begin() + at, bb, 0);
     };
     const size_t last = (beats - 1) * bb;
-    switch (rnd(4)) {
+    uint32_t kind = rnd(4);
+    if (broken) kind = beats > 1 ? rnd(3) : 1 + rnd(2);
+    switch (kind) {
       case 0:  // holes on a beat that is not last (the last beat's when there is one beat)
         for (uint32_t k = 1 + rnd(3), b = beats > 1 ? rnd(static_cast<uint32_t>(beats - 1)) : 0; k > 0; --k)
           out.keep[b * bb + rnd(bb)] = 0;
@@ -477,6 +482,8 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
         if (scenario == "abuse" && g.chance(40))
           extra[p].push_back(g.keep_abused(js[g.rnd(static_cast<uint32_t>(js.size()))], p));
         if (scenario == "abuse-exact" && g.chance(40)) extra[p].push_back(g.keep_abused(Job{999, 9, {p}, true}, p));
+        if (scenario == "abuse-exact" && g.chance(40))
+          extra[p].push_back(g.keep_abused(js[g.rnd(static_cast<uint32_t>(js.size()))], p, true));
         // A bypass frame longer than the whole bypass half: always dropped (bypass_overflow).
         if (faults && k == 0 && p == 0 && cfg.bypass_bytes + 64 <= 65535) {
           Bytes big(static_cast<size_t>(cfg.bypass_bytes + 64), 0x5a);
