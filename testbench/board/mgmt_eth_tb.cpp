@@ -818,7 +818,8 @@ Fuzz::Sent Fuzz::mutate() {
   if (kind == 9) ops.clear();                                       // no operation
   if (kind == 10) ops = random_ops(9);                              // nine
   uint64_t q = seq;
-  if (kind == 4) q = last_seq - (last_seq ? rnd(uint32_t(std::min<uint64_t>(last_seq, 50))) : 0);  // old or equal
+  if (kind == 4)  // equal (half the time) or older
+    q = last_seq - (last_seq && rnd(2) ? 1 + rnd(uint32_t(std::min<uint64_t>(last_seq, 50))) : 0);
   Bytes pay = request(id, q, ops, key);
   if (kind == 13) {  // random payload, with the magic half the time
     pay.assign(rnd(300), 0);
