@@ -23,6 +23,9 @@
 #include "ref_float.h"
 #include "switch.h"
 
+// Every operator new of this binary, counted (tests/host_alloc_count.cpp).
+uint64_t host_test_allocations();
+
 using namespace panama;
 using namespace panama::host;
 
@@ -1033,8 +1036,8 @@ TEST(HostSoftEngine, RepairAtFivePercentOnEveryLinkBothWays) { repair_run(2, 0.0
 // The same frames into the SystemC model and the soft engine: the same built frames and the same
 // counters (stale heads, incomplete and count-mismatched vectors, VID jumps, bypass, not_member,
 // no_context). Two implementations that share no code but the wire format.
-TEST(HostSoftEngine, SameDecisionsAsTheModelOnRandomTraffic) {
-  const Config cfg = design(4);
+// The same frames through the SystemC model and the soft engine (a design's formats and modes).
+void same_decisions_as_the_model(const Config& cfg) {
   wire::CtxFile ctx = one_ctx(0, 2, 9);
   ctx.contexts[0].members = {0, 1, 3};
   ctx.contexts[1].members = {1, 2};
@@ -1105,4 +1108,92 @@ TEST(HostSoftEngine, SameDecisionsAsTheModelOnRandomTraffic) {
   EXPECT_GT(stale, 0u);
   EXPECT_GT(incomplete, 0u);
   EXPECT_GT(mismatch, 0u);
+}
+
+TEST(HostSoftEngine, SameDecisionsAsTheModelOnRandomTraffic) { same_decisions_as_the_model(design(4)); }
+
+// Subnormals flushed (MXCSR FTZ/DAZ): the missing leaf of a 3-member tree (port 2 of 4) is a real
+// -0.0 operand in the soft engine's first level too, as in the model.
+TEST(HostSoftEngine, SameDecisionsAsTheModelFlushingSubnormals) {
+  Inputs in;
+  in.ports = 4;
+  in.gbps = 10;
+  in.mhz = 200;
+  in.format = Format::fp32;
+  in.subnormals = Subnormals::ftz;
+  same_decisions_as_the_model(Config::derive(in));
+}
+
+// The frames' buffers on the soft stand-in's path come back to the chip's pool (FramePool): once
+// the pool, the rings and the result cache are warm, another thousand vectors through the soft
+// engine and the switch chip (contributions in, a multicast result out to 3 ports, queues drained)
+// allocate nothing. Counted by this binary's operator new.
+TEST(HostStandInPath, NoAllocationPerFrameOnceWarm) {
+  const Config cfg = design(4);
+  const wire::CtxFile ctx = one_ctx(3, 2, 5);
+  auto eng = make_soft_engine(cfg, ctx);
+  ChipParams cp;
+  cp.dup = 0.05;  // duplicates and reordering on every port: their paths reuse buffers too
+  cp.reorder = 0.05;
+  cp.result_cache = 256;  // slots fill once (the first 256 VIDs of a tree), then are reused
+  SwitchChip chip(4, ctx, cp);
+  eng->use_pool(&chip.pool());
+  std::vector<wire::Bytes> in;  // the contributions, as a link would deliver them
+  for (uint32_t v = 0; v < 2200; ++v)
+    for (int p = 0; p < 3; ++p) {
+      wire::FrameSpec s;
+      s.hdr.jid = 5;
+      s.hdr.tid = static_cast<uint8_t>(v % 2);
+      s.hdr.vid = v / 2;
+      s.hdr.rank = static_cast<uint16_t>(p);
+      std::vector<uint32_t> el(256, 0x3f800000u + v + static_cast<uint32_t>(p));
+      s.payload = wire::payload_from_elems(el, 4);
+      in.push_back(wire::build_frame(s));
+    }
+  std::vector<EngineOut> outs;
+  outs.reserve(64);
+  wire::Bytes f = chip.pool().get(), g;
+  uint64_t results = 0;
+  auto run = [&](size_t from, size_t to) {
+    for (size_t i = from; i < to; ++i) {
+      f.assign(in[i].begin(), in[i].end());  // a link fills a reused buffer
+      eng->inject(static_cast<int>(i % 3), std::move(f));
+      f = chip.pool().get();
+      if (i % 3 != 2) continue;
+      eng->run_until_idle();
+      eng->drain_outputs(outs);
+      for (auto& o : outs) chip.from_engine(std::move(o), Clock::now());
+      outs.clear();
+      for (int p = 0; p < 4; ++p)
+        while (chip.pop_due(p, Clock::now() + std::chrono::seconds(1), g)) results += p < 3;
+    }
+  };
+  run(0, 3 * 1200);  // warm: the pool, the rings, the result cache's slots
+  const uint64_t before = host_test_allocations(), got = results;
+  run(3 * 1200, in.size());
+  EXPECT_EQ(host_test_allocations() - before, 0u);
+  EXPECT_GE(results - got, 3u * 1000u);  // every vector's result reached the 3 members (and dups)
+  eng->use_pool(nullptr);
+}
+
+// Ring: FIFO order across growth and wrap-around, push_front, insert_second.
+TEST(HostStandInPath, RingKeepsOrder) {
+  Ring<int> r;
+  int next_in = 0, next_out = 0;
+  for (int round = 0; round < 50; ++round) {
+    for (int k = 0; k < round; ++k) r.push_back(next_in++);
+    for (int k = 0; k < round / 2; ++k) ASSERT_EQ(r.take_front(), next_out++);
+  }
+  while (!r.empty()) ASSERT_EQ(r.take_front(), next_out++);
+  EXPECT_EQ(next_out, next_in);
+  r.push_back(1);
+  r.push_back(2);
+  r.insert_second(9);  // behind the front
+  r.push_front(0);
+  std::vector<int> v;
+  while (!r.empty()) v.push_back(r.take_front());
+  EXPECT_EQ(v, (std::vector<int>{0, 1, 9, 2}));
+  r.insert_second(5);  // empty: at the front
+  EXPECT_EQ(r.size(), 1u);
+  EXPECT_EQ(r.take_front(), 5);
 }
