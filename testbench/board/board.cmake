@@ -100,6 +100,13 @@ panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regma
                 CFLAGS -I${CMAKE_SOURCE_DIR}/wire
                 DEPENDS ${mgmt_eth_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
 
+# The management path under randomised abuse (issue 33): 100 random and mutated management
+# frames, each followed by a read-back of the registers the requests use (about 4 s).
+# scripts/regress runs 300, and 2000 per seed with --full.
+add_test(NAME board.mgmt_eth.fuzz COMMAND ${PANAMA_BOARD_TB_DIR}/mgmt_eth/mgmt_eth_tb --regmap ${mgmt_eth_gen}/regmap.json
+                                          --fuzz 100 --seed 1)
+set_tests_properties(board.mgmt_eth.fuzz PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "mgmt_eth_tb: PASS")
+
 # The same at 512 bits on two ports, as panama-gen --board u250 writes it.
 set(mgmt_eth_u250_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/gen)
 add_custom_command(
@@ -116,6 +123,11 @@ panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
                 CFLAGS -I${CMAKE_SOURCE_DIR}/wire -DTB_PORTS=2 -DTB_W=512 -DTB_AGG_PORT=1
                 DEPENDS ${mgmt_eth_u250_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
+
+add_test(NAME board.mgmt_eth_u250.fuzz
+         COMMAND ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/mgmt_eth_u250_tb --regmap ${mgmt_eth_u250_gen}/regmap.json
+                 --fuzz 60 --seed 2)
+set_tests_properties(board.mgmt_eth_u250.fuzz PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "mgmt_eth_tb: PASS")
 
 # panama-host controller --target against the Verilated shell (mgmt_eth_tb --serve), good and
 # wrong key (tests/mgmt_controller.sh; UDP on 127.0.0.1).
