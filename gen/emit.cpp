@@ -52,6 +52,21 @@ std::string banner(const Config& c, const std::string& module, const std::string
   return b.str();
 }
 
+std::string fill_template(const std::string& text, const std::string& sigils,
+                          const std::function<std::string(char, const std::string&)>& fill) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const size_t e = i + 1 < text.size() && text[i + 1] == '{' ? text.find('}', i) : std::string::npos;
+    if (e == std::string::npos || sigils.find(text[i]) == std::string::npos) {
+      out += text[i];
+      continue;
+    }
+    out += fill(text[i], text.substr(i + 2, e - i - 2));
+    i = e;
+  }
+  return out;
+}
+
 static std::string trailer() { return "\n`default_nettype wire\n"; }
 
 namespace {
