@@ -112,6 +112,27 @@ std::string emit_defs(const Config& c) {
   return v.str();
 }
 
+std::string emit_proto_macros() {
+  std::ostringstream v;
+  v << "// Protocol constants (wire/protocol.h) as macros, for parameter defaults: a module's header\n"
+    << "// is read before its body can include the localparams of <prefix>_defs.vh. Written by\n"
+    << "// panama-gen from the same table, never retyped.\n"
+    << "`ifndef PANAMA_PROTO_VH\n"
+    << "`define PANAMA_PROTO_VH\n";
+  for (const auto& k : proto::kConstants) {
+    v << "`define PANAMA_" << k.name << " ";
+    if (k.bits == 0)
+      v << k.value;
+    else if (k.hex)
+      v << hx(k.bits, k.value);
+    else
+      v << k.bits << "'d" << k.value;
+    v << "\n";
+  }
+  v << "`endif\n";
+  return v.str();
+}
+
 std::string with_prefix(std::string text, const std::string& prefix) {
   return prefix == "panama" ? text : replace_all(std::move(text), "panama_", prefix + "_");
 }
@@ -157,6 +178,8 @@ std::string rtl_inline_includes(const Config& c, std::string text) {
     std::string body;
     if (name == "panama_defs.vh") {
       body = emit_defs(c);
+    } else if (name == "panama_proto.vh") {
+      body = emit_proto_macros();
     } else {
       bool found = false;
       for (const auto& s : rtl_sources())

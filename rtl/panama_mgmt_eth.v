@@ -13,11 +13,12 @@
 //             management port; other ports pass through untouched).
 // The engine's AXI4-Lite master drives the core's register file; the address range just above it
 // (2^AW + 0x00 .. 0x14) reads this block's six counters (docs/mgmt.md), so a controller can see
-// refused requests over the same protocol. With EXT = 1, 2^AW + 0x800 .. 0xFFF is a second
-// AXI4-Lite slave (x_axil_*, 11-bit addresses): the standalone switch's registers
-// (panama_l2sw.v).
+// refused requests over the same protocol. With EXT = 1, the 2 KiB from 2^AW + L2SW_WINDOW
+// (panama_defs.vh) are a second AXI4-Lite slave (x_axil_*, 11-bit addresses): the standalone
+// switch's registers (panama_l2sw.v).
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_mgmt_eth #(
   parameter PORTS = 4,                                  // ports
@@ -27,9 +28,9 @@ module panama_mgmt_eth #(
   parameter [127:0] KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // SipHash-2-4 key (k0 = [63:0])
   parameter [47:0] MAC = 48'h02504e4d0001,          // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,               // board management IPv4 address
-  parameter [15:0] UDP_PORT = 16'd9057,             // management UDP port
-  parameter MAX_OPS = 8,                            // most operations in one request
-  parameter EXT = 0                                 // 1: the x_axil_* window at 2^ADDR_W + 0x800
+  parameter [15:0] UDP_PORT = `PANAMA_MGMT_UDP_PORT_DEFAULT,  // management UDP port
+  parameter MAX_OPS = `PANAMA_MGMT_MAX_OPS,         // most operations in one request
+  parameter EXT = 0                                 // 1: the x_axil_* window at 2^ADDR_W + L2SW_WINDOW
 ) (
   input  wire             clk,
   input  wire             rst,
@@ -104,6 +105,7 @@ module panama_mgmt_eth #(
   output reg  [31:0]      cnt_rx_busy
 );
 
+`include "panama_defs.vh"
 `include "panama_require.vh"
 
   // Parameter contract (docs/rtl.md, "Parameter contracts").
@@ -111,6 +113,8 @@ module panama_mgmt_eth #(
   `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
                   "panama_mgmt_eth: DATA_W must be a multiple of 64, 64..512")
   `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 2 && ADDR_W <= 31, "panama_mgmt_eth: ADDR_W must be 2..31")
+  `PANAMA_REQUIRE(g_req_l2sw_window, L2SW_WINDOW % 2048 == 0 && L2SW_WINDOW > 0 && L2SW_WINDOW < 4096,
+                  "panama_mgmt_eth: L2SW_WINDOW must be the upper 2 KiB of the 4 KiB above the registers")
   `PANAMA_REQUIRE(g_req_max_ops, MAX_OPS >= 1, "panama_mgmt_eth: MAX_OPS must be at least 1")
   `PANAMA_REQUIRE(g_req_ext, EXT == 0 || EXT == 1, "panama_mgmt_eth: EXT must be 0 or 1")
 
@@ -124,9 +128,9 @@ module panama_mgmt_eth #(
   /* verilator lint_off WIDTH */
   localparam KB = W / 8;
   localparam HDR = 42;                              // Ethernet 14 + IPv4 20 + UDP 8
-  localparam MAXW = 3 + 2 * MAX_OPS;                // words of the longest request
+  localparam MAXW = MGMT_WORD_OPS + MGMT_OP_WORDS * MAX_OPS + MGMT_TAG_WORDS;  // words of the longest request
   localparam RBEATS = (HDR + 8 * MAXW + KB - 1) / KB;  // collector capacity in beats
-  localparam RSPW = 3 + MAX_OPS;                    // words of the longest response
+  localparam RSPW = MGMT_WORD_OPS + MAX_OPS + MGMT_TAG_WORDS;  // words of the longest response
   localparam TBEATS = (HDR + 8 * RSPW + KB - 1) / KB;
 
   function [31:0] sat_inc(input [31:0] x, input [7:0] by);
@@ -315,10 +319,10 @@ module panama_mgmt_eth #(
   reg         loc_b_q, loc_r_q;       // a local write / read answers one cycle after its address
   reg  [1:0]  loc_rresp_q;
   reg  [31:0] loc_rdata_q;
-  // Above the register file (2^AW >= 0x1000): the switch's window (EXT, offset 0x800 .. 0xFFF) or
-  // the counters.
-  wire        x_aw = EXT != 0 && e_awaddr[AW] && e_awaddr[AW-1:11] == 1;
-  wire        x_ar = EXT != 0 && e_araddr[AW] && e_araddr[AW-1:11] == 1;
+  // Above the register file (2^AW >= 0x1000): the switch's 2 KiB window (EXT, from offset
+  // L2SW_WINDOW, a multiple of 2 KiB) or the counters.
+  wire        x_aw = EXT != 0 && e_awaddr[AW] && e_awaddr[AW-1:11] == L2SW_WINDOW / 2048;
+  wire        x_ar = EXT != 0 && e_araddr[AW] && e_araddr[AW-1:11] == L2SW_WINDOW / 2048;
   wire        loc_aw = e_awaddr[AW] && !x_aw, loc_ar = e_araddr[AW] && !x_ar;
   // The engine has one transaction outstanding at a time, so the split needs no ordering.
   assign m_axil_awaddr = e_awaddr[AW-1:0];
