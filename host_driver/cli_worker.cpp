@@ -624,7 +624,8 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--job-desc", w.job_desc,
                  "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
   wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
-  wk->add_option("--max-elems", w.max_elems, "accelerator MAX_ELEMS (default floor(1450/ES))")
+  wk->add_option("--max-elems", w.max_elems,
+                 "accelerator MAX_ELEMS (default floor(" + std::to_string(proto::kDefaultPayloadBytes) + "/ES))")
       ->check(CLI::Range(1, 65535));
   wk->add_option("--first-vid", w.first_vid,
                  "VID of the first vector: one for every tree or V0,V1,... per tree (a restarted worker "
