@@ -1,6 +1,7 @@
 // Fixed blocks (rtl/*.v) and the shared-constants include; see rtl_lib.h.
 #include "rtl_lib.h"
 
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -195,6 +196,24 @@ std::string rtl_inline_includes(const Config& c, std::string text) {
   return text;
 }
 
+std::string set_parameter_default(std::string text, const std::string& name, const std::string& value) {
+  const std::regex decl("\\bparameter\\s+(\\[[^\\]]*\\]\\s*)?" + name + "\\s*=\\s*");
+  std::smatch m;
+  if (!std::regex_search(text, m, decl)) throw std::logic_error("no parameter " + name);
+  const size_t from = static_cast<size_t>(m.position(0) + m.length(0));
+  // The default ends at a comma, a line end, a comment or the list's ')' outside brackets.
+  size_t to = from;
+  for (int depth = 0; to < text.size(); ++to) {
+    const char ch = text[to];
+    if (depth == 0 && (ch == ',' || ch == '\n' || ch == ')' || text.compare(to, 2, "//") == 0)) break;
+    if (ch == '(' || ch == '{' || ch == '[') ++depth;
+    if (ch == ')' || ch == '}' || ch == ']') --depth;
+  }
+  while (to > from && (text[to - 1] == ' ' || text[to - 1] == '\t')) --to;
+  text.replace(from, to - from, value);
+  return text;
+}
+
 std::string rtl_fixed_body(const Config& c, const std::string& file,
                            const std::vector<std::pair<std::string, long>>& params) {
   for (const auto& s : rtl_sources()) {
@@ -214,11 +233,11 @@ std::string rtl_fixed_body(const Config& c, const std::string& file,
     text += '\n';
     text = rtl_inline_includes(c, text);
     for (const auto& [name, value] : params) {
-      const std::string key = "parameter " + name + " = ";
-      const size_t p = text.find(key);
-      const size_t e = p == std::string::npos ? p : text.find_first_of(",\n)", p + key.size());
-      if (e == std::string::npos) throw std::logic_error("rtl/" + file + " has no parameter " + name);
-      text.replace(p + key.size(), e - p - key.size(), std::to_string(value));
+      try {
+        text = set_parameter_default(std::move(text), name, std::to_string(value));
+      } catch (const std::logic_error&) {
+        throw std::logic_error("rtl/" + file + " has no parameter " + name);
+      }
     }
     return with_prefix(text, c.in.prefix);
   }

@@ -29,6 +29,12 @@ const std::vector<RtlSource>& rtl_sources();
 std::string rtl_fixed_body(const Config& c, const std::string& file,
                            const std::vector<std::pair<std::string, long>>& params = {});
 
+// The one parameter-default setter: the default of the first `parameter [RANGE] NAME = DEFAULT`
+// in `text` replaced by `value` (DEFAULT ends at a comma, a line end, a comment or the list's
+// closing parenthesis). Used for the fixed blocks' defaults and the board tops' options.
+// Throws std::logic_error when `text` declares no parameter NAME.
+std::string set_parameter_default(std::string text, const std::string& name, const std::string& value);
+
 // The one prefix replacer: every "panama_" in `text` (module, file and include names of the fixed
 // blocks, the board shells and the top's template) replaced by prefix + "_".
 std::string with_prefix(std::string text, const std::string& prefix);
