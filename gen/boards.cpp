@@ -107,7 +107,8 @@ MgmtConfig parse_mgmt(const Board& b, const MgmtOptions& o) {
   m.ip = x[0] << 24 | x[1] << 16 | x[2] << 8 | x[3];
   if (x[0] == 0 || x[0] >= 224) throw std::runtime_error("--mgmt-ip: " + o.ip + " is not a unicast address");
   if (o.udp_port < 1 || o.udp_port > 65535) throw std::runtime_error("--mgmt-udp-port: must be 1..65535");
-  if (o.udp_port == 9056) throw std::runtime_error("--mgmt-udp-port: 9056 is the aggregation port");
+  if (o.udp_port == wire::kDefaultAggPort)
+    throw std::runtime_error("--mgmt-udp-port: " + std::to_string(o.udp_port) + " is the aggregation port");
   m.udp_port = o.udp_port;
   return m;
 }
