@@ -56,8 +56,10 @@ bool is_multicast(const uint8_t* mac) { return mac[0] & 1; }
 // Marks an ECT IPv4 frame (IHL 5) CE and recomputes its header checksum; false when the frame is
 // not ECT IPv4 (left as it is).
 bool mark_ce(wire::Bytes& g) {
-  if (g.size() < 34 || g[12] != 0x08 || g[13] != 0x00 || g[14] != 0x45) return false;
-  const uint8_t e = g[15] & 3;
+  if (g.size() < 34 || wire::get16(&g[wire::off::eth_type]) != wire::kEtherTypeIpv4 ||
+      g[wire::off::ip] != wire::kIpv4VerIhl)
+    return false;
+  const uint8_t e = g[wire::off::ip_tos] & 3;
   if (e != 1 && e != 2) return false;
   wire::set_ecn(g, wire::kEcnCe);
   wire::set_ipv4_checksum(g);

@@ -7,12 +7,13 @@ set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
 # verilate board/NAME_tb.cpp (or board/OTHER_tb.cpp)
 # with the Verilog sources into build/testbench/board/NAME/NAME_tb (target tb_NAME) and register
 # ctest TEST, which passes on the testbench's "NAME_tb: PASS" line.
-# The shared constants (panama_defs.vh: wire offsets, protocol constants) for the board blocks
+# The shared constants (panama_defs.vh: wire offsets, protocol constants; panama_proto.vh: the
+# protocol constants as macros for parameter defaults) for the board blocks
 # verilated from rtl/ (they include it, like the core's blocks; panama-gen inlines it in its
 # outputs). Only the configuration-independent constants are read, so any configuration will do.
 set(PANAMA_BOARD_DEFS_DIR ${PANAMA_BOARD_TB_DIR}/defs)
 add_custom_command(
-  OUTPUT ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh
+  OUTPUT ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${PANAMA_BOARD_DEFS_DIR}/panama_proto.vh
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${PANAMA_BOARD_DEFS_DIR}
   COMMAND $<TARGET_FILE:panama-gen> --ports 4 --gbps 10 --mhz 200 --out ${PANAMA_BOARD_DEFS_DIR}
   DEPENDS panama-gen
@@ -33,7 +34,8 @@ function(panama_board_tb name)
             -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} -I${CMAKE_SOURCE_DIR}/wire ${cflags_extra}"
             ${arg_SOURCES} ${tb_src}
     DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h ${CMAKE_SOURCE_DIR}/rtl/panama_require.vh
-            ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${CMAKE_SOURCE_DIR}/wire/protocol.h
+            ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${PANAMA_BOARD_DEFS_DIR}/panama_proto.vh
+            ${CMAKE_SOURCE_DIR}/wire/protocol.h
             ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${arg_DEPENDS}
     COMMENT "verilator ${name}_tb"
     VERBATIM)
