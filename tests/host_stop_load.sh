@@ -166,8 +166,9 @@ done
 
 # A worker waiting in an all-reduce (its peer never comes): SIGTERM ends it within 2 s with one
 # line, exit 128 + 15, and no output file.
+# (The address is also the controller's route below, whatever ENGINES holds.)
+in_ns ip addr add 10.9.0.1/24 dev "f0$SUF"
 if [[ " $ENGINES " == *" soft "* ]]; then
-  in_ns ip addr add 10.9.0.1/24 dev "f0$SUF"
   in_ns ip neigh replace 10.9.0.254 lladdr 02:aa:00:00:00:01 dev "f0$SUF" nud permanent
   head -c 4000000 /dev/urandom >"$TMP/grad.bin"
   setsid ip netns exec "$NS" "$PH" worker --iface "f0$SUF" --job 42 --rank 0 --world 2 --in "$TMP/grad.bin" --out "$TMP/res.bin" \
