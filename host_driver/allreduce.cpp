@@ -98,6 +98,13 @@ enum class Kind { main, status, repair };
 // Status waits a worker waits for a status part: more than a peer takes to leave a jammed round
 // (kMaxProbes + 1, rule 6); with adaptive waits, room for peers whose waits differ by up to 2x.
 constexpr int kStatusWaits = 4, kStatusWaitsAdaptive = 6;
+// A worker that holds every vector of its tree, not yet shown done, waits twice as long at a
+// status: it gains nothing from moving on, and a peer one round behind (which takes about
+// kStatusWaits + kMaxProbes + 1 status waits to get there) needs its status frames still queued
+// and its plan for the round's slots: a holder that left the status before the peer came passed
+// the round's slots without a plan, and at 15 % loss a peer then stayed a round behind for good
+// (it got every status, late, and no repair).
+constexpr int kHolderWaitFactor = 2;
 // A window full after this many probes, in a repair phase, means the round is jammed (rule 6).
 constexpr size_t kMaxProbes = 2;
 // Probes keep going, one per silent status wait, up to this many beyond the window: a worker
@@ -151,7 +158,8 @@ struct TreeState {
   Clock::time_point last_progress;  // last in-order result, or the last status wait
   Clock::time_point last_result;    // last in-order result
   size_t give_ups = 0;              // status waits that gave up on something (PANAMA_HOST_DEBUG)
-  size_t resent_upto = 0;           // slots below this were re-sent, or need not be (JobParams::resend)
+  Clock::time_point last_resend{};  // the last re-send of the first unsettled status (JobParams::resend)
+  Clock::time_point last_heard;     // last result of any kind for this tree (in order or late)
   size_t inflight() const { return frames_before[sent] - frames_before[std::min(acked, sent)]; }
 };
 
@@ -241,7 +249,8 @@ class ReduceCall : CallShape {
   void send_slot(size_t t);
   void build_slot(size_t t, size_t i);
   bool resend_due(size_t t) const;
-  void resend(size_t t);
+  Clock::time_point resend_at(size_t t) const;
+  void resend(size_t t, Clock::time_point now);
   void fill_status(size_t t, const Slot& sl);
   void fill_repair(size_t t, const Slot& sl);
   void skip_slot(size_t t);
@@ -388,7 +397,7 @@ void ReduceCall::plan_tree(size_t t) {
   for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, false, {}});
   s.frames_before.assign(s.slots.size() + 1, 0);
   s.part_done.assign(s.ns, false);
-  s.last_progress = s.last_result = Clock::now();
+  s.last_progress = s.last_result = s.last_heard = Clock::now();
 }
 
 // Lays out tree t's next round: ns status parts, then one repair slot per vector (slot j of the
@@ -525,18 +534,27 @@ void ReduceCall::send_slot(size_t t) {
 // (re-sending every kind of slot measured no better and overflowed the accelerator's buffer more).
 bool ReduceCall::resend_due(size_t t) const {
   const TreeState& s = tr_[t];
-  return p_.resend && repair && !s.done && s.settled < s.sent && s.resent_upto <= s.settled &&
-         s.slots[s.settled].kind == Kind::status;
+  return p_.resend && repair && !s.done && s.settled < s.sent && s.slots[s.settled].kind == Kind::status;
+}
+
+// When the next re-send of tree t is due: one status wait after the tree's last progress or its
+// last re-send, whichever is later. Re-sends repeat while the tree waits at the status (every
+// status wait, at most `copies` frames each time): one asking answered from the cache that is
+// lost again on the way back, or a re-sent contribution lost on the way in, no longer leaves
+// the worker a round behind its peers.
+Clock::time_point ReduceCall::resend_at(size_t t) const {
+  const TreeState& s = tr_[t];
+  return std::max(s.last_progress, s.last_resend) + status_wait();
 }
 
 // Sends the first unsettled status slots again, once each: up to `copies` of them, so that a
 // status part whose copies all went without a result is asked for again whole. The same frames:
 // same VID, same COOKIE, the payload of the first sending. A re-sent slot is no round-trip
 // sample (Karn).
-void ReduceCall::resend(size_t t) {
+void ReduceCall::resend(size_t t, Clock::time_point now) {
   TreeState& s = tr_[t];
-  size_t i = std::max(s.settled, s.resent_upto), n = 0;
-  for (; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
+  size_t n = 0;
+  for (size_t i = s.settled; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
     if (s.slots[i].skipped) continue;
     build_slot(t, i);
     emit();
@@ -544,7 +562,7 @@ void ReduceCall::resend(size_t t) {
     ++stats_.resent;
     ++n;
   }
-  s.resent_upto = i;
+  s.last_resend = now;
 }
 
 // A status part's payload: this worker's holder bits for the part's vectors, as they are now.
@@ -638,7 +656,8 @@ std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
   const TreeState& s = tr_[t];
   for (size_t i = s.settled; i < s.sent; ++i)
     if (s.slots[i].kind == Kind::status && !s.slots[i].skipped)
-      return (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits) * status_wait();
+      return (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits) * (s.held == s.n ? kHolderWaitFactor : 1) *
+             status_wait();
   return status_wait();
 }
 
@@ -692,9 +711,12 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
   }
 }
 
+// A slot's tag sums to W only when every worker re-aggregated (W x 1) or exactly one forwarded
+// the sum it holds (W, the others -0.0): any other mix of plans gives a different tag. So a
+// result with tag W is vector j's exact sum whatever this worker's plan was, and it is taken
+// also by a worker that sent a filler for lack of the round's status (its peers' forward
+// completed with it); before, such a worker stayed without the vector for another round.
 void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
-  const auto& pl = tr_[t].plan[static_cast<size_t>(sl.round)];
-  if (pl.empty() || pl[sl.index] == kHeld) return;                              // a slot this worker has no plan for
   if (codec_.decode(codec_.get(pay, C - 1)) != static_cast<double>(W)) return;  // not every worker took part
   const size_t k = sl.index * T + t;
   if (!have_[k]) ++stats_.repaired;
@@ -771,8 +793,8 @@ Clock::time_point ReduceCall::next_deadline() const {
     const TreeState& s = tr_[t];
     if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
       deadline = std::min(deadline, s.last_progress + tree_wait(t));
-    if (resend_due(t)) deadline = std::min(deadline, s.last_progress + status_wait());
-    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence());
+    if (resend_due(t)) deadline = std::min(deadline, resend_at(t));
+    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_heard + silence());
   }
   return deadline;
 }
@@ -801,15 +823,15 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     TreeState& s = tr_[t];
     // The same for one tree: its peers that saw the final status have left it, so what
     // this worker still sends there would never complete.
-    if (!s.done && repair && s.held == s.n && now - s.last_result >= silence()) {
+    if (!s.done && repair && s.held == s.n && now - s.last_heard >= silence()) {
       s.done = true;
       moved = true;
       continue;
     }
     // One status wait of silence: ask again for the first outstanding results (a switch chip
     // with a result cache answers at once when this worker's copy was lost).
-    if (resend_due(t) && now - s.last_progress >= status_wait()) {
-      resend(t);
+    if (resend_due(t) && now >= resend_at(t)) {
+      resend(t, now);
       moved = true;
     }
     if (s.done || !repair || (s.inflight() == 0 && s.settled == s.sent) || now - s.last_progress < tree_wait(t))
@@ -882,7 +904,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   // Any first result is progress for the call timeout (results still come); an in-order one
   // also for its tree.
   const auto now = Clock::now();
-  last_progress_ = now;
+  last_progress_ = s.last_heard = now;
   // A late result while this tree waits at a status part: a slot before it completed just now,
   // so peers are still sending the slots before the status (they are behind, not gone). The
   // status wait starts again: giving up the status now would put this worker a round ahead of
