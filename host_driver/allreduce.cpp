@@ -97,16 +97,20 @@ enum class Kind { main, status, repair };
 
 // Status waits a worker waits for a status part: more than a peer takes to leave a jammed round
 // (kMaxProbes + 1, rule 6); with adaptive waits, room for peers whose waits differ by up to 2x.
-constexpr int kStatusWaits = 4, kStatusWaitsAdaptive = 6;
-// A worker that holds every vector of its tree, not yet shown done, waits twice as long at a
-// status: it gains nothing from moving on, and a peer one round behind (which takes about
-// kStatusWaits + kMaxProbes + 1 status waits to get there) needs its status frames still queued
-// and its plan for the round's slots: a holder that left the status before the peer came passed
-// the round's slots without a plan, and at 15 % loss a peer then stayed a round behind for good
-// (it got every status, late, and no repair).
-constexpr int kHolderWaitFactor = 2;
+constexpr int kStatusWaits = 5, kStatusWaitsAdaptive = 8;
+// Re-sends of one status position (the first unsettled status part), a status wait apart. A
+// re-send the switch chip's cache does not answer reaches the accelerator and holds buffer there
+// until it is dropped as stale: repeating it every status wait (up to 9 frames per tree at a
+// status part) overflowed the accelerator's buffer nine times as often at 15 % loss.
+constexpr int kMaxResends = 2;
 // A window full after this many probes, in a repair phase, means the round is jammed (rule 6).
-constexpr size_t kMaxProbes = 2;
+// Three, not two: a slot's result reaches a worker only when all W contributions and the result
+// got through, (1 - p)^(W + 1), 44 % at 15 % loss with 4 workers; a full window (6) and two
+// probes without a result happened by chance about once per 100 slots, so workers left nearly
+// every round after its first few dozen slots (and their peers' frames then failed too): 190
+// rounds for 2 MiB at 15 %. Each probe more halves that, and costs a status wait when the
+// peers did leave the round (kStatusWaits stays above the kMaxProbes + 1 waits of leaving).
+constexpr size_t kMaxProbes = 3;
 // Probes keep going, one per silent status wait, up to this many beyond the window: a worker
 // whose every frame in the accelerator was consumed or dropped (an empty queue there) while its
 // results were lost must keep sending, or its peers' frames wait for it for good (seen at 10 %
@@ -159,7 +163,9 @@ struct TreeState {
   Clock::time_point last_result;    // last in-order result
   size_t give_ups = 0;              // status waits that gave up on something (PANAMA_HOST_DEBUG)
   Clock::time_point last_resend{};  // the last re-send of the first unsettled status (JobParams::resend)
-  Clock::time_point last_heard;     // last result of any kind for this tree (in order or late)
+  size_t resent_pos = 0;            // the settled position the re-sends counted in `resends` were for
+  int resends = 0;
+  Clock::time_point last_heard;  // last result of any kind for this tree (in order or late)
   size_t inflight() const { return frames_before[sent] - frames_before[std::min(acked, sent)]; }
 };
 
@@ -305,7 +311,7 @@ class ReduceCall : CallShape {
   size_t pay_len_ = 0;
   void emit();
   // The status wait (adaptive: StatusWait) and what derives from it: the call timeout is at
-  // least 16 status waits with repair on, the silence after which a worker holding everything
+  // least 32 status waits with repair on, the silence after which a worker holding everything
   // leaves is 12 (at least 2, at most 3/4 of the timeout).
   std::chrono::milliseconds status_wait() const;
   std::chrono::milliseconds timeout() const;
@@ -354,7 +360,7 @@ std::chrono::milliseconds ReduceCall::status_wait() const {
 // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
 std::chrono::milliseconds ReduceCall::timeout() const {
   const std::chrono::milliseconds t(p_.timeout_ms);
-  return repair ? std::max(t, 16 * status_wait()) : t;
+  return repair ? std::max(t, 32 * status_wait()) : t;
 }
 
 // How long a worker that holds every result waits in silence before it leaves (it may have
@@ -534,14 +540,15 @@ void ReduceCall::send_slot(size_t t) {
 // (re-sending every kind of slot measured no better and overflowed the accelerator's buffer more).
 bool ReduceCall::resend_due(size_t t) const {
   const TreeState& s = tr_[t];
-  return p_.resend && repair && !s.done && s.settled < s.sent && s.slots[s.settled].kind == Kind::status;
+  return p_.resend && repair && !s.done && s.settled < s.sent && s.slots[s.settled].kind == Kind::status &&
+         (s.resent_pos != s.settled || s.resends < kMaxResends);
 }
 
 // When the next re-send of tree t is due: one status wait after the tree's last progress or its
 // last re-send, whichever is later. Re-sends repeat while the tree waits at the status (every
-// status wait, at most `copies` frames each time): one asking answered from the cache that is
-// lost again on the way back, or a re-sent contribution lost on the way in, no longer leaves
-// the worker a round behind its peers.
+// status wait, at most `copies` frames each time, kMaxResends times): one asking answered from
+// the cache that is lost again on the way back, or a re-sent contribution lost on the way in,
+// no longer leaves the worker a round behind its peers.
 Clock::time_point ReduceCall::resend_at(size_t t) const {
   const TreeState& s = tr_[t];
   return std::max(s.last_progress, s.last_resend) + status_wait();
@@ -563,6 +570,8 @@ void ReduceCall::resend(size_t t, Clock::time_point now) {
     ++n;
   }
   s.last_resend = now;
+  if (s.resent_pos != s.settled) s.resent_pos = s.settled, s.resends = 0;
+  ++s.resends;
 }
 
 // A status part's payload: this worker's holder bits for the part's vectors, as they are now.
@@ -656,8 +665,7 @@ std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
   const TreeState& s = tr_[t];
   for (size_t i = s.settled; i < s.sent; ++i)
     if (s.slots[i].kind == Kind::status && !s.slots[i].skipped)
-      return (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits) * (s.held == s.n ? kHolderWaitFactor : 1) *
-             status_wait();
+      return (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits) * status_wait();
   return status_wait();
 }
 
@@ -771,14 +779,22 @@ void ReduceCall::send_windows() {
         skip_slot(t);
         continue;
       }
-      // A status part may exceed the window by its copies: a worker that sent -0.0 into slots
-      // the others skipped gets those acknowledged only by the next status's result, so a
-      // status must be able to go out with the window full. Only one part's copies, though: a
-      // round of a 16 MiB tensor has 17 parts per tree, and sending them all at once (51
-      // full-size frames with 3 copies) overflowed the accelerator's buffer, losing the last
-      // parts' statuses in almost every round.
-      const size_t extra = s.slots[s.sent].kind == Kind::status ? s.copies : 0;
-      if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes + extra) break;
+      // Status parts are not held back by the window: a round's first part goes out only once
+      // everything before it settled (next_action), so what the window still counts then are
+      // frames given up on, and a worker whose window was full of them (fillers, or repair
+      // frames whose results were lost) sent the next part's copies only one probe per silent
+      // status wait: on two levels at 10 % loss the workers of one leaf sat at one round's
+      // status and those of the other at the next round's, neither able to send the part the
+      // other waited at, until the call timed out. Status frames meet the peers (a status
+      // result acknowledges everything before it); only their number is bounded: two parts'
+      // copies unsettled at a time (a 16 MiB tensor has 17 parts per tree and round, and
+      // sending them all at once, 51 full-size frames with 3 copies, overflowed the
+      // accelerator's buffer, losing the last parts' statuses in almost every round).
+      if (s.slots[s.sent].kind == Kind::status) {
+        if (s.frames_before[s.sent] - s.frames_before[s.settled] >= 2 * s.copies) break;
+      } else if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes) {
+        break;
+      }
       send_slot(t);
     }
   }

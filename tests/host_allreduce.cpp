@@ -804,7 +804,7 @@ TEST(HostAllReduce, SilentPeerEndsInBoundedTime) {
   p.jid = 4;
   p.count = 362;
   p.timeout_ms = 250;
-  p.status_wait_ms = 15;  // with repair on the call timeout is at least 16 status waits
+  p.status_wait_ms = 15;  // with repair on the call timeout is at least 32 status waits
   const auto in = tensors(2, 2000, 1, ref::Fmt::fp32);
   JobParams q = p;
   const Outcome o = run_workers(bed, in, {0, 1}, q, 1);
