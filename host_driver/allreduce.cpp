@@ -156,6 +156,7 @@ struct TreeState {
   std::vector<std::vector<int>> plan;             // [round][vector]: kHeld, kReagg or a holder rank
   std::vector<bool> status_started;               // [round]: its first status part went out
   std::vector<bool> part_done;                    // [part]: a status showed every vector held by all
+  std::vector<bool> part_read;                    // [part]: some status of it was read (its holder bits known)
   size_t parts_done = 0;
   bool done = false;
   size_t held = 0;                  // vectors of this tree this worker holds
@@ -316,6 +317,9 @@ class ReduceCall : CallShape {
   std::chrono::milliseconds status_wait() const;
   std::chrono::milliseconds timeout() const;
   std::chrono::milliseconds silence() const;
+  bool peer_missing(size_t t) const;
+  std::chrono::milliseconds call_silence() const;  // the longest leave_after of the trees
+  std::chrono::milliseconds leave_after(size_t t) const;
   Clock::time_point last_progress_;
   Clock::time_point last_vector_;  // the last time a vector was newly held (or the call's start)
   std::chrono::milliseconds stall() const;
@@ -373,6 +377,31 @@ std::chrono::milliseconds ReduceCall::silence() const {
   return std::max(2 * w, std::min(timeout() * 3 / 4, 12 * w));
 }
 
+// A status this worker read shows a peer still missing a vector of tree t (a part read and not
+// shown done since): the peer needs this worker's frames for every repair it gets.
+bool ReduceCall::peer_missing(size_t t) const {
+  const TreeState& s = tr_[t];
+  for (size_t q = 0; q < s.ns; ++q)
+    if (s.part_read[q] && !s.part_done[q]) return true;
+  return false;
+}
+
+std::chrono::milliseconds ReduceCall::call_silence() const {
+  auto d = silence();
+  for (size_t t = 0; t < T; ++t) d = std::max(d, leave_after(t));
+  return d;
+}
+
+// How long a worker that holds every vector of tree t goes without hearing any result of it
+// (in order or late: a late one is a peer behind completing a slot with this worker's queued
+// frame) before it leaves the tree. While a status it read shows a peer still missing a vector,
+// twice the silence (24 status waits, below the peers' timeout of 32 for the next call, in
+// case this worker missed the final status); with repair, the peer's every frame needs it.
+std::chrono::milliseconds ReduceCall::leave_after(size_t t) const {
+  if (!peer_missing(t)) return silence();
+  return std::max(silence(), std::min(timeout() * 3 / 4, 24 * status_wait()));
+}
+
 // How long a call with repair on may go without a newly completed vector while some are missing
 // before it fails: a bound on a repair that no longer converges, not on its rounds.
 std::chrono::milliseconds ReduceCall::stall() const {
@@ -403,6 +432,7 @@ void ReduceCall::plan_tree(size_t t) {
   for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, false, {}});
   s.frames_before.assign(s.slots.size() + 1, 0);
   s.part_done.assign(s.ns, false);
+  s.part_read.assign(s.ns, false);
   s.last_progress = s.last_result = s.last_heard = Clock::now();
 }
 
@@ -713,6 +743,7 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
   }
   std::copy(hold.begin(), hold.end(), s.plan[r].begin() + static_cast<std::ptrdiff_t>(v0));
   s.part[r][q] = Part::known;
+  s.part_read[q] = true;
   if (all && !s.part_done[q]) {
     s.part_done[q] = true;
     if (++s.parts_done == s.ns) s.done = true;  // every worker holds every vector of this tree
@@ -803,14 +834,14 @@ void ReduceCall::send_windows() {
 // The call's timeout while a main stream is open, else the status wait.
 Clock::time_point ReduceCall::next_deadline() const {
   Clock::time_point deadline = last_progress_ + timeout();
-  if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + silence());
+  if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + call_silence());
   if (repair && held_ < K) deadline = std::min(deadline, last_vector_ + stall());
   for (size_t t = 0; t < T; ++t) {
     const TreeState& s = tr_[t];
     if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
       deadline = std::min(deadline, s.last_progress + tree_wait(t));
     if (resend_due(t)) deadline = std::min(deadline, resend_at(t));
-    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_heard + silence());
+    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_heard + leave_after(t));
   }
   return deadline;
 }
@@ -821,7 +852,7 @@ bool ReduceCall::on_silence() {
   // Holding every result and hearing nothing more: done. The data is exact, and a peer
   // still repairing would be producing results with this worker's frames (it needs every
   // member for every slot). Typically this worker missed the final status.
-  if (repair && held_ == K && now - last_progress_ >= silence()) return true;
+  if (repair && held_ == K && now - last_progress_ >= call_silence()) return true;
   if (give_up_stalled(now)) return false;
   if (now < last_progress_ + timeout()) return false;
   const size_t miss = missing();
@@ -839,7 +870,7 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     TreeState& s = tr_[t];
     // The same for one tree: its peers that saw the final status have left it, so what
     // this worker still sends there would never complete.
-    if (!s.done && repair && s.held == s.n && now - s.last_heard >= silence()) {
+    if (!s.done && repair && s.held == s.n && now - s.last_heard >= leave_after(t)) {
       s.done = true;
       moved = true;
       continue;
