@@ -159,6 +159,7 @@ struct TreeState {
   std::vector<bool> part_read;                    // [part]: some status of it was read (its holder bits known)
   size_t parts_done = 0;
   bool done = false;
+  bool flushed = false;             // the tree's flush frames went out (ReduceCall::flush_tree)
   size_t held = 0;                  // vectors of this tree this worker holds
   Clock::time_point last_progress;  // last in-order result, or the last status wait
   Clock::time_point last_result;    // last in-order result
@@ -277,6 +278,8 @@ class ReduceCall : CallShape {
   size_t missing() const;
   [[noreturn]] void fail_timeout(size_t missing);
   void close_range();
+  void flush_tree(size_t t);
+  uint8_t flush_pay_[4] = {};  // a flush frame's one element (-0.0)
   void finish();
   void debug_trees() const;
   void debug_leave_round(size_t t) const;
@@ -803,6 +806,7 @@ bool ReduceCall::all_done() {
 void ReduceCall::send_windows() {
   for (size_t t = 0; t < T; ++t) {
     TreeState& s = tr_[t];
+    if (s.done && !s.flushed) flush_tree(t);
     while (!s.done && (s.sent < s.slots.size() || add_round(t))) {
       const Action a = next_action(t);
       if (a == Action::wait) break;
@@ -919,6 +923,11 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   // i >= s.sent: an earlier call's result, or one for a slot we have not sent: not ours.
   // A skipped slot: this worker sent nothing there, so no sum can be ours.
   if (i >= s.sent || s.slots[i].skipped) {
+    // The sum of the flush frames (flush_tree), of this call or of the previous one: expected,
+    // and of no use.
+    if (repair &&
+        ((i >= s.span - s.copies && i < s.span) || (next_vid_[t] - h.vid >= 1 && next_vid_[t] - h.vid <= s.copies)))
+      return;
     // The previous call's range: a result that came after that call ended (typically the
     // second copy of the status that showed every vector held).
     const uint32_t back = next_vid_[t] - h.vid;
@@ -1039,8 +1048,37 @@ void ReduceCall::fail_stalled(size_t miss) {
                        " s (a peer stopped answering or the loss is too heavy)");
 }
 
+// When this worker leaves tree t (done, by a status or by silence, or at the call's end), it
+// sends `copies` one-element frames of -0.0 into the last VIDs of the tree's reserved range,
+// which no slot of a call ever reaches (the region holds 2^24 VIDs per call; a tree that used
+// its range up to there sends none). Every worker sends them when it leaves, so the
+// accelerator sees a head from every member at the end of the range, drops as incomplete every
+// frame still queued before it, and sums the flush (its result is dropped here). Without them,
+// frames a worker sent into slots its peers had skipped stayed queued after the tree ended
+// (the peers send nothing more on it), held the contribution buffer's shared pool of that
+// port for the rest of the call, and the other tree's frames overflowed there round after
+// round: at 10 % loss, every worker missed the same vector for 25.6 s and the call failed.
+void ReduceCall::flush_tree(size_t t) {
+  TreeState& s = tr_[t];
+  if (s.flushed || !repair || s.n == 0) return;
+  s.flushed = true;
+  if (s.span < s.copies || s.span - s.copies < s.sent) return;
+  codec_.put(flush_pay_, 0, neg0_);
+  spec_.hdr.tid = static_cast<uint8_t>(p_.first_tid + static_cast<int>(t));
+  spec_.hdr.flags = 0;
+  pay_ = flush_pay_;
+  pay_len_ = es;
+  for (size_t i = s.span - s.copies; i < s.span; ++i) {
+    spec_.hdr.vid = next_vid_[t] + static_cast<uint32_t>(i);
+    spec_.hdr.cookie = cookie_hi_ | (uint64_t{3} << 30) | i;
+    spec_.ip_id = static_cast<uint16_t>(stats_.vectors_sent + stats_.resent);
+    emit();
+  }
+}
+
 // The call's range is used up whatever happened: the next call starts after it.
 void ReduceCall::close_range() {
+  for (size_t t = 0; t < T; ++t) flush_tree(t);
   t_.flush();  // whatever the backend still holds leaves now, not at the next call
   for (size_t t = 0; t < T; ++t) {
     prev_span_[t] = static_cast<uint32_t>(tr_[t].span);
