@@ -8,30 +8,6 @@
 
 namespace panama {
 
-std::vector<std::vector<NodeKind>> resolve_tree(int ports) {
-  int p = 1;
-  while (p < ports) p *= 2;
-  std::vector<std::vector<NodeKind>> lv(1);
-  for (int i = 0; i < p; ++i) lv[0].push_back(i < ports ? NodeKind::leaf : NodeKind::neg_zero);
-  while (lv.back().size() > 1) {
-    const auto& below = lv.back();
-    std::vector<NodeKind> up;
-    for (size_t k = 0; k < below.size() / 2; ++k) {
-      const NodeKind a = below[2 * k], b = below[2 * k + 1];
-      if (a == NodeKind::neg_zero && b == NodeKind::neg_zero)
-        up.push_back(NodeKind::neg_zero);
-      else if (b == NodeKind::neg_zero && (a == NodeKind::adder || a == NodeKind::pass))
-        // add(x, -0) = x bit for bit when x already left an adder (canonical NaN, no subnormal
-        // in ftz mode), so only a delay is needed. A raw leaf still goes through an adder.
-        up.push_back(NodeKind::pass);
-      else
-        up.push_back(NodeKind::adder);
-    }
-    lv.push_back(up);
-  }
-  return lv;
-}
-
 std::string addtree_valid_and_lanes(int L) {
   std::ostringstream v;
   v << "  // Valid travels beside the data; the data registers need no reset.\n";

@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iomanip>
-#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -108,7 +107,8 @@ MgmtConfig parse_mgmt(const Board& b, const MgmtOptions& o) {
   m.ip = x[0] << 24 | x[1] << 16 | x[2] << 8 | x[3];
   if (x[0] == 0 || x[0] >= 224) throw std::runtime_error("--mgmt-ip: " + o.ip + " is not a unicast address");
   if (o.udp_port < 1 || o.udp_port > 65535) throw std::runtime_error("--mgmt-udp-port: must be 1..65535");
-  if (o.udp_port == 9056) throw std::runtime_error("--mgmt-udp-port: 9056 is the aggregation port");
+  if (o.udp_port == wire::kDefaultAggPort)
+    throw std::runtime_error("--mgmt-udp-port: " + std::to_string(o.udp_port) + " is the aggregation port");
   m.udp_port = o.udp_port;
   return m;
 }
@@ -119,12 +119,13 @@ static std::string hex_str(uint64_t v, int digits) {
   return os.str();
 }
 
-// Sets the parameter value on the board top's line marked "// panama-gen: NAME".
+// Sets a board top's parameter (rtl_lib.h's setter; the top marks each with "// panama-gen: OPTION").
 static void set_param(std::string& text, const std::string& name, const std::string& value) {
-  const std::regex line("= ([^,\\s]+)(,?\\s*// panama-gen: " + name + ")");
-  std::smatch m;
-  if (!std::regex_search(text, m, line)) throw std::runtime_error("internal: board top has no " + name + " line");
-  text.replace(static_cast<size_t>(m.position(1)), static_cast<size_t>(m.length(1)), value);
+  try {
+    text = set_parameter_default(std::move(text), name, value);
+  } catch (const std::logic_error&) {
+    throw std::runtime_error("internal: board top has no parameter " + name);
+  }
 }
 
 static std::string o_ip(uint32_t ip) {
@@ -135,15 +136,15 @@ static std::string o_ip(uint32_t ip) {
 static void set_mgmt_params(std::string& text, int ports, const MgmtConfig& m) {
   std::string bits(static_cast<size_t>(ports), '0');
   for (int p : m.ports) bits[static_cast<size_t>(ports - 1 - p)] = '1';
-  set_param(text, "mgmt-ports", std::to_string(ports) + "'b" + bits);
+  set_param(text, "MGMT_PORTS", std::to_string(ports) + "'b" + bits);
   std::string key;  // [127:0] with k0 = key bytes 0..7 little-endian in [63:0]
   for (int i = 15; i >= 0; --i) key += hex_str(m.key[static_cast<size_t>(i)], 2);
-  set_param(text, "mgmt-key", "128'h" + key);
+  set_param(text, "MGMT_KEY", "128'h" + key);
   std::string mac;
   for (uint8_t x : m.mac) mac += hex_str(x, 2);
-  set_param(text, "mgmt-mac", "48'h" + mac);
-  set_param(text, "mgmt-ip", "32'h" + hex_str(m.ip, 8));
-  set_param(text, "mgmt-udp-port", "16'd" + std::to_string(m.udp_port));
+  set_param(text, "MGMT_MAC", "48'h" + mac);
+  set_param(text, "MGMT_IP", "32'h" + hex_str(m.ip, 8));
+  set_param(text, "MGMT_UDP_PORT", "16'd" + std::to_string(m.udp_port));
 }
 
 void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, bool standalone,
@@ -177,9 +178,9 @@ void add_board_files(const Board& b, const Config& c, const MgmtConfig& m, bool 
   add(dir + "panama_" + b.name + "_ip_stubs.v", "panama_" + b.name + "_ip_stubs.v", true);
   add(dir + "panama_" + b.name + "_top.v", "panama_" + b.name + "_top.v", true);
   set_mgmt_params(files.back().content, b.ports, m);
-  set_param(files.back().content, "contexts", std::to_string(c.in.contexts));
-  set_param(files.back().content, "addr-bits", std::to_string(addr_bits));
-  set_param(files.back().content, "standalone", standalone ? "1" : "0");
+  set_param(files.back().content, "CONTEXTS", std::to_string(c.in.contexts));
+  set_param(files.back().content, "ADDR_W", std::to_string(addr_bits));
+  set_param(files.back().content, "STANDALONE", standalone ? "1" : "0");
   add(dir + "panama_" + b.name + ".xdc", "panama_" + b.name + ".xdc", false);
   add("rtl/boards/panama_cdc.xdc", "panama_cdc.xdc", false);
   add(dir + "board.tcl", "board.tcl", false);

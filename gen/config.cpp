@@ -3,6 +3,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "estimate.h"
 #include "exactsum.h"
 #include "fpadd.h"
 #include "protocol.h"

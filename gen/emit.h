@@ -1,12 +1,15 @@
-// Emitting a generator output: every file is built in memory first, then written at once,
-// so that an error leaves nothing behind.
+// Emitting a generator output (library panama_emit: only panama-gen and the emitters' tests link
+// it; the model and the host link the planning library panama_config alone). Every file is built
+// in memory first, then written at once, so that an error leaves nothing behind.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "config.h"
+#include "estimate.h"
 
 namespace panama {
 
@@ -16,10 +19,11 @@ struct OutputFile {
   bool verilog = false;  // listed in filelist.f, in dependency order
 };
 
-// A tree node after the generator resolved which leaves are absent.
-enum class NodeKind { leaf, neg_zero, adder, pass };
-// levels[0] are the leaves (one per power-of-two slot); levels[k][i] combines levels[k-1][2i], [2i+1].
-std::vector<std::vector<NodeKind>> resolve_tree(int ports);
+// The one template scheme of gen/: each <sigil>{NAME} in `text`, for a sigil in `sigils`,
+// replaced by fill(sigil, NAME). The top uses ${NAME} for its numbers; the adder's steps use
+// ${x} for the previous boundary's signal x, @{x} for the step's own output and %{x} for a local.
+std::string fill_template(const std::string& text, const std::string& sigils,
+                          const std::function<std::string(char, const std::string&)>& fill);
 
 // A Verilog sized hexadecimal literal: hx(16, 0x2350) = "16'h2350".
 std::string hx(int width, uint64_t v);
@@ -29,6 +33,15 @@ std::string hx(int width, uint64_t v);
 std::string axil_slave_ports(const std::string& msb);
 
 std::string banner(const Config& c, const std::string& module, const std::string& what);
+// Verilog-2005 text of module <prefix>_fpadd (ports clk, a, a_en, b, b_en, y; latency
+// c.adder.latency), from the plan of gen/fpadd.h.
+std::string emit_fpadd(const Config& c);
+// Verilog of <prefix>_exactlane (ports clk, mask, data, y; latency c.exact.latency), from the plan
+// of gen/exactsum.h, and of <prefix>_addtree built from LANES of them.
+std::string emit_exactlane(const Config& c);
+std::string emit_exact_addtree(const Config& c);
+// <prefix>_top: the named per-port streams around the core's instance (gen/top.cpp).
+std::string emit_top(const Config& c);
 std::string emit_addtree(const Config& c);
 // The module line, ports and LANES / WIDTH localparams of <prefix>_addtree (tools.md's interface),
 // shared by the tree-mode and exact-mode emitters.

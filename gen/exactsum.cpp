@@ -1,4 +1,4 @@
-// The exact-sum adder tree (--sum exact).
+// The exact-sum adder tree's Verilog (--sum exact); the lane's plan is gen/exactsum_plan.cpp's.
 //
 // Per lane, every finite leaf is converted to a two's-complement integer in units of the
 // format's smallest subnormal 2^(1 - bias - F): a finite value is sig * 2^(e_eff - 1) units with
@@ -23,8 +23,6 @@
 //              specials: NaN, infinities, exact zero (-0 only if every leaf is -0), overflow to
 //              infinity, ftz flush of a result below the smallest normal.
 // A subnormal result (p < F) is exact: the integer's unit is the subnormal grid.
-#include "exactsum.h"
-
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -33,6 +31,7 @@
 #include <stdexcept>
 
 #include "emit.h"
+#include "exactsum.h"
 
 namespace panama {
 namespace {
@@ -79,25 +78,6 @@ class Pipe {
   int seq_ = 0;
 };
 
-struct XStep {
-  std::string name;
-  double delay;
-  std::function<void(Pipe&)> emit;
-};
-
-// Equal segments of at most `max_w` bits covering `total` bits, lowest first.
-std::vector<int> segments(int total, int max_w) {
-  const int k = (total + max_w - 1) / max_w;
-  std::vector<int> s;
-  int left = total;
-  for (int i = 0; i < k; ++i) {
-    const int w = (left + (k - i) - 1) / (k - i);
-    s.push_back(w);
-    left -= w;
-  }
-  return s;
-}
-
 // A tree priority encoder: position of the leading one of src[width-1:0] (0 if none) and
 // whether any bit is set. Returns {valid, pos} names; pos has clog2(width) bits (width >= 2).
 std::pair<std::string, std::string> emit_lead(Pipe& p, const std::string& src, int width) {
@@ -120,10 +100,9 @@ std::pair<std::string, std::string> emit_lead(Pipe& p, const std::string& src, i
   return node(0, PW);
 }
 
-// The sizes of one exact-sum lane, and the body of each pipeline step. Steps capture a copy
-// (the steps outlive exact_steps).
-struct ExactLane {
-  ExactLane(const FormatInfo& fmt, bool flush, int ports);
+// The body of each pipeline step of the plan (gen/exactsum_plan.cpp), on the sizes of one lane.
+struct ExactLane : ExactSizes {
+  using ExactSizes::ExactSizes;
   void decode(Pipe& p) const;
   void csa(Pipe& p, int in_ops, int lv) const;
   void cpa(Pipe& p, int w, int lo, int lv, bool first, bool last) const;
@@ -131,28 +110,8 @@ struct ExactLane {
   void lzc(Pipe& p) const;
   void shift(Pipe& p) const;
   void round(Pipe& p) const;
-
-  bool ftz;
-  int N, E, F, W;
-  uint32_t canonical_nan;
-  int M, A;  // leaf magnitude and accumulator bits (exact_widths)
-  int CW;    // count of negative leaves
-  int PW;    // leading-one position in |S| (A - 1 bits)
-  int PK;    // packed {exponent, fraction} before saturation
+  void step(Pipe& p, const ExactStep& s) const;
 };
-
-ExactLane::ExactLane(const FormatInfo& fmt, bool flush, int ports)
-    : ftz(flush),
-      N(ports),
-      E(fmt.exp_bits),
-      F(fmt.frac_bits),
-      W(1 + E + F),
-      canonical_nan(fmt.canonical_nan),
-      M(exact_widths(fmt, ports).mag_bits),
-      A(exact_widths(fmt, ports).acc_bits),
-      CW(clog2(N + 1)),
-      PW(clog2(A - 1)),
-      PK(std::max(PW, E) + F + 1) {}
 
 // Leaves to A-bit two's-complement operands (plus one operand counting the negative leaves, the
 // +1s of their negation), and the NaN, infinity and negative-zero flags.
@@ -317,57 +276,34 @@ void ExactLane::round(Pipe& p) const {
     p.drop(k);
 }
 
-std::vector<XStep> exact_steps(const FormatInfo& fmt, bool ftz, int N, double mhz, const DelayModel& dm) {
-  const ExactLane x(fmt, ftz, N);
-  const double budget = 1000.0 / mhz - dm.ff_overhead;
-  // Widest carry chain (plus the LUT in front of it) that fits a period; at least 8 bits.
-  const int seg_w = std::max(8, static_cast<int>((budget - dm.lut_level - dm.carry_base) / dm.carry_per_bit));
-  std::vector<XStep> st;
-  st.push_back({"decode", dm.lut_level * (2 + (clog2(x.M) + 1) / 2), [x](Pipe& p) { x.decode(p); }});
-  int ops = N + 1, level = 0;
-  while (ops > 2) {
-    const int in_ops = ops, lv = level;
-    st.push_back({"csa" + n(lv + 1), dm.lut_level, [x, in_ops, lv](Pipe& p) { x.csa(p, in_ops, lv); }});
-    ops = (in_ops / 3) * 2 + in_ops % 3;
-    ++level;
+void ExactLane::step(Pipe& p, const ExactStep& s) const {
+  using K = ExactStep::Kind;
+  switch (s.kind) {
+    case K::decode:
+      return decode(p);
+    case K::csa:
+      return csa(p, s.ops, s.level);
+    case K::cpa:
+      return cpa(p, s.w, s.lo, s.level, s.first, s.last);
+    case K::neg:
+      return negate(p, s.w, s.lo, s.first, s.last);
+    case K::lzc:
+      return lzc(p);
+    case K::shift:
+      return shift(p);
+    case K::round:
+      return round(p);
   }
-  // Carry-propagate addition, then the magnitude, segment by segment.
-  int done = 0;
-  const auto segs = segments(x.A, seg_w);
-  for (size_t k = 0; k < segs.size(); ++k) {
-    const int w = segs[k], lo = done, lv = level;
-    const bool first = k == 0, last = k + 1 == segs.size();
-    st.push_back({"cpa" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) { x.cpa(p, w, lo, lv, first, last); }});
-    done += w;
-  }
-  done = 0;
-  const auto nsegs = segments(x.A - 1, seg_w);
-  for (size_t k = 0; k < nsegs.size(); ++k) {
-    const int w = nsegs[k], lo = done;
-    const bool first = k == 0, last = k + 1 == nsegs.size();
-    st.push_back({"neg" + n(k + 1), dm.lut_level + dm.carry(w), [=](Pipe& p) { x.negate(p, w, lo, first, last); }});
-    done += w;
-  }
-  st.push_back({"lzc", dm.lut_level * ((x.PW + 1) / 2 + 1), [x](Pipe& p) { x.lzc(p); }});
-  st.push_back({"shift", dm.lut_level * ((x.PW + 1) / 2 + 2), [x](Pipe& p) { x.shift(p); }});
-  st.push_back({"round", dm.lut_level * 2 + dm.carry(x.PK), [x](Pipe& p) { x.round(p); }});
-  return st;
-}
-
-AdderPlan pack(const std::vector<XStep>& steps, double mhz, const DelayModel& dm) {
-  std::vector<std::string> names;
-  std::vector<double> delays;
-  for (const auto& s : steps) names.push_back(s.name), delays.push_back(s.delay);
-  return pack_stages(names, delays, mhz, dm);
 }
 
 // The lane module's body and its flip-flop count.
 std::pair<std::string, long> lane_body(const Config& c) {
-  const auto steps = exact_steps(c.fmt, c.in.subnormals == Subnormals::ftz, c.in.ports, c.in.mhz, DelayModel{});
+  const ExactLane x(c.fmt, c.in.subnormals == Subnormals::ftz, c.in.ports);
+  const auto steps = exact_steps(x, c.in.mhz, DelayModel{});
   Pipe p;
   for (size_t i = 0; i < steps.size(); ++i) {
     p.v << "  // ---- step " << steps[i].name << " (" << std::round(steps[i].delay * 100) / 100 << " ns est.)\n";
-    steps[i].emit(p);
+    x.step(p, steps[i]);
     if (c.exact.reg_after.at(i)) p.reg();
   }
   p.v << "  assign y = " << p.get("y") << ";\n";
@@ -375,19 +311,6 @@ std::pair<std::string, long> lane_body(const Config& c) {
 }
 
 }  // namespace
-
-ExactWidths exact_widths(const FormatInfo& fmt, int ports) {
-  ExactWidths w;
-  w.mag_bits = fmt.frac_bits + (1 << fmt.exp_bits) - 2;
-  w.acc_bits = w.mag_bits + clog2(ports) + 1;
-  return w;
-}
-
-AdderPlan plan_exact(const FormatInfo& fmt, Subnormals sub, int ports, double mhz, const DelayModel& dm) {
-  return pack(exact_steps(fmt, sub == Subnormals::ftz, ports, mhz, dm), mhz, dm);
-}
-
-long exactlane_flipflops(const Config& c) { return lane_body(c).second; }
 
 std::string emit_exactlane(const Config& c) {
   const int N = c.in.ports, W = c.elem_bits;
@@ -404,8 +327,13 @@ std::string emit_exactlane(const Config& c) {
     << "  input  wire [" << N * W - 1 << ":0] data,\n"
     << "  output wire [" << W - 1 << ":0] y\n"
     << ");\n\n";
+  const auto [body, ffs] = lane_body(c);
+  // The area estimate counts the plan's live bits (exactlane_flipflops): they must be these.
+  if (ffs != exactlane_flipflops(c))
+    throw std::logic_error("exactlane: the plan counts " + std::to_string(exactlane_flipflops(c)) +
+                           " flip-flops, the Verilog has " + std::to_string(ffs));
   v << "  /* verilator lint_off UNUSEDSIGNAL */\n";
-  v << lane_body(c).first;
+  v << body;
   v << "  /* verilator lint_on UNUSEDSIGNAL */\n";
   v << "\nendmodule\n";
   return v.str();

@@ -1,7 +1,9 @@
-// The exact-sum adder tree (--sum exact, numerics.md "Exact-sum mode"): one wide fixed-point
-// accumulation per lane and a single roundTiesToEven rounding.
+// The exact-sum lane's plan (--sum exact, numerics.md "Exact-sum mode"): one wide fixed-point
+// accumulation per lane and a single roundTiesToEven rounding. Planning only (library
+// panama_config); the lane's Verilog is written by emit_exactlane (gen/emit.h, panama_emit).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,15 +19,38 @@ struct ExactWidths {
 };
 ExactWidths exact_widths(const FormatInfo& fmt, int ports);
 
+// The sizes of one exact-sum lane.
+struct ExactSizes {
+  ExactSizes(const FormatInfo& fmt, bool flush, int ports);
+  bool ftz;
+  int N, E, F, W;
+  uint32_t canonical_nan;
+  int M, A;  // leaf magnitude and accumulator bits (exact_widths)
+  int CW;    // count of negative leaves
+  int PW;    // leading-one position in |S| (A - 1 bits)
+  int PK;    // packed {exponent, fraction} before saturation
+};
+
+// One combinational step of a lane (gen/exactsum_plan.cpp's header lists them).
+struct ExactStep {
+  enum class Kind { decode, csa, cpa, neg, lzc, shift, round };
+  Kind kind;
+  std::string name;
+  double delay;
+  int ops = 0;                       // csa: operands in
+  int level = 0;                     // csa, cpa: the carry-save level of the operands read
+  int w = 0;                         // cpa, neg: the segment's width
+  int lo = 0;                        // cpa, neg: the segment's lowest bit
+  bool first = false, last = false;  // cpa, neg: the first and the last segment
+  long live_bits = 0;                // bits of the signals live after the step (a register stage holds them)
+};
+std::vector<ExactStep> exact_steps(const ExactSizes& x, double mhz, const DelayModel& dm);
+
 // Register plan of one lane (the steps and where the registers go), like AdderPlan.
 AdderPlan plan_exact(const FormatInfo& fmt, Subnormals sub, int ports, double mhz, const DelayModel& dm = DelayModel{});
 
-// Verilog of <prefix>_exactlane (ports clk, mask, data, y; latency = c.exact.latency) and of
-// <prefix>_addtree built from LANES of them.
-std::string emit_exactlane(const Config& c);
-std::string emit_exact_addtree(const Config& c);
-
-// Flip-flops of one lane's pipeline registers (from the plan).
+// Flip-flops of one lane's pipeline registers (from the plan; emit_exactlane checks that the
+// Verilog it writes registers exactly these).
 long exactlane_flipflops(const Config& c);
 
 }  // namespace panama

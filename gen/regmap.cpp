@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "wire.h"
+
 namespace panama {
 
 const std::vector<std::string>& port_counter_names() {
@@ -73,7 +75,7 @@ std::vector<Register> RegMap::global_registers() const {
       {"AGG_PORT",
        kAggPort,
        "RW",
-       9056,
+       wire::kDefaultAggPort,
        "aggregation UDP port; writes are ignored while any context is enabled",
        {{"PORT", 0, 16, "UDP destination port of aggregation frames"}}},
       {"CLEAR_COUNTERS",

@@ -1,6 +1,7 @@
 // Fixed blocks (rtl/*.v) and the shared-constants include; see rtl_lib.h.
 #include "rtl_lib.h"
 
+#include <regex>
 #include <sstream>
 #include <stdexcept>
 
@@ -112,6 +113,27 @@ std::string emit_defs(const Config& c) {
   return v.str();
 }
 
+std::string emit_proto_macros() {
+  std::ostringstream v;
+  v << "// Protocol constants (wire/protocol.h) as macros, for parameter defaults: a module's header\n"
+    << "// is read before its body can include the localparams of <prefix>_defs.vh. Written by\n"
+    << "// panama-gen from the same table, never retyped.\n"
+    << "`ifndef PANAMA_PROTO_VH\n"
+    << "`define PANAMA_PROTO_VH\n";
+  for (const auto& k : proto::kConstants) {
+    v << "`define PANAMA_" << k.name << " ";
+    if (k.bits == 0)
+      v << k.value;
+    else if (k.hex)
+      v << hx(k.bits, k.value);
+    else
+      v << k.bits << "'d" << k.value;
+    v << "\n";
+  }
+  v << "`endif\n";
+  return v.str();
+}
+
 std::string with_prefix(std::string text, const std::string& prefix) {
   return prefix == "panama" ? text : replace_all(std::move(text), "panama_", prefix + "_");
 }
@@ -157,6 +179,8 @@ std::string rtl_inline_includes(const Config& c, std::string text) {
     std::string body;
     if (name == "panama_defs.vh") {
       body = emit_defs(c);
+    } else if (name == "panama_proto.vh") {
+      body = emit_proto_macros();
     } else {
       bool found = false;
       for (const auto& s : rtl_sources())
@@ -169,6 +193,24 @@ std::string rtl_inline_includes(const Config& c, std::string text) {
     text.replace(p, q + 1 - p, body);
     p += body.size();
   }
+  return text;
+}
+
+std::string set_parameter_default(std::string text, const std::string& name, const std::string& value) {
+  const std::regex decl("\\bparameter\\s+(\\[[^\\]]*\\]\\s*)?" + name + "\\s*=\\s*");
+  std::smatch m;
+  if (!std::regex_search(text, m, decl)) throw std::logic_error("no parameter " + name);
+  const size_t from = static_cast<size_t>(m.position(0) + m.length(0));
+  // The default ends at a comma, a line end, a comment or the list's ')' outside brackets.
+  size_t to = from;
+  for (int depth = 0; to < text.size(); ++to) {
+    const char ch = text[to];
+    if (depth == 0 && (ch == ',' || ch == '\n' || ch == ')' || text.compare(to, 2, "//") == 0)) break;
+    if (ch == '(' || ch == '{' || ch == '[') ++depth;
+    if (ch == ')' || ch == '}' || ch == ']') --depth;
+  }
+  while (to > from && (text[to - 1] == ' ' || text[to - 1] == '\t')) --to;
+  text.replace(from, to - from, value);
   return text;
 }
 
@@ -191,11 +233,11 @@ std::string rtl_fixed_body(const Config& c, const std::string& file,
     text += '\n';
     text = rtl_inline_includes(c, text);
     for (const auto& [name, value] : params) {
-      const std::string key = "parameter " + name + " = ";
-      const size_t p = text.find(key);
-      const size_t e = p == std::string::npos ? p : text.find_first_of(",\n)", p + key.size());
-      if (e == std::string::npos) throw std::logic_error("rtl/" + file + " has no parameter " + name);
-      text.replace(p + key.size(), e - p - key.size(), std::to_string(value));
+      try {
+        text = set_parameter_default(std::move(text), name, std::to_string(value));
+      } catch (const std::logic_error&) {
+        throw std::logic_error("rtl/" + file + " has no parameter " + name);
+      }
     }
     return with_prefix(text, c.in.prefix);
   }

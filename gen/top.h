@@ -1,7 +1,9 @@
-// The accelerator's datapath around the adder tree: per-port buffers and queues, the
-// aggregation scheduler and result builder, and the top level (docs/rtl.md).
+// The parameters of the accelerator's datapath around the adder tree (planning, library
+// panama_config, gen/params.cpp): per-port buffers and queues, the aggregation scheduler and result
+// builder, and the core (docs/rtl.md). The top's Verilog is emit_top's (gen/emit.h).
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,6 +33,9 @@ std::vector<std::pair<std::string, long>> sched_params(const Config& c);
 // <prefix>_core (the fixed block rtl/panama_core.v): its parameters, from the port's, the
 // scheduler's and the register file's lists.
 std::vector<std::pair<std::string, long>> core_params(const Config& c);
-std::string emit_top(const Config& c);  // <prefix>_top
+
+// The configuration's datapath numbers by short name (N ports, C contexts, W bus bits, BB bus
+// bytes, the buffer plan's depths and their index widths, ...): the values of the top's template.
+std::map<std::string, long> datapath_values(const Config& c);
 
 }  // namespace panama

@@ -14,7 +14,8 @@
 
 namespace panama::host {
 
-AfPacketFabric::AfPacketFabric(const std::vector<std::string>& ifaces) : names_(ifaces) {
+AfPacketFabric::AfPacketFabric(const std::vector<std::string>& ifaces, uint16_t agg_port)
+    : names_(ifaces), agg_port_(agg_port) {
   for (const auto& name : ifaces) {
     if (name.empty() || name.size() >= IFNAMSIZ) throw std::runtime_error("bad interface name '" + name + "'");
     const unsigned idx = if_nametoindex(name.c_str());
@@ -43,12 +44,13 @@ AfPacketFabric::AfPacketFabric(const std::vector<std::string>& ifaces) : names_(
     mr.mr_type = PACKET_MR_PROMISC;
     if (setsockopt(fd, SOL_PACKET, PACKET_ADD_MEMBERSHIP, &mr, sizeof mr) != 0)
       throw std::runtime_error("promiscuous mode on " + name + ": " + std::strerror(errno));
+    pfd_.push_back(pollfd{fd, POLLIN, 0});
   }
+  rx_.resize(fds_.size());
+  tx_.resize(fds_.size());
+  for (auto& q : tx_) q.reserve(io_batch());
 }
 
-namespace {
-// Completes the TCP/UDP checksum of an IPv4 frame whose sender left it to offload (veth peers
-// hand such frames over with only the pseudo-header sum): on a real wire every frame is whole.
 void complete_l4_checksum(wire::Bytes& f) {
   if (f.size() < 34 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4) return;
   const size_t ihl = static_cast<size_t>(f[14] & 15) * 4;
@@ -64,10 +66,17 @@ void complete_l4_checksum(wire::Bytes& f) {
     csum_off = l4 + 16;
   else
     return;
+  // A fragment's L4 checksum covers the whole datagram: never touched here.
+  if ((wire::get16(&f[20]) & 0x3FFF) != 0) return;
   uint32_t sum = 0;
   for (size_t i = 26; i < 34; i += 2) sum += wire::get16(&f[i]);
   sum += proto;
   sum += static_cast<uint32_t>(len);
+  // Left to offload, the field holds the folded pseudo-header sum: anything else is a checksum
+  // the sender computed (right or wrong), which the stand-in forwards as it is.
+  uint32_t pseudo = sum;
+  while (pseudo >> 16) pseudo = (pseudo & 0xFFFF) + (pseudo >> 16);
+  if (wire::get16(&f[csum_off]) != pseudo) return;
   f[csum_off] = f[csum_off + 1] = 0;
   for (size_t i = 0; i + 1 < len; i += 2) sum += wire::get16(&f[l4 + i]);
   if (len & 1) sum += static_cast<uint32_t>(f[l4 + len - 1]) << 8;
@@ -76,10 +85,8 @@ void complete_l4_checksum(wire::Bytes& f) {
   if (proto == 17 && c == 0) c = 0xFFFF;
   wire::put16(&f[csum_off], c);
 }
-}  // namespace
 
 bool AfPacketFabric::fill(int port) {
-  if (rx_.size() != fds_.size()) rx_.resize(fds_.size());
   mmsghdr* mm = rb_.prepare();
   int r;
   do {
@@ -98,27 +105,33 @@ bool AfPacketFabric::fill(int port) {
         partial = aux.tp_status & TP_STATUS_CSUMNOTREADY;
       }
     const uint8_t* d = rb_.data(k);
-    wire::Bytes f(d, d + mm[k].msg_len);
-    if (partial) complete_l4_checksum(f);
+    wire::Bytes f = bufs_.get();
+    f.assign(d, d + mm[k].msg_len);
+    if (partial && !agg_udp(d, mm[k].msg_len, agg_port_)) complete_l4_checksum(f);
     rx_[static_cast<size_t>(port)].push_back(std::move(f));
   }
   return true;
 }
 
 bool AfPacketFabric::try_recv(int port, wire::Bytes& f) {
-  if (rx_.size() != fds_.size()) rx_.resize(fds_.size());
   auto& q = rx_[static_cast<size_t>(port)];
   while (q.empty())
     if (!fill(port)) return false;
-  f = std::move(q.front());
-  q.pop_front();
+  bufs_.put(std::move(f));
+  f = q.take_front();
   return true;
 }
 
 void AfPacketFabric::send(int port, const wire::Bytes& f) {
-  if (tx_.size() != fds_.size()) tx_.resize(fds_.size());
+  wire::Bytes b = bufs_.copy(f);
+  send_swap(port, b);
+  bufs_.put(std::move(b));
+}
+
+void AfPacketFabric::send_swap(int port, wire::Bytes& f) {
   auto& q = tx_[static_cast<size_t>(port)];
-  q.push_back(f);
+  q.push_back(std::move(f));
+  f = bufs_.get();
   if (q.size() >= io_batch()) flush_port(static_cast<size_t>(port));
 }
 
@@ -130,8 +143,12 @@ void AfPacketFabric::flush_port(size_t port) {
   auto& q = tx_[port];
   if (q.empty()) return;
   const int fd = fds_[port].get();
-  std::vector<iovec> iov(q.size());
-  std::vector<mmsghdr> mm(q.size());
+  if (iov_.size() < q.size()) {
+    iov_.resize(q.size());
+    mm_.resize(q.size());
+  }
+  std::vector<iovec>& iov = iov_;
+  std::vector<mmsghdr>& mm = mm_;
   for (size_t i = 0; i < q.size(); ++i) {
     iov[i] = iovec{q[i].data(), q[i].size()};
     mm[i] = mmsghdr{};
@@ -157,12 +174,12 @@ void AfPacketFabric::flush_port(size_t port) {
     ++done;
   }
   send_errors_ += q.size() - done;
+  for (auto& b : q) bufs_.put(std::move(b));
   q.clear();
 }
 
 void AfPacketFabric::wait(Clock::time_point until) {
-  std::vector<pollfd> p;
-  for (const Fd& fd : fds_) p.push_back(pollfd{fd.get(), POLLIN, 0});
+  std::vector<pollfd>& p = pfd_;
   const auto now = Clock::now();
   int ms = 0;
   if (until > now)

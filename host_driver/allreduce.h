@@ -56,7 +56,7 @@ struct JobParams {
   int first_tid = 0;                 // a thread's share of the job's trees (worker --threads)
   int elem_bytes = 4;                // ES: 4 (fp32) or 2 (bf16/fp16)
   ref::Fmt format = ref::Fmt::fp32;  // must match elem_bytes; used by loss repair's encodings
-  int count = 362;                   // COUNT per vector: <= min(MAX_ELEMS, (MTU - 50) / ES)
+  int count = 362;                   // COUNT per vector: <= min(MAX_ELEMS, (MTU - IP_HEADER_BUDGET) / ES)
   uint32_t first_vid = 0;            // VID of the first vector of every tree (0 after enabling the context)
   std::vector<uint32_t> first_vids;  // per tree (size T) instead of first_vid, when not empty
   WindowParams window;
@@ -97,7 +97,7 @@ struct JobParams {
 
   // Throws AllReduceError with one line when a parameter is out of range.
   void validate() const;
-  // COUNT for a given MTU and MAX_ELEMS: min(max_elems, floor((mtu - 50) / es)).
+  // COUNT for a given MTU and MAX_ELEMS: min(max_elems, floor((mtu - proto::kIpHeaderBudget) / es)).
   static int count_for(int mtu, int max_elems, int es);
 };
 

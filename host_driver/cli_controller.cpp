@@ -170,7 +170,8 @@ class MgmtBus : public LiveBus {
     const auto it = cache_.find(a);
     if (it != cache_.end()) return it->second;
     std::vector<MgmtOp> ops;
-    for (uint32_t i = 0; i < static_cast<uint32_t>(kMgmtMaxOps); ++i) ops.push_back({1, a + 4 * i, 0, 0});
+    for (uint32_t i = 0; i < static_cast<uint32_t>(kMgmtMaxOps); ++i)
+      ops.push_back({proto::kMgmtOpRead, a + 4 * i, 0, 0});
     const auto r = mc_.run(ops);
     if (r.empty() || r[0].status != 0) return mc_.read(a);  // the bus error, reported as one read does
     for (size_t i = 0; i < r.size() && r[i].status == 0; ++i) cache_[a + 4 * static_cast<uint32_t>(i)] = r[i].value;
@@ -195,7 +196,7 @@ class MgmtBus : public LiveBus {
     std::ifstream in(p);
     const uint32_t base = nlohmann::json::parse(in).at("size").get<uint32_t>();
     std::vector<MgmtOp> ops;
-    for (uint32_t i = 0; i < 6; ++i) ops.push_back({1, base + 4 * i, 0, 0});
+    for (uint32_t i = 0; i < 6; ++i) ops.push_back({proto::kMgmtOpRead, base + 4 * i, 0, 0});
     const auto r = mc_.run(ops);
     nlohmann::ordered_json j;
     const char* names[6] = {"accepted", "bad_port", "malformed", "bad_tag", "replay", "rx_busy"};
@@ -208,7 +209,9 @@ class MgmtBus : public LiveBus {
   nlohmann::ordered_json switch_counters(const std::string& regmap, int ports) override {
     const uint32_t b = switch_base(regmap);
     if (!has_switch(b)) return nullptr;
-    std::vector<MgmtOp> ops{{1, b + 0x0c, 0, 0}, {1, b + 0x10, 0, 0}, {1, b + 0x08, 0, 0}};
+    std::vector<MgmtOp> ops{{proto::kMgmtOpRead, b + 0x0c, 0, 0},
+                            {proto::kMgmtOpRead, b + 0x10, 0, 0},
+                            {proto::kMgmtOpRead, b + 0x08, 0, 0}};
     const auto g = mc_.run(ops);
     nlohmann::ordered_json j;
     j["flooded"] = g[0].value;
@@ -217,7 +220,10 @@ class MgmtBus : public LiveBus {
     j["ports"] = nlohmann::ordered_json::array();
     for (int p = 0; p < ports; ++p) {
       const uint32_t a = b + 0x20 + 16 * static_cast<uint32_t>(p);
-      const auto r = mc_.run({{1, a, 0, 0}, {1, a + 4, 0, 0}, {1, a + 8, 0, 0}, {1, a + 12, 0, 0}});
+      const auto r = mc_.run({{proto::kMgmtOpRead, a, 0, 0},
+                              {proto::kMgmtOpRead, a + 4, 0, 0},
+                              {proto::kMgmtOpRead, a + 8, 0, 0},
+                              {proto::kMgmtOpRead, a + 12, 0, 0}});
       j["ports"].push_back(
           {{"tx_frames", r[0].value}, {"ce_marked", r[1].value}, {"queue_drops", r[2].value}, {"queued", r[3].value}});
     }
@@ -279,7 +285,7 @@ class MgmtBus : public LiveBus {
     return nlohmann::json::parse(in).at("size").get<uint32_t>() + proto::kL2swWindow;
   }
   bool has_switch(uint32_t b) {
-    const auto r = mc_.run({{1, b, 0, 0}});
+    const auto r = mc_.run({{proto::kMgmtOpRead, b, 0, 0}});
     return r[0].status == 0 && r[0].value == proto::kL2swId;
   }
   MgmtClient mc_;

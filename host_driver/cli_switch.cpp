@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "afpacket.h"
 #include "cli.h"
@@ -16,12 +17,14 @@
 #include "parse_num.h"
 #include "rtl_engine.h"
 #include "switch.h"
+#include "xdp_fabric.h"
 
 namespace panama::host::cli {
 namespace {
 
 struct SwitchOpts {
-  std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl", control;
+  std::string rtl, contexts, ifaces, counters, loss_ports, engine = "rtl", control, backend = "afpacket";
+  int threads = 1;
   bool prepare = false, shell = false;
   double duration = 0;
   double export_interval = 1;
@@ -174,16 +177,62 @@ std::function<void(Engine&, SwitchChip&)> control_hook(ControlServer& ctl, const
   };
 }
 
+// One thread's stand-in: its links (its own socket on every interface), its engine (the contexts
+// whose TID it is given) and its switch chip.
+struct Lane {
+  std::unique_ptr<Fabric> fab;
+  std::unique_ptr<Engine> eng;
+  std::unique_ptr<SwitchChip> chip;
+  uint64_t send_errors() const {
+    if (auto* a = dynamic_cast<const AfPacketFabric*>(fab.get())) return a->send_errors();
+    if (auto* x = dynamic_cast<const XdpFabric*>(fab.get())) return x->send_errors();
+    return 0;
+  }
+};
+
+// The threads' counters as one: numbers summed (max_queue: the largest), a context's entry from
+// the thread that owns it (owner[i] for context i).
+void merge_into(nlohmann::ordered_json& a, const nlohmann::ordered_json& b, const std::string& key) {
+  if (a.is_number_unsigned() && b.is_number_unsigned()) {
+    a = key == "max_queue" ? std::max(a.get<uint64_t>(), b.get<uint64_t>()) : a.get<uint64_t>() + b.get<uint64_t>();
+  } else if (a.is_object() && b.is_object()) {
+    for (auto it = a.begin(); it != a.end(); ++it)
+      if (b.contains(it.key())) merge_into(it.value(), b[it.key()], it.key());
+  } else if (a.is_array() && b.is_array()) {
+    for (size_t i = 0; i < a.size() && i < b.size(); ++i) merge_into(a[i], b[i], key);
+  }
+}
+
+nlohmann::ordered_json merge_lanes(const std::vector<nlohmann::ordered_json>& parts, const std::vector<int>& owner) {
+  nlohmann::ordered_json j = parts.front();
+  for (size_t t = 1; t < parts.size(); ++t) merge_into(j, parts[t], "");
+  auto& ctxs = j["accelerator"]["contexts"];
+  for (size_t i = 0; ctxs.is_array() && i < ctxs.size() && i < owner.size(); ++i)
+    ctxs[i] = parts[static_cast<size_t>(owner[i])]["accelerator"]["contexts"][i];
+  return j;
+}
+
 // The stand-in's parts and its loop, run in slices so that counters can be exported and
-// --duration honoured.
+// --duration honoured; with --threads, one loop per lane, each on its own thread.
 struct StandIn {
   const SwitchOpts& o;
   const StandInParams& sp;
   const std::optional<RegLayout>& layout;
-  AfPacketFabric& fab;
-  Engine& eng;
-  SwitchChip& chip;
+  std::vector<Lane>& lanes;
+  std::vector<int> owner;           // per context: the lane that sums it
   nlohmann::ordered_json last_acc;  // the accelerator counters last read
+
+  // One lane's loop until p.until or a signal; its error (the engine failed) in *err.
+  nlohmann::ordered_json run_lane(Lane& l, const StandInParams& p, std::string* err) {
+    try {
+      nlohmann::ordered_json j = run_standin(*l.fab, *l.eng, *l.chip, p, stop_requested());
+      if (layout) j["accelerator"] = read_counters(*layout, [&](uint32_t x) { return l.eng->reg_read(x); });
+      return j;
+    } catch (const std::exception& e) {
+      *err = e.what();  // the engine failed (the RTL harness died)
+      return nlohmann::ordered_json();
+    }
+  }
 
   // One slice: runs until the export interval or a signal; the counters, with the engine's
   // error if it failed (then with the last accelerator counters read, marked incomplete).
@@ -191,20 +240,29 @@ struct StandIn {
     StandInParams p = sp;
     p.until =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.export_interval));
-    nlohmann::ordered_json j;
+    std::vector<nlohmann::ordered_json> parts(lanes.size());
+    std::vector<std::string> errs(lanes.size());
+    std::vector<std::thread> th;
+    for (size_t t = 1; t < lanes.size(); ++t) th.emplace_back([&, t] { parts[t] = run_lane(lanes[t], p, &errs[t]); });
+    parts[0] = run_lane(lanes[0], p, &errs[0]);
+    for (auto& x : th) x.join();
     std::string err;
-    try {
-      j = run_standin(fab, eng, chip, p, stop_requested());
-      if (layout) j["accelerator"] = read_counters(*layout, [&](uint32_t x) { return eng.reg_read(x); });
+    for (const auto& e : errs)
+      if (err.empty()) err = e;
+    nlohmann::ordered_json j;
+    uint64_t send_errors = 0;
+    for (const Lane& l : lanes) send_errors += l.send_errors();
+    if (err.empty()) {
+      j = merge_lanes(parts, owner);
       last_acc = j["accelerator"];
-    } catch (const std::exception& e) {
-      err = e.what();  // the engine failed (the RTL harness died)
-      j = nlohmann::ordered_json();
+    } else {
       j["accelerator"] = last_acc;
       j["cycles"] = nullptr;
-      j["switch_ports"] = chip.counters_json();
+      std::vector<nlohmann::ordered_json> chips;
+      for (const Lane& l : lanes) chips.push_back({{"switch_ports", l.chip->counters_json()}});
+      j["switch_ports"] = merge_lanes(chips, {})["switch_ports"];
     }
-    j["send_errors"] = fab.send_errors();
+    j["send_errors"] = send_errors;
     j["complete"] = err.empty();
     if (!err.empty()) j["error"] = err;
     return j;
@@ -259,6 +317,18 @@ int run_switch(const SwitchOpts& o) {
     throw std::runtime_error(
         "--shell: the board's registers are reached over management (panama-host controller --target), not --control");
   if (o.prepare) return prepare_harness(o);
+  if (o.threads > 1 && (o.engine != "soft" || o.shell))
+    throw std::runtime_error(
+        "--threads " + std::to_string(o.threads) +
+        ": only --engine soft runs in several threads (the model and the RTL are one design each)");
+  if (o.threads > 1 && o.backend != "xdp")
+    throw std::runtime_error("--threads " + std::to_string(o.threads) +
+                             ": needs --backend xdp (a socket per thread and interface, the frames steered by TID)");
+  // A loop's chip has its own egress queues: a drain rate or a queue log would be per loop, not
+  // per port (the queue limit and the ECN threshold are per loop, docs/host.md "Threads").
+  if (o.threads > 1 && (o.sp.chip.rate_mbps > 0 || !o.sp.queue_log.empty()))
+    throw std::runtime_error("--threads " + std::to_string(o.threads) +
+                             ": --rate-mbps and --queue-log model one egress queue per port, which needs --threads 1");
   const auto names = split(o.ifaces);
   if (names.empty()) throw std::runtime_error("--ifaces: no interface given");
   // Fail now, not after the run: the counters file must be writable.
@@ -276,19 +346,37 @@ int run_switch(const SwitchOpts& o) {
     ctl = std::make_unique<ControlServer>(o.control);
     sp.control = control_hook(*ctl, *layout);
   }
-  AfPacketFabric fab(names);
   if (o.engine == "soft" && !o.control.empty())
     throw std::runtime_error("--engine soft has no register port: give the contexts with --contexts, not --control");
   std::optional<BoardSide> board;
   if (o.shell) board = board_side(o.rtl);
-  auto eng = o.shell               ? make_shell_engine(o.rtl, static_cast<int>(names.size()))
-             : o.engine == "model" ? make_model_engine(o.rtl, ctx)
-             : o.engine == "soft"  ? make_soft_engine(read_config(o.rtl), ctx)
-                                   : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
-  SwitchChip chip(static_cast<int>(names.size()), ctx, sp.chip);
-  if (board) chip.set_board(*board);
+  // Context i is summed by lane (its TID mod --threads); the XDP program steers by TID the same.
+  std::vector<int> owner, tid_thread(256);
+  for (size_t t = 0; t < tid_thread.size(); ++t) tid_thread[t] = static_cast<int>(t) % o.threads;
+  for (const auto& c : ctx.contexts) owner.push_back(tid_thread[c.tid]);
+  std::unique_ptr<XdpPorts> xdp;
+  if (o.backend == "xdp") xdp = std::make_unique<XdpPorts>(names, o.threads, ctx.agg_port, tid_thread);
+  std::vector<Lane> lanes;
+  for (int t = 0; t < o.threads; ++t) {
+    Lane l;
+    if (xdp)
+      l.fab = xdp->fabric(t);
+    else
+      l.fab = std::make_unique<AfPacketFabric>(names, ctx.agg_port);
+    l.eng = o.shell               ? make_shell_engine(o.rtl, static_cast<int>(names.size()))
+            : o.engine == "model" ? make_model_engine(o.rtl, ctx)
+            : o.engine == "soft"  ? make_soft_engine(read_config(o.rtl), ctx)
+                                  : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
+    ChipParams cp = sp.chip;
+    cp.loss_seed += static_cast<uint64_t>(t);  // each lane its own fault sequence
+    l.chip = std::make_unique<SwitchChip>(static_cast<int>(names.size()), ctx, cp);
+    if (board) l.chip->set_board(*board);
+    lanes.push_back(std::move(l));
+  }
   catch_stop_signals(StopMode::graceful, "switch");
-  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, engine: %s\n", names.size(), ctx.contexts.size(),
+  std::fprintf(stderr, "panama-host switch: %zu ports, %zu contexts, links: %s, %d thread%s, engine: %s\n",
+               names.size(), ctx.contexts.size(), xdp ? xdp->mode().c_str() : "AF_PACKET", o.threads,
+               o.threads > 1 ? "s" : "",
                o.shell && board->standalone
                    ? "Verilated standalone board shell (program it with panama-host controller --target; it "
                      "switches by itself: --contexts is not used)"
@@ -297,7 +385,7 @@ int run_switch(const SwitchOpts& o) {
                : o.engine == "model" ? "SystemC model"
                : o.engine == "soft"  ? "soft (C++ rules, CPU tree-order sums)"
                                      : "Verilated RTL");
-  return StandIn{o, sp, layout, fab, *eng, chip, {}}.run();
+  return StandIn{o, sp, layout, lanes, owner, {}}.run();
 }
 
 void add_switch_options(CLI::App* sw, SwitchOpts& s) {
@@ -312,6 +400,15 @@ void add_switch_options(CLI::App* sw, SwitchOpts& s) {
                "run the whole board shell of a --board output (MAC-side crossings, management over Ethernet, the "
                "core on its own clock) instead of the bare core; its registers are programmed over management, "
                "--contexts gives only this switch's multicast groups");
+  sw->add_option("--backend", s.backend,
+                 "the links: afpacket (AF_PACKET sockets, default) or xdp (AF_XDP sockets: an XDP program takes "
+                 "every frame of the interfaces, docs/host.md \"Benchmark\")")
+      ->check(CLI::IsMember({"afpacket", "xdp"}));
+  sw->add_option("--threads", s.threads,
+                 "loops, each with its own socket on every interface and the contexts whose TID mod THREADS is "
+                 "its index (--engine soft --backend xdp for more than 1)")
+      ->default_val(1)
+      ->check(CLI::Range(1, 16));  // 16 sockets x a 64-frame tx cache: half an interface's 2048 tx frames
   sw->add_flag("--prepare", s.prepare, "only verilate the design for the rtl engine (cached), then exit");
   sw->add_option("--rate-mbps", s.sp.chip.rate_mbps, "egress drain rate per port, Mbit/s (0 = unlimited)")
       ->default_val(0);

@@ -619,12 +619,15 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
                  "--no-shconf --vdev=net_af_packet0,iface=IF ...; docs/host.md)");
   wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
   wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
-  wk->add_option("--port", w.port, "aggregation UDP port")->default_val(9056)->check(CLI::Range(1, 65535));
+  wk->add_option("--port", w.port, "aggregation UDP port")
+      ->default_val(wire::kDefaultAggPort)
+      ->check(CLI::Range(1, 65535));
   wk->add_option("--format", w.format, "element format fp32|bf16|fp16 (default: the job description's, else fp32)");
   wk->add_option("--job-desc", w.job_desc,
                  "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
   wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
-  wk->add_option("--max-elems", w.max_elems, "accelerator MAX_ELEMS (default floor(1450/ES))")
+  wk->add_option("--max-elems", w.max_elems,
+                 "accelerator MAX_ELEMS (default floor(" + std::to_string(proto::kDefaultPayloadBytes) + "/ES))")
       ->check(CLI::Range(1, 65535));
   wk->add_option("--first-vid", w.first_vid,
                  "VID of the first vector: one for every tree or V0,V1,... per tree (a restarted worker "

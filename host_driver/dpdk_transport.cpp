@@ -148,16 +148,16 @@ struct DpdkTransport::Impl {
     const int fd = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, htons(ETH_P_IP));
     if (fd < 0) return;
     sock_filter code[] = {
-        {0x28, 0, 0, 12},          // ldh [12]        eth.type
-        {0x15, 0, 7, 0x0800},      // jne 0x0800 -> drop
-        {0x30, 0, 0, 14},          // ldb [14]        version/IHL
-        {0x15, 0, 5, 0x45},        // jne 0x45 -> drop
-        {0x30, 0, 0, 23},          // ldb [23]        protocol
-        {0x15, 0, 3, 17},          // jne 17 -> drop
-        {0x20, 0, 0, 30},          // ld [30]         ipv4.dst
-        {0x15, 0, 1, p.group_ip},  // jne group -> drop
-        {0x06, 0, 0, 1},           // ret 1: keep one byte (a wake-up, not a copy)
-        {0x06, 0, 0, 0},           // drop: ret 0
+        {0x28, 0, 0, wire::off::eth_type},   // ldh eth.type
+        {0x15, 0, 7, wire::kEtherTypeIpv4},  // jne IPv4 -> drop
+        {0x30, 0, 0, wire::off::ip},         // ldb version/IHL
+        {0x15, 0, 5, wire::kIpv4VerIhl},     // jne 0x45 (no options) -> drop
+        {0x30, 0, 0, wire::off::ip_proto},   // ldb protocol
+        {0x15, 0, 3, wire::kIpProtoUdp},     // jne UDP -> drop
+        {0x20, 0, 0, wire::off::ip_dst},     // ld ipv4.dst
+        {0x15, 0, 1, p.group_ip},            // jne group -> drop
+        {0x06, 0, 0, 1},                     // ret 1: keep one byte (a wake-up, not a copy)
+        {0x06, 0, 0, 0},                     // drop: ret 0
     };
     // The port: checked by poll_once; the group alone is selective enough for a wake-up.
     sock_fprog prog{static_cast<unsigned short>(sizeof code / sizeof code[0]), code};

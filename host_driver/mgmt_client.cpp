@@ -27,7 +27,7 @@ uint64_t le64(const uint8_t* p, size_t n) {
 }
 
 void push_le64(std::vector<uint8_t>& b, uint64_t v) {
-  for (int i = 0; i < 8; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
+  for (size_t i = 0; i < proto::kMgmtWordBytes; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
 
 struct SipState {
@@ -52,8 +52,10 @@ struct SipState {
   }
 };
 
-constexpr uint32_t kReqMagic = proto::kMgmtReqMagic;
-constexpr uint32_t kRspMagic = proto::kMgmtRspMagic;
+// A 32-bit field at byte offset `off` of a little-endian word (wire/protocol.h's layout).
+constexpr uint64_t at(int off, uint64_t v) { return v << (8 * off); }
+constexpr uint32_t field32(uint64_t w, int off) { return static_cast<uint32_t>(w >> (8 * off)); }
+constexpr size_t kWord = proto::kMgmtWordBytes;
 
 int hexval(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -112,11 +114,11 @@ MgmtKey load_mgmt_key(const std::string& path) {
 
 std::vector<uint8_t> mgmt_request(const MgmtKey& key, uint32_t id, uint64_t seq, const std::vector<MgmtOp>& ops) {
   std::vector<uint8_t> b;
-  push_le64(b, uint64_t(id) << 32 | kReqMagic);
-  push_le64(b, seq);
-  for (const auto& o : ops) {
-    push_le64(b, uint64_t(o.code) | uint64_t(o.addr) << 32);
-    push_le64(b, uint64_t(o.mask) | uint64_t(o.value) << 32);
+  push_le64(b, at(proto::kMgmtOffMagic, proto::kMgmtReqMagic) | at(proto::kMgmtOffId, id));
+  push_le64(b, seq);           // word kMgmtWordSeq
+  for (const auto& o : ops) {  // kMgmtOpWords words each, from word kMgmtWordOps
+    push_le64(b, at(proto::kMgmtOpOffCode, o.code) | at(proto::kMgmtOpOffAddr, o.addr));
+    push_le64(b, at(proto::kMgmtOpOffMask, o.mask) | at(proto::kMgmtOpOffValue, o.value));
   }
   push_le64(b, siphash24(key, b.data(), b.size()));
   return b;
@@ -124,13 +126,18 @@ std::vector<uint8_t> mgmt_request(const MgmtKey& key, uint32_t id, uint64_t seq,
 
 bool mgmt_parse_response(const MgmtKey& key, const uint8_t* p, size_t len, uint32_t id, uint64_t seq, size_t nops,
                          std::vector<MgmtResult>& out) {
-  if (len != 8 * (nops + 3)) return false;
-  if (le64(p, 8) != (uint64_t(id) << 32 | kRspMagic) || le64(p + 8, 8) != seq) return false;
-  if (siphash24(key, p, len - 8) != le64(p + len - 8, 8)) return false;
+  // Header, sequence number, one result word per operation, tag.
+  if (len != kWord * (proto::kMgmtWordOps + nops + proto::kMgmtTagWords)) return false;
+  const uint64_t head = le64(p, kWord);
+  if (field32(head, proto::kMgmtOffMagic) != proto::kMgmtRspMagic || field32(head, proto::kMgmtOffId) != id ||
+      le64(p + kWord * proto::kMgmtWordSeq, kWord) != seq)
+    return false;
+  const size_t tag = len - kWord * proto::kMgmtTagWords;
+  if (siphash24(key, p, tag) != le64(p + tag, kWord)) return false;
   out.clear();
   for (size_t i = 0; i < nops; ++i) {
-    const uint64_t w = le64(p + 16 + 8 * i, 8);
-    out.push_back({static_cast<uint8_t>(w), static_cast<uint32_t>(w >> 32)});
+    const uint64_t w = le64(p + kWord * (proto::kMgmtWordOps + i), kWord);
+    out.push_back({static_cast<uint8_t>(w >> (8 * proto::kMgmtResOffStatus)), field32(w, proto::kMgmtResOffValue)});
   }
   return true;
 }
@@ -160,7 +167,8 @@ MgmtClient::MgmtClient(const std::string& target, const MgmtKey& key, int timeou
 }
 
 std::vector<MgmtResult> MgmtClient::run(const std::vector<MgmtOp>& ops) {
-  if (ops.empty() || ops.size() > kMgmtMaxOps) throw std::runtime_error("internal: 1..8 operations per request");
+  if (ops.empty() || ops.size() > kMgmtMaxOps)
+    throw std::runtime_error("internal: 1.." + std::to_string(kMgmtMaxOps) + " operations per request");
   for (int attempt = 0; attempt < tries_; ++attempt) {
     // Each try is a new request: the board refuses a sequence number it has seen.
     const uint64_t seq = std::max(now_ns(), last_seq_ + 1);
@@ -189,7 +197,7 @@ std::vector<MgmtResult> MgmtClient::run(const std::vector<MgmtOp>& ops) {
 }
 
 uint32_t MgmtClient::read(uint32_t addr) {
-  const auto r = run({{1, addr, 0, 0}});
+  const auto r = run({{proto::kMgmtOpRead, addr, 0, 0}});
   if (r[0].status != 0)
     throw std::runtime_error("read of register " + hex(addr) + " failed on the board's bus (status " +
                              std::to_string(r[0].status) + ")");
@@ -201,7 +209,8 @@ void MgmtClient::write(uint32_t addr, uint32_t value) { write_all({{addr, value}
 void MgmtClient::write_all(const std::vector<std::pair<uint32_t, uint32_t>>& w) {
   for (size_t i = 0; i < w.size(); i += kMgmtMaxOps) {
     std::vector<MgmtOp> ops;
-    for (size_t k = i; k < w.size() && k < i + kMgmtMaxOps; ++k) ops.push_back({2, w[k].first, 0, w[k].second});
+    for (size_t k = i; k < w.size() && k < i + kMgmtMaxOps; ++k)
+      ops.push_back({proto::kMgmtOpWrite, w[k].first, 0, w[k].second});
     const auto r = run(ops);
     for (size_t k = 0; k < r.size(); ++k)
       if (r[k].status != 0)

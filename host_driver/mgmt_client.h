@@ -28,14 +28,14 @@ MgmtKey load_mgmt_key(const std::string& path);
 MgmtKey parse_mgmt_key(const std::string& text, const std::string& where);
 
 struct MgmtOp {
-  uint8_t code = 1;  // 1 read, 2 write, 3 read-modify-write
+  uint8_t code = proto::kMgmtOpRead;  // kMgmtOpRead, kMgmtOpWrite or kMgmtOpRmw (wire/protocol.h)
   uint32_t addr = 0, mask = 0, value = 0;
 };
 struct MgmtResult {
   uint8_t status = 0;  // 0 OKAY, 2 SLVERR, 3 DECERR, 0xff unknown operation
   uint32_t value = 0;
 };
-constexpr int kMgmtMaxOps = 8;
+constexpr int kMgmtMaxOps = proto::kMgmtMaxOps;
 constexpr uint16_t kMgmtDefaultPort = proto::kMgmtUdpPort;
 
 // The request payload: header, sequence, operations, tag.

@@ -151,7 +151,9 @@ wire::Mac group_mac(wire::Ipv4 g) {
 
 bool is_result_frame(const uint8_t* f, size_t len, wire::Ipv4 group, uint16_t port) {
   if (len < wire::kHeaderBytes) return false;
-  if (f[12] != 0x08 || f[13] != 0x00 || f[14] != 0x45 || f[wire::off::ip_proto] != 17) return false;
+  if (wire::get16(f + wire::off::eth_type) != wire::kEtherTypeIpv4 || f[wire::off::ip] != wire::kIpv4VerIhl ||
+      f[wire::off::ip_proto] != wire::kIpProtoUdp)
+    return false;
   return wire::get32(f + wire::off::ip_dst) == group && wire::get16(f + wire::off::udp_dport) == port;
 }
 

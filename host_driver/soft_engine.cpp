@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstring>
 #include <cstdint>
-#include <deque>
 #include <utility>
 #include <stdexcept>
 
@@ -55,7 +54,7 @@ class SoftEngine : public Engine {
     ++pc[kRxFrames];
     ++frames_;
     if (f.size() < 14) {
-      ++pc[kRunt];
+      drop(pc, kRunt, std::move(f));
       return;
     }
     if (wire::classify(f, ctxf_.agg_port) != wire::Class::aggregation) {
@@ -63,29 +62,29 @@ class SoftEngine : public Engine {
       return;
     }
     if (wire::check_wellformed(f, es_, max_elems_) != wire::Validity::ok) {
-      ++pc[kMalformed];
+      drop(pc, kMalformed, std::move(f));
       return;
     }
     const wire::AggHeader h = wire::parse_header(f);
     Ctx* c = find(h.jid, h.tid);
     if (!c) {
-      ++pc[kNoContext];
+      drop(pc, kNoContext, std::move(f));
       return;
     }
     if (h.result()) {
       if (!c->e.multicast && port == c->e.upstream_port)
         pass(port, std::move(f), kResultPassed);
       else
-        ++pc[kNotMember];
+        drop(pc, kNotMember, std::move(f));
       return;
     }
     if (!member(*c, port)) {
-      ++pc[kNotMember];
+      drop(pc, kNotMember, std::move(f));
       return;
     }
     auto& q = c->q[static_cast<size_t>(port)];
     if (q.size() >= kQueueCap) {
-      ++pc[kOverflow];
+      drop(pc, kOverflow, std::move(f));
       return;
     }
     q.push_back(std::move(f));
@@ -103,6 +102,8 @@ class SoftEngine : public Engine {
   }
   void advance(uint64_t) override {}  // no timeouts
   std::vector<EngineOut> take_outputs() override { return std::exchange(out_, {}); }
+  void drain_outputs(std::vector<EngineOut>& out) override { out.swap(out_); }  // both keep their capacity
+  void use_pool(FramePool* p) override { pool_ = p; }
   uint64_t cycles() const override { return frames_; }
 
   nlohmann::ordered_json counters() override {
@@ -129,7 +130,7 @@ class SoftEngine : public Engine {
   struct Ctx {
     wire::CtxEntry e;
     uint32_t expected = 0;
-    std::vector<std::deque<wire::Bytes>> q;  // per port
+    std::vector<Ring<wire::Bytes>> q;  // per port
     uint64_t completed = 0, dropped = 0;
     bool dirty = false;  // a frame queued since the last decide()
   };
@@ -159,7 +160,7 @@ class SoftEngine : public Engine {
       for (int p : c.e.members) {
         auto& q = c.q[static_cast<size_t>(p)];
         while (!q.empty() && wire::vid_stale(wire::parse_header(q.front()).vid, c.expected)) {
-          q.pop_front();
+          give(q.take_front());
           ++ctr_[static_cast<size_t>(p)][kStale];
         }
         all_heads &= !q.empty();
@@ -190,7 +191,7 @@ class SoftEngine : public Engine {
         for (int p : c.e.members) {
           auto& q = c.q[static_cast<size_t>(p)];
           if (wire::parse_header(q.front()).vid != c.expected) continue;
-          q.pop_front();
+          give(q.take_front());
           ++ctr_[static_cast<size_t>(p)][why];
         }
         ++c.dropped;
@@ -199,25 +200,38 @@ class SoftEngine : public Engine {
     }
   }
 
-  // Every member's head has VID = expected and the same COUNT: sum, build, consume.
+  void give(wire::Bytes&& f) {  // a consumed frame's buffer back to the pool
+    if (pool_) pool_->put(std::move(f));
+  }
+  // A frame dropped and counted: its buffer goes back to the pool like a consumed one.
+  template <typename Counters>
+  void drop(Counters& pc, size_t counter, wire::Bytes&& f) {
+    ++pc[counter];
+    give(std::move(f));
+  }
+
+  // Every member's head has VID = expected and the same COUNT: sum, build, consume. The result is
+  // built in a reused buffer: the base frame's headers, then the sum written in place.
   void build(size_t ci) {
     Ctx& c = ctx_[ci];
     const wire::Bytes& base = c.q[static_cast<size_t>(c.e.members.front())].front();
     const size_t count = wire::parse_header(base).count;
     const uint32_t neg0 = ref::neg_zero(fmt_);
-    std::vector<const uint8_t*> pay(static_cast<size_t>(n_), nullptr);
+    pay_.assign(static_cast<size_t>(n_), nullptr);
     bool fin = false, ce = false;
     for (int p : c.e.members) {
       const wire::Bytes& f = c.q[static_cast<size_t>(p)].front();
-      pay[static_cast<size_t>(p)] = f.data() + wire::kHeaderBytes;
+      pay_[static_cast<size_t>(p)] = f.data() + wire::kHeaderBytes;
       fin |= wire::parse_header(f).fin();
       ce |= wire::ecn(f) == wire::kEcnCe;
     }
-    wire::Bytes sum(count * static_cast<size_t>(es_));
+    wire::Bytes r = pool_ ? pool_->get() : wire::Bytes();
+    r.resize(wire::kHeaderBytes + count * static_cast<size_t>(es_));
+    std::memcpy(r.data(), base.data(), wire::kHeaderBytes);
     if (fmt_ == ref::Fmt::fp32) {
-      sum_fp32(pay, count, sum.data());
+      sum_fp32(count, r.data() + wire::kHeaderBytes);
     } else {
-      sum_generic(pay, count, neg0, sum.data());
+      sum_generic(count, neg0, r.data() + wire::kHeaderBytes);
     }
     wire::BuildMode m;
     m.multicast = c.e.multicast;
@@ -225,18 +239,20 @@ class SoftEngine : public Engine {
     m.group_ip = c.e.group_ip;
     m.own_mac = c.e.src_mac;
     m.own_ip = c.e.src_ip;
-    out_.push_back(EngineOut{-1, static_cast<int>(ci), wire::build_result(base, sum, fin, ce, m)});
-    for (int p : c.e.members) c.q[static_cast<size_t>(p)].pop_front();
+    wire::finish_result(r, fin, ce, m);
+    out_.push_back(EngineOut{-1, static_cast<int>(ci), std::move(r)});
+    for (int p : c.e.members) give(c.q[static_cast<size_t>(p)].take_front());
     ++c.completed;
     ++agg_tx_;
   }
 
   // Any format, element by element through ref::add.
-  void sum_generic(const std::vector<const uint8_t*>& pay, size_t count, uint32_t neg0, uint8_t* out) {
+  void sum_generic(size_t count, uint32_t neg0, uint8_t* out) {
     ref::MxcsrScope mx(ftz_);
-    std::vector<uint32_t> node(leaves_);
+    node_.resize(leaves_);
+    uint32_t* node = node_.data();
     for (size_t i = 0; i < count; ++i) {
-      for (size_t p = 0; p < leaves_; ++p) node[p] = p < pay.size() && pay[p] ? load(pay[p], i) : neg0;
+      for (size_t p = 0; p < leaves_; ++p) node[p] = p < pay_.size() && pay_[p] ? load(pay_[p], i) : neg0;
       for (size_t w = leaves_; w > 1; w /= 2)
         for (size_t k = 0; k < w / 2; ++k) node[k] = ref::add(fmt_, ftz_, node[2 * k], node[2 * k + 1]);
       store(out, i, node[0]);
@@ -244,25 +260,59 @@ class SoftEngine : public Engine {
   }
   // fp32: the same tree, level by level over whole vectors (the compiler vectorises the adds;
   // lane-wise IEEE additions under the design's MXCSR mode give the bits of ref::add), NaN made
-  // canonical at the end (a NaN anywhere below stays a NaN up the tree, as in ref::add).
-  void sum_fp32(const std::vector<const uint8_t*>& pay, size_t count, uint8_t* out) {
+  // canonical at the end (a NaN anywhere below stays a NaN up the tree, as in ref::add). The
+  // first level reads the payloads where they are (a missing leaf is -0.0, added as such).
+  void sum_fp32(size_t count, uint8_t* out) {
     ref::MxcsrScope mx(ftz_);
-    if (acc_.size() < leaves_ * count) acc_.resize(leaves_ * count);
+    const size_t need = std::max<size_t>(1, leaves_ / 2) * count;
+    if (acc_.size() < need) acc_.resize(need);
     float* a = acc_.data();
-    for (size_t p = 0; p < leaves_; ++p) {
-      float* d = a + p * count;
-      if (p < pay.size() && pay[p])
-        std::memcpy(d, pay[p], count * 4);
-      else
-        std::fill(d, d + count, -0.0f);
+    if (leaves_ == 1) {
+      leaf_into(a, pay_.empty() ? nullptr : pay_[0], nullptr, count);
+    } else {
+      for (size_t k = 0; k < leaves_ / 2; ++k)
+        leaf_into(a + k * count, 2 * k < pay_.size() ? pay_[2 * k] : nullptr,
+                  2 * k + 1 < pay_.size() ? pay_[2 * k + 1] : nullptr, count);
     }
-    for (size_t w = leaves_; w > 1; w /= 2)
+    for (size_t w = leaves_ / 2; w > 1; w /= 2)
       for (size_t k = 0; k < w / 2; ++k) add_into(a + k * count, a + 2 * k * count, a + (2 * k + 1) * count, count);
     for (size_t i = 0; i < count; ++i) {
       uint32_t v;
       std::memcpy(&v, a + i, 4);
       if (std::isnan(a[i])) v = 0x7FC00000u;
       std::memcpy(out + 4 * i, &v, 4);
+    }
+  }
+  // d = x + y over two leaves' payloads (little-endian fp32; nullptr: -0.0 everywhere). One leaf
+  // alone (leaves_ == 1, y == nullptr and a single port) is copied: a tree of one adds nothing.
+  void leaf_into(float* d, const uint8_t* x, const uint8_t* y, size_t n) const {
+    if (leaves_ == 1) {
+      for (size_t i = 0; i < n; ++i) {
+        float u = -0.0f;
+        if (x) std::memcpy(&u, x + 4 * i, 4);
+        d[i] = u;
+      }
+      return;
+    }
+    if (x && y) {
+      for (size_t i = 0; i < n; ++i) {
+        float u, v;
+        std::memcpy(&u, x + 4 * i, 4);
+        std::memcpy(&v, y + 4 * i, 4);
+        d[i] = u + v;
+      }
+    } else if (x || y) {
+      // The missing leaf is a real -0.0 operand (nz_, not a constant the compiler could drop:
+      // under DAZ, subnormal + -0.0 is not the subnormal).
+      const uint8_t* z = x ? x : y;
+      const float m = nz_;
+      for (size_t i = 0; i < n; ++i) {
+        float u;
+        std::memcpy(&u, z + 4 * i, 4);
+        d[i] = x ? u + m : m + u;
+      }
+    } else {
+      std::fill(d, d + n, -0.0f);
     }
   }
   static void add_into(float* d, const float* x, const float* y, size_t n) {  // d may be x (in place)
@@ -288,7 +338,11 @@ class SoftEngine : public Engine {
   std::vector<Ctx> ctx_;
   std::vector<std::vector<uint64_t>> ctr_;
   std::vector<EngineOut> out_;
-  std::vector<float> acc_;  // sum_fp32's levels, kept across frames
+  FramePool* pool_ = nullptr;
+  std::vector<const uint8_t*> pay_;  // build(): each port's payload (nullptr: not a member)
+  std::vector<uint32_t> node_;       // sum_generic's tree
+  std::vector<float> acc_;           // sum_fp32's levels, kept across frames
+  float nz_ = -0.0f;
   uint64_t frames_ = 0, agg_tx_ = 0;
 };
 

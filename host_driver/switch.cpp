@@ -56,8 +56,10 @@ bool is_multicast(const uint8_t* mac) { return mac[0] & 1; }
 // Marks an ECT IPv4 frame (IHL 5) CE and recomputes its header checksum; false when the frame is
 // not ECT IPv4 (left as it is).
 bool mark_ce(wire::Bytes& g) {
-  if (g.size() < 34 || g[12] != 0x08 || g[13] != 0x00 || g[14] != 0x45) return false;
-  const uint8_t e = g[15] & 3;
+  if (g.size() < 34 || wire::get16(&g[wire::off::eth_type]) != wire::kEtherTypeIpv4 ||
+      g[wire::off::ip] != wire::kIpv4VerIhl)
+    return false;
+  const uint8_t e = g[wire::off::ip_tos] & 3;
   if (e != 1 && e != 2) return false;
   wire::set_ecn(g, wire::kEcnCe);
   wire::set_ipv4_checksum(g);
@@ -101,6 +103,7 @@ SwitchChip::SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p)
   if (!(p.loss >= 0 && p.loss <= 1)) throw std::runtime_error("loss must be a probability in [0, 1]");
   if (!(p.dup >= 0 && p.dup <= 1)) throw std::runtime_error("duplication must be a probability in [0, 1]");
   if (!(p.reorder >= 0 && p.reorder <= 1)) throw std::runtime_error("reordering must be a probability in [0, 1]");
+  for (int q = 0; q < ports; ++q) all_ports_.push_back(q);
   lossy_.assign(static_cast<size_t>(ports), p.loss_ports.empty());
   for (int q : p.loss_ports) {
     if (q < 0 || q >= ports) throw std::runtime_error("loss port " + std::to_string(q) + " does not exist");
@@ -135,17 +138,25 @@ void SwitchChip::set_contexts(const wire::CtxFile& ctx) {
   cache_.assign(ctx_.contexts.size(), Cache{});
 }
 
-void SwitchChip::remember(size_t context, const wire::Bytes& f, int mark) {
-  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return;
-  const uint32_t vid = wire::parse_header(f).vid;
+SwitchChip::Cache& SwitchChip::cache(size_t context) {
   Cache& c = cache_[context];
-  auto ins = c.by_vid.insert_or_assign(vid, Cached{f, mark});
-  if (!ins.second) return;  // the same VID again (a duplicated frame): the newer copy, same place in the order
-  c.order.push_back(vid);
-  while (c.order.size() > p_.result_cache) {
-    c.by_vid.erase(c.order.front());
-    c.order.pop_front();
+  if (c.sums.empty()) {
+    c.sums.resize(p_.result_cache);
+    c.cookies.resize(2 * p_.result_cache * static_cast<size_t>(ports_));
   }
+  return c;
+}
+
+wire::Bytes* SwitchChip::remember(size_t context, const wire::Bytes& f, int mark) {
+  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return nullptr;
+  const uint32_t vid = wire::parse_header(f).vid;
+  // The same VID again (a duplicated frame) takes the same slot: the newer copy.
+  Cached& s = cache(context).sums[vid % p_.result_cache];
+  s.used = true;
+  s.vid = vid;
+  s.frame.assign(f.begin(), f.end());
+  s.mark = mark;
+  return &s.frame;
 }
 
 bool SwitchChip::recall(int port, const wire::Bytes& f) {
@@ -157,25 +168,20 @@ bool SwitchChip::recall(int port, const wire::Bytes& f) {
     const auto& c = ctx_.contexts[i];
     if (c.jid != h.jid || c.tid != h.tid) continue;
     if (std::find(c.members.begin(), c.members.end(), port) == c.members.end()) return false;
-    Cache& cc = cache_[i];
-    const uint64_t key = static_cast<uint64_t>(h.vid) << 16 | static_cast<uint64_t>(port);
-    const auto it = cc.by_vid.find(h.vid);
-    if (it != cc.by_vid.end()) {
-      const auto k = cc.cookie.find(key);
-      if (k == cc.cookie.end() || k->second != h.cookie) return false;  // not this port's frame again
-      enqueue(port, it->second.frame, it->second.mark);
+    Cache& cc = cache(i);
+    const size_t rc = p_.result_cache;
+    Cookie& k = cc.cookies[(h.vid % (2 * rc)) * static_cast<size_t>(ports_) + static_cast<size_t>(port)];
+    const Cached& s = cc.sums[h.vid % rc];
+    if (s.used && s.vid == h.vid) {
+      if (!k.used || k.vid != h.vid || k.cookie != h.cookie) return false;  // not this port's frame again
+      enqueue(port, copy(s.frame), s.mark);
       ++ctr_[static_cast<size_t>(port)].recalled;
       return true;
     }
     // On its way to the accelerator: remember whose frame it was.
-    if (cc.cookie.insert_or_assign(key, h.cookie).second) {
-      cc.cookie_order.push_back(key);
-      const size_t limit = p_.result_cache * std::max<size_t>(1, c.members.size());
-      while (cc.cookie_order.size() > limit) {
-        cc.cookie.erase(cc.cookie_order.front());
-        cc.cookie_order.pop_front();
-      }
-    }
+    k.used = true;
+    k.vid = h.vid;
+    k.cookie = h.cookie;
     return false;
   }
   return false;
@@ -191,28 +197,100 @@ bool SwitchChip::congested(int port) const {
   return static_cast<int>(q_[static_cast<size_t>(port)].size()) > p_.ecn_threshold;
 }
 
-void SwitchChip::enqueue(int port, const wire::Bytes& f, int mark) {
-  if (port < 0 || port >= ports_) return;  // a reprogrammed context may name a port without a link
+void SwitchChip::enqueue(int port, wire::Bytes&& f, int mark) {
+  if (port < 0 || port >= ports_) {  // a reprogrammed context may name a port without a link
+    pool_.put(std::move(f));
+    return;
+  }
+  auto& q = q_[static_cast<size_t>(port)];
+  auto& c = ctr_[static_cast<size_t>(port)];
+  if (static_cast<int>(q.size()) >= p_.queue_limit) {
+    ++c.queue_drops;
+    pool_.put(std::move(f));
+    return;
+  }
+  // DCTCP-style marking: an ECT IPv4 frame arriving at a queue longer than K (or, for a
+  // replicated final sum, when any of its queues is: mark >= 0 is decided by the caller).
+  const bool mark_it = mark >= 0 ? mark == 1 : congested(port);
+  if (mark_it && mark_ce(f)) ++c.ce_marked;
+  q.push_back(Queued(std::move(f)));
+  arrived_[static_cast<size_t>(port)].push_back(stamp_ != Clock::time_point::min() ? stamp_ : Clock::now());
+  c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
+}
+
+void SwitchChip::enqueue_shared(int port, SharedFrame* s, bool ce) {
+  if (port < 0 || port >= ports_) return;
   auto& q = q_[static_cast<size_t>(port)];
   auto& c = ctr_[static_cast<size_t>(port)];
   if (static_cast<int>(q.size()) >= p_.queue_limit) {
     ++c.queue_drops;
     return;
   }
-  wire::Bytes g = f;
-  // DCTCP-style marking: an ECT IPv4 frame arriving at a queue longer than K (or, for a
-  // replicated final sum, when any of its queues is: mark >= 0 is decided by the caller).
-  const bool mark_it = mark >= 0 ? mark == 1 : congested(port);
-  if (mark_it && mark_ce(g)) ++c.ce_marked;
-  q.push_back(std::move(g));
-  arrived_[static_cast<size_t>(port)].push_back(Clock::now());
+  if (ce) ++c.ce_marked;
+  ++s->refs;
+  Queued x;
+  x.sh = s;
+  q.push_back(std::move(x));
+  arrived_[static_cast<size_t>(port)].push_back(stamp_ != Clock::time_point::min() ? stamp_ : Clock::now());
   c.max_queue = std::max<uint64_t>(c.max_queue, q.size());
 }
 
-void SwitchChip::flood(const wire::Bytes& f, int except) {
-  for (int p = 0; p < ports_; ++p)
-    if (p != except) enqueue(p, f);
+SwitchChip::SharedFrame* SwitchChip::shared_frame() {
+  if (shared_free_.empty()) {
+    shared_all_.push_back(std::make_unique<SharedFrame>());
+    return shared_all_.back().get();
+  }
+  SharedFrame* s = shared_free_.back();
+  shared_free_.pop_back();
+  return s;
+}
+
+void SwitchChip::release(Queued& x) {
+  if (x.sh) {
+    if (--x.sh->refs == 0) shared_free_.push_back(x.sh);
+    x.sh = nullptr;
+  } else {
+    pool_.put(std::move(x.own));
+  }
+}
+
+SwitchChip::Queued SwitchChip::clone(Queued& x) {
+  if (!x.sh) return Queued(copy(x.own));
+  Queued y;
+  y.sh = x.sh;
+  ++x.sh->refs;
+  return y;
+}
+
+void SwitchChip::replicate(const std::vector<int>& ports, int except, wire::Bytes&& f, int mark) {
+  int last = -1, n = 0;
+  for (int p : ports)
+    if (p != except) {
+      last = p;
+      ++n;
+    }
+  if (last < 0) {
+    pool_.put(std::move(f));
+    return;
+  }
+  if (n > 1 && mark >= 0) {  // marked once for all: one frame, a reference in each queue
+    SharedFrame* s = shared_frame();
+    std::swap(s->data, f);
+    pool_.put(std::move(f));
+    const bool ce = mark == 1 && mark_ce(s->data);
+    for (int p : ports)
+      if (p != except) enqueue_shared(p, s, ce);
+    if (s->refs == 0) shared_free_.push_back(s);  // every queue full
+    return;
+  }
+  for (int p : ports)
+    if (p != except && p != last) enqueue(p, copy(f), mark);  // copies first: enqueue may mark f
+  enqueue(last, std::move(f), mark);
+}
+
+void SwitchChip::flood(wire::Bytes&& f, int except) {
   if (except >= 0) ++ctr_[static_cast<size_t>(except)].flooded;
+  replicate(all_ports_, except, std::move(f), -1);
 }
 
 bool SwitchChip::built_by_board(const wire::Bytes& f) const {
@@ -223,12 +301,51 @@ bool SwitchChip::built_by_board(const wire::Bytes& f) const {
   return false;
 }
 
-void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
-  const wire::Bytes& f = o.data;
-  if (f.size() < 14) return;  // the accelerator drops runts; nothing to forward
+void SwitchChip::from_accelerator(EngineOut& o) {
+  wire::Bytes& f = o.data;
+  // Multicast mode -> the context's members; upstream -> by destination. The context is found by
+  // the frame's (JID, TID) (the table may have been reprogrammed).
+  if (f.size() >= wire::kHeaderBytes && wire::classify(f, ctx_.agg_port) == wire::Class::aggregation) {
+    const auto h = wire::parse_header(f);
+    for (size_t i = 0; i < ctx_.contexts.size(); ++i)
+      if (ctx_.contexts[i].jid == h.jid && ctx_.contexts[i].tid == h.tid) o.context = static_cast<int>(i);
+  }
+  if (o.context < 0 || o.context >= static_cast<int>(ctx_.contexts.size())) {
+    flood(std::move(f), -1);
+    return;
+  }
+  const auto& c = ctx_.contexts[static_cast<size_t>(o.context)];
+  if (c.multicast) {
+    // Marked once, before replication: every worker must see the same ECN bits (they keep
+    // the same window from them), so the copies are marked when any member queue is long.
+    bool mark = false;
+    for (int p : c.members) mark |= congested(p);
+    wire::Bytes* kept = remember(static_cast<size_t>(o.context), f, 0);  // as the members get it
+    if (kept && mark) mark_ce(*kept);
+    replicate(c.members, -1, std::move(f), mark ? 1 : 0);
+    return;
+  }
+  wire::Mac dst;
+  std::copy(f.begin(), f.begin() + 6, dst.begin());
+  auto it = fdb_.find(dst);
+  enqueue(it != fdb_.end() ? it->second : c.upstream_port, std::move(f));
+}
+
+void SwitchChip::from_engine(EngineOut o, Clock::time_point now) {
+  // Every frame this output queues arrived at `now` (one clock read per round, not per frame).
+  struct Stamp {
+    Clock::time_point& s;
+    ~Stamp() { s = Clock::time_point::min(); }
+  } stamp{stamp_};
+  stamp_ = now;
+  wire::Bytes& f = o.data;
+  if (f.size() < 14) {  // the accelerator drops runts; nothing to forward
+    pool_.put(std::move(f));
+    return;
+  }
   if (board_ && o.port >= 0) {
     if (board_->standalone) {
-      enqueue(o.port, f, 0);  // the board forwarded, replicated and marked it already
+      enqueue(o.port, std::move(f), 0);  // the board forwarded, replicated and marked it already
       return;
     }
     if (o.port == board_->agg_port && built_by_board(f)) {
@@ -239,42 +356,14 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
       std::copy(f.begin(), f.begin() + 6, dst.begin());
       const auto it = fdb_.find(dst);
       if (it != fdb_.end())
-        enqueue(it->second, f);
+        enqueue(it->second, std::move(f));
       else
-        flood(f, -1);
+        flood(std::move(f), -1);
       return;
     }
   }
   if (o.port < 0) {
-    // A built frame (m_agg): multicast mode -> the context's members; upstream -> by destination.
-    // The context is found by the frame's (JID, TID) (the table may have been reprogrammed).
-    if (f.size() >= wire::kHeaderBytes && wire::classify(f, ctx_.agg_port) == wire::Class::aggregation) {
-      const auto h = wire::parse_header(f);
-      for (size_t i = 0; i < ctx_.contexts.size(); ++i)
-        if (ctx_.contexts[i].jid == h.jid && ctx_.contexts[i].tid == h.tid) o.context = static_cast<int>(i);
-    }
-    if (o.context >= 0 && o.context < static_cast<int>(ctx_.contexts.size())) {
-      const auto& c = ctx_.contexts[static_cast<size_t>(o.context)];
-      if (c.multicast) {
-        // Marked once, before replication: every worker must see the same ECN bits (they keep
-        // the same window from them), so the copies are marked when any member queue is long.
-        bool mark = false;
-        for (int p : c.members) mark |= congested(p);
-        for (int p : c.members) enqueue(p, f, mark ? 1 : 0);
-        if (p_.result_cache > 0) {
-          wire::Bytes g = f;  // as the members got it
-          if (mark) mark_ce(g);
-          remember(static_cast<size_t>(o.context), g, 0);
-        }
-        return;
-      }
-      wire::Mac dst;
-      std::copy(f.begin(), f.begin() + 6, dst.begin());
-      auto it = fdb_.find(dst);
-      enqueue(it != fdb_.end() ? it->second : c.upstream_port, f);
-      return;
-    }
-    flood(f, -1);
+    from_accelerator(o);
     return;
   }
   // A frame from link p (bypass, or a final sum passed down): learn, then forward by eth.dst.
@@ -296,61 +385,72 @@ void SwitchChip::from_engine(EngineOut o, Clock::time_point) {
         passed_result = h.result() && h.jid == c.jid && h.tid == c.tid;
       }
       if (group || passed_result) {
-        for (int p : c.members)
-          if (p != in) enqueue(p, f);
         if (passed_result) remember(ci, f, -1);
+        replicate(c.members, in, std::move(f), -1);
         return;
       }
     }
-    flood(f, in);
+    flood(std::move(f), in);
     return;
   }
   auto it = fdb_.find(dst);
   if (it == fdb_.end()) {
-    flood(f, in);
+    flood(std::move(f), in);
   } else if (it->second == in) {
     ++ctr_[static_cast<size_t>(in)].filtered;
+    pool_.put(std::move(f));
   } else {
-    enqueue(it->second, f);
+    enqueue(it->second, std::move(f));
   }
 }
 
 bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
+  bool owned = false;
+  wire::Bytes* g = pop_due(port, now, &owned);
+  if (!g) return false;
+  if (owned)
+    std::swap(f, *g);  // f's old buffer goes back to the pool with cur_
+  else
+    f.assign(g->begin(), g->end());
+  return true;
+}
+
+wire::Bytes* SwitchChip::pop_due(int port, Clock::time_point now, bool* owned) {
   const size_t pi = static_cast<size_t>(port);
   auto& q = q_[pi];
   auto& arr = arrived_[pi];
   auto& held = held_[pi];
+  release(cur_);
   if (held) {
-    if (q.empty() && now < held_until_[pi]) return false;
+    if (q.empty() && now < held_until_[pi]) return nullptr;
     // A held frame leaves right behind the next frame queued, or alone once its hold is over.
-    const std::ptrdiff_t at = q.empty() ? 0 : 1;
-    q.insert(q.begin() + at, std::move(*held));
-    arr.insert(arr.begin() + at, now);
+    q.insert_second(std::move(*held));
+    arr.insert_second(now);
     held.reset();
   }
   auto& busy = busy_until_[pi];
   Clock::time_point arrival;
   for (bool may_reorder = true;;) {
-    if (q.empty() || (p_.rate_mbps > 0 && now < busy)) return false;
-    f = std::move(q.front());
-    q.pop_front();
-    arrival = arr.front();
-    arr.pop_front();
+    if (q.empty() || (p_.rate_mbps > 0 && now < busy)) return nullptr;
+    release(cur_);
+    cur_ = q.take_front();
+    arrival = arr.take_front();
     if (inject_loss(port)) continue;
     if (!may_reorder || !inject_reorder(port)) break;
     may_reorder = false;
     if (q.empty()) {  // nothing to overtake it yet: held until a frame is queued behind it
-      held = std::move(f);
+      held = std::move(cur_);
       held_until_[pi] = now + kReorderHold;
-      return false;
+      return nullptr;
     }
-    q.insert(q.begin() + 1, std::move(f));  // the next frame overtakes this one
-    arr.insert(arr.begin() + 1, arrival);
+    q.insert_second(std::move(cur_));  // the next frame overtakes this one
+    arr.insert_second(arrival);
   }
   if (inject_dup(port)) {  // the copy leaves right after the original
-    q.push_front(f);
+    q.push_front(clone(cur_));
     arr.push_front(arrival);
   }
+  wire::Bytes& f = cur_.bytes();
   auto& c = ctr_[static_cast<size_t>(port)];
   ++c.tx_frames;
   c.tx_bytes += f.size();
@@ -363,7 +463,8 @@ bool SwitchChip::pop_due(int port, Clock::time_point now, wire::Bytes& f) {
     // of it). A late loop then sends what is due back to back.
     busy = std::max(busy, arrival) + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(secs));
   }
-  return true;
+  if (owned) *owned = cur_.sh == nullptr;
+  return &f;
 }
 
 Clock::time_point SwitchChip::next_due() const {
@@ -414,7 +515,10 @@ class Receiver {
   // A frame from link `port`; true when it reached the engine.
   bool take(int port, wire::Bytes&& f, Clock::time_point now) {
     chip_.count_rx(port, f.size());
-    if (chip_.inject_loss(port)) return false;
+    if (chip_.inject_loss(port)) {
+      chip_.pool().put(std::move(f));
+      return false;
+    }
     Held& h = held_[static_cast<size_t>(port)];
     if (!h.frame && chip_.inject_reorder(port)) {
       h.frame = std::move(f);
@@ -449,9 +553,10 @@ class Receiver {
     // sees the frame before the accelerator beside it).
     if (chip_.recall(port, f)) {
       if (dup) chip_.recall(port, f);
+      chip_.pool().put(std::move(f));
       return false;
     }
-    if (dup) eng_.inject(port, f);
+    if (dup) eng_.inject(port, chip_.copy(f));
     eng_.inject(port, std::move(f));
     return true;
   }
@@ -520,7 +625,14 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
                                    const std::atomic<bool>& stop) {
   const int n = std::min(fab.ports(), eng.ports());
   auto last_traffic = Clock::now();
-  wire::Bytes f;
+  // The frames' buffers come from the chip's pool and go back to it (no allocation per frame).
+  struct PoolScope {
+    Engine& e;
+    ~PoolScope() { e.use_pool(nullptr); }
+  } pool_scope{eng};
+  eng.use_pool(&chip.pool());
+  wire::Bytes f = chip.pool().get();
+  std::vector<EngineOut> outs;
   QueueLog qlog(p, n);
   Receiver rx(eng, chip, n);
   RoundBudget budget(p);
@@ -533,7 +645,7 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
       int k = 0;
       for (; k < budget.per_port() && fab.try_recv(port, f); ++k) {
         got |= rx.take(port, std::move(f), t0);
-        f = wire::Bytes();
+        f = chip.pool().get();
       }
       filled |= k == budget.per_port();
     }
@@ -546,11 +658,18 @@ nlohmann::ordered_json run_standin(Fabric& fab, Engine& eng, SwitchChip& chip, c
       eng.advance(p.idle_cycles_per_ms);
       last_traffic = now;
     }
-    for (auto& o : eng.take_outputs()) chip.from_engine(std::move(o), now);
-    now = Clock::now();
+    eng.drain_outputs(outs);
+    now = Clock::now();  // the outputs' arrival in their queues: after the engine's work
+    for (auto& o : outs) chip.from_engine(std::move(o), now);
+    outs.clear();
     budget.update(std::chrono::duration<double>(now - t0).count(), filled);
     for (int port = 0; port < n; ++port)
-      while (chip.pop_due(port, now, f)) fab.send(port, f);
+      for (bool owned = false; wire::Bytes* g = chip.pop_due(port, now, &owned);) {
+        if (owned)
+          fab.send_swap(port, *g);  // the buffer itself goes to the link
+        else
+          fab.send(port, *g);  // a replicated frame other queues still hold: the link copies it
+      }
     fab.flush();
     if (filled) continue;  // keep draining the links before sleeping
     const auto due = chip.next_due();

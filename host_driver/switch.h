@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "frame_pool.h"
 #include "transport.h"
 #include "ctx.h"
 #include "wire.h"
@@ -46,6 +47,14 @@ class Engine {
   virtual void run_until_idle() = 0;          // process everything injected so far
   virtual void advance(uint64_t cycles) = 0;  // let time pass (context timeouts)
   virtual std::vector<EngineOut> take_outputs() = 0;
+  // The same into `out` (empty on entry), for the stand-in's loop: an engine that keeps its own
+  // output vector swaps it with `out`, so neither is allocated again (the soft engine).
+  virtual void drain_outputs(std::vector<EngineOut>& out) {
+    for (auto& o : take_outputs()) out.push_back(std::move(o));
+  }
+  // Where the engine takes the buffers of the frames it builds and gives back the frames it has
+  // consumed (the stand-in's loop sets the switch chip's pool); null: it allocates its own.
+  virtual void use_pool(FramePool*) {}
   virtual nlohmann::ordered_json counters() = 0;
   virtual uint64_t cycles() const = 0;
   // The AXI4-Lite register port, between cycles (the controller's live mode).
@@ -118,7 +127,9 @@ struct BoardSide {
 class SwitchChip {
  public:
   SwitchChip(int ports, const wire::CtxFile& ctx, const ChipParams& p);
-  void from_engine(EngineOut o, Clock::time_point now);  // forward + enqueue
+  // Forward + enqueue (o.data's buffer kept or given back to pool()); `now`: the frames' arrival
+  // time in their queues (the drain rate's timeline).
+  void from_engine(EngineOut o, Clock::time_point now);
   void count_rx(int port, size_t bytes);
   // Fault injection on a frame received from / sent to `port`: true = drop it.
   bool inject_loss(int port);
@@ -137,8 +148,16 @@ class SwitchChip {
   bool recall(int port, const wire::Bytes& f);
   const wire::CtxFile& contexts() const { return ctx_; }
   void set_board(const BoardSide& b) { board_ = b; }
-  // Next frame port p may transmit now (drain rate), false if none.
+  // Next frame port p may transmit now (drain rate), nullptr if none. The frame stays valid until
+  // the next pop_due() on any port. *owned: its buffer is this queue's alone (the caller may take
+  // it: Fabric::send_swap), else it is a replicated frame other queues still share (send a copy).
+  wire::Bytes* pop_due(int port, Clock::time_point now, bool* owned);
+  // The same into f (f's old buffer goes back to pool()); false if none.
   bool pop_due(int port, Clock::time_point now, wire::Bytes& f);
+  // The frame buffers the chip, the stand-in's loop and the soft engine share (one per thread).
+  FramePool& pool() { return pool_; }
+  // A reused buffer with f's bytes (a replicated frame's copies).
+  wire::Bytes copy(const wire::Bytes& f) { return pool_.copy(f); }
   // Earliest time a queued frame becomes due (Clock::time_point::max() when all queues are empty).
   Clock::time_point next_due() const;
   size_t queued() const;
@@ -147,40 +166,85 @@ class SwitchChip {
   nlohmann::ordered_json counters_json() const;
 
  private:
-  void enqueue(int port, const wire::Bytes& f, int mark = -1);  // mark: -1 by this queue, 0/1 forced
+  // Queues f (its buffer taken) to `port`; mark: -1 by this queue, 0/1 forced.
+  void enqueue(int port, wire::Bytes&& f, int mark = -1);
   bool congested(int port) const;
-  void flood(const wire::Bytes& f, int except);
-  void remember(size_t context, const wire::Bytes& f, int mark);  // a final sum sent to the members
+  void flood(wire::Bytes&& f, int except);
+  // f to every port of `ports` but `except` (with a forced mark, one shared frame; else copies,
+  // the last one gets f itself).
+  void replicate(const std::vector<int>& ports, int except, wire::Bytes&& f, int mark);
+  void from_accelerator(EngineOut& o);  // a frame the accelerator built (m_agg)
+  // A final sum sent to the members, kept; the kept copy (nullptr when the cache is off).
+  wire::Bytes* remember(size_t context, const wire::Bytes& f, int mark);
   bool built_by_board(const wire::Bytes& f) const;
   int ports_;
+  std::vector<int> all_ports_;  // 0 .. ports_ - 1
   std::optional<BoardSide> board_;
   wire::CtxFile ctx_;
   ChipParams p_;
   std::map<wire::Mac, int> fdb_;  // learned MAC -> port
-  std::vector<std::deque<wire::Bytes>> q_;
-  std::vector<std::deque<Clock::time_point>> arrived_;  // per queued frame, when it was enqueued
+  FramePool pool_;
+  Clock::time_point stamp_ = Clock::time_point::min();  // from_engine's `now` while it runs
+  // A frame the accelerator replicated to several queues (a multicast sum, marked once for all)
+  // is queued once: each queue holds a reference (no copy per member); the last one to send it
+  // frees it for reuse.
+  struct SharedFrame {
+    wire::Bytes data;
+    int refs = 0;
+  };
+  struct Queued {  // a queued frame: its own buffer, or a shared one
+    wire::Bytes own;
+    SharedFrame* sh = nullptr;
+    Queued() = default;
+    explicit Queued(wire::Bytes&& b) : own(std::move(b)) {}
+    Queued(Queued&& o) noexcept : own(std::move(o.own)), sh(o.sh) { o.sh = nullptr; }
+    Queued& operator=(Queued&& o) noexcept {
+      own = std::move(o.own);
+      sh = o.sh;
+      o.sh = nullptr;
+      return *this;
+    }
+    wire::Bytes& bytes() { return sh ? sh->data : own; }
+  };
+  void release(Queued& x);                                 // its buffer back to the pool, or one reference less
+  Queued clone(Queued& x);                                 // a duplicate (a copy, or one reference more)
+  SharedFrame* shared_frame();                             // a free shared frame (allocated only when none is free)
+  void enqueue_shared(int port, SharedFrame* s, bool ce);  // ce: the frame was marked CE
+  std::vector<std::unique_ptr<SharedFrame>> shared_all_;
+  std::vector<SharedFrame*> shared_free_;
+  Queued cur_;  // the frame pop_due() handed out last
+  std::vector<Ring<Queued>> q_;
+  std::vector<Ring<Clock::time_point>> arrived_;  // per queued frame, when it was enqueued
   std::vector<Clock::time_point> busy_until_;
   // Per egress port, a frame held back by inject_reorder() while its queue was empty: it goes
   // out right behind the next frame queued there, or alone once held_until_ passes.
-  std::vector<std::optional<wire::Bytes>> held_;
+  std::vector<std::optional<Queued>> held_;
   std::vector<Clock::time_point> held_until_;
   std::vector<PortCounters> ctr_;
   std::vector<bool> lossy_;
   std::mt19937_64 rng_;
+  // The result cache of a context, direct-mapped (no allocation once its slots are used): the sum
+  // of VID v in slot v mod result_cache; the COOKIE each member port sent for VID v in slot
+  // (v mod 2 result_cache, port), so that only the same frame again is answered: another process
+  // reusing old VIDs (a restarted worker, a wrong --first-vid) goes to the accelerator, which
+  // drops it as stale.
   struct Cached {
+    bool used = false;
+    uint32_t vid = 0;
     wire::Bytes frame;
-    int mark;  // as enqueue(): 0 = as cached (a multicast sum, marked once for all), -1 = by the queue
+    int mark = 0;  // as enqueue(): 0 = as cached (a multicast sum, marked once for all), -1 = by the queue
+  };
+  struct Cookie {
+    bool used = false;
+    uint32_t vid = 0;
+    uint64_t cookie = 0;
   };
   struct Cache {
-    std::unordered_map<uint32_t, Cached> by_vid;
-    std::deque<uint32_t> order;  // oldest first
-    // COOKIE of the contribution each member port sent for a VID ((VID << 16) | port), so that
-    // only the same frame again is answered: another process reusing old VIDs (a restarted
-    // worker, a wrong --first-vid) goes to the accelerator, which drops it as stale.
-    std::unordered_map<uint64_t, uint64_t> cookie;
-    std::deque<uint64_t> cookie_order;
+    std::vector<Cached> sums;
+    std::vector<Cookie> cookies;
   };
-  std::vector<Cache> cache_;  // per context index
+  Cache& cache(size_t context);  // sized on first use
+  std::vector<Cache> cache_;     // per context index
 };
 
 // Moves frames between the stand-in's ports and the outside.
@@ -194,6 +258,9 @@ class Fabric {
   // Hands frames given to send() to the links now (a fabric may batch them; the loop calls this
   // after every round of sends).
   virtual void flush() {}
+  // Like send(), but the fabric may keep f's buffer and leave another (with some capacity) in
+  // f: the stand-in's loop sends this way, so that a frame is not copied to be queued.
+  virtual void send_swap(int port, wire::Bytes& f) { send(port, f); }
 };
 
 // How long a frame picked for reordering waits for another frame to overtake it.

@@ -1,5 +1,5 @@
 // Backend `tins`: raw Ethernet frames through libtins (docs/host.md "Backends"). Contributions
-// are the wire-format frames the protocol builds (wire::build_frame: DSCP 56, ECT(0), eth.dst =
+// are the wire-format frames the protocol builds (wire::build_frame: DSCP wire::kAggDscp, ECT(0), eth.dst =
 // the next hop's MAC towards the aggregator), sent whole with a Tins::PacketSender on the
 // interface; results are captured with a Tins::Sniffer (BPF "udp dst port P and dst host GROUP",
 // immediate mode, non-blocking, read with pcap_dispatch and poll() until the deadline) and handed

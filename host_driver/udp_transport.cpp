@@ -237,8 +237,8 @@ bool UdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_poi
       // (the previous datagram's tail, already handed out, or the slot's room).
       uint8_t* f = &rx_buf_[m * kRxSlot + rx_off_];
       std::memset(f, 0, kHead);
-      f[12] = 0x08;
-      f[14] = 0x45;
+      wire::put16(f + wire::off::eth_type, wire::kEtherTypeIpv4);
+      f[wire::off::ip] = wire::kIpv4VerIhl;
       f[wire::off::ip_tos] = rx_tos_[m];
       wire::put16(f + wire::off::ip_total_len, static_cast<uint16_t>(28 + n));
       f[22] = 64;

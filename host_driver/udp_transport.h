@@ -1,5 +1,5 @@
 // Backend `udp`: ordinary kernel UDP sockets (docs/host.md). Contributions go to the
-// aggregator's address and port with IP_TOS = DSCP 56 << 2 | the frame's ECN; final sums are
+// aggregator's address and port with IP_TOS = wire::kAggDscp << 2 | the frame's ECN; final sums are
 // received on the group address (IP_ADD_MEMBERSHIP on the interface) with their ECN bits read
 // through IP_RECVTOS. The kernel builds and strips L2-L4: recv() re-creates them so that the
 // protocol sees a wire-format frame either way.

@@ -16,6 +16,12 @@ std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_shared(const RawPa
   XdpTransport t(p, 0);  // throws
   return {};
 }
+std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_switch_port(const RawParams& p, int,
+                                                                          const std::vector<int>&) {
+  XdpTransport t(p, 0);  // throws
+  return {};
+}
+int XdpTransport::fd() const { return -1; }
 std::string XdpTransport::datapath() const { return ""; }
 XdpTransport::~XdpTransport() = default;
 void XdpTransport::send(const wire::Bytes&) {}

@@ -14,8 +14,10 @@
 #include <bpf/libbpf.h>
 #include <xdp/xsk.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -29,6 +31,7 @@ namespace {
 
 constexpr uint32_t kFrames = 4096;  // UMEM frames: half rx (fill ring), half tx
 constexpr uint32_t kFrameSize = XSK_UMEM__DEFAULT_FRAME_SIZE;
+static_assert(kFrameSize == XdpTransport::kMaxFrame, "one frame per UMEM frame");
 constexpr uint32_t kRing = 2048;
 constexpr uint32_t kBatch = 64;  // descriptors per peek / per kernel wake-up on tx
 
@@ -49,6 +52,7 @@ struct XdpTransport::Shared {
   uint32_t attach_flags = 0;
   bpf_object* obj = nullptr;
   bool attached = false, native = false, zc = false;
+  bool all = false;  // a switch stand-in's port: every frame steered
   int xsks_map_fd = -1;
   void* area = nullptr;
   xsk_umem* umem = nullptr;
@@ -84,10 +88,12 @@ struct XdpTransport::Impl {
   xsk_ring_prod tx{};
   xsk_ring_cons rx{};
   int fd = -1;
-  std::vector<uint64_t> cache;                // tx frames taken from the pool (at most kBatch)
-  uint64_t cur_tx = 0;                        // the frame tx_begin handed out
-  uint32_t tx_pending = 0;                    // reserved in the tx ring, not yet submitted
+  int busy_us = 0;              // PANAMA_XDP_BUSY_POLL: spin this long on an empty rx ring before sleeping
+  std::vector<uint64_t> cache;  // tx frames taken from the pool (at most kBatch)
+  uint64_t cur_tx = 0;          // the frame tx_begin handed out
+  uint32_t tx_pending = 0;      // reserved in the tx ring, not yet submitted
   uint32_t rx_idx = 0, rx_n = 0, rx_pos = 0;  // the peeked rx batch and how far it was handed out
+  std::vector<uint64_t> refill;               // received frames not yet back in the fill ring
 
   ~Impl() {
     if (xsk) xsk_socket__delete(xsk);
@@ -98,7 +104,9 @@ struct XdpTransport::Impl {
       xsk_ring_prod__submit(&tx, tx_pending);
       tx_pending = 0;
     }
-    if (xsk_ring_prod__needs_wakeup(&tx)) {
+    // Only while the tx ring holds descriptors the kernel has not taken: in copy mode the flag
+    // stays set, and an empty ring would cost a system call per round for nothing.
+    if (xsk_ring_prod__needs_wakeup(&tx) && xsk_prod_nb_free(&tx, kRing) < kRing) {
       if (sendto(fd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0 && errno != EAGAIN && errno != EBUSY &&
           errno != ENOBUFS && errno != ENETDOWN)
         fail("waking the transmit ring", errno);
@@ -115,21 +123,27 @@ struct XdpTransport::Impl {
     sh->give();
   }
 
-  void release_rx() {  // the handed-out batch back to the (shared) fill ring
-    if (rx_n == 0 || rx_pos < rx_n) return;
-    sh->take();
-    uint32_t fidx = 0;
-    if (xsk_ring_prod__reserve(&sh->fq, rx_n, &fidx) != rx_n) {
-      sh->give();
-      throw TransportError("xdp: fill ring full");
+  // The handed-out batch back to the (shared) fill ring. The kernel publishes what it consumed
+  // from the fill ring only at its flushes, so the ring can look full for a moment: what does not
+  // fit waits in `refill` (its capacity reserved: no allocation) for the next call.
+  void release_rx() {
+    if (rx_n > 0 && rx_pos >= rx_n) {
+      for (uint32_t i = 0; i < rx_n; ++i)
+        refill.push_back(xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&rx, rx_idx + i)->addr));
+      xsk_ring_cons__release(&rx, rx_n);
+      rx_n = rx_pos = 0;
     }
-    for (uint32_t i = 0; i < rx_n; ++i)
-      *xsk_ring_prod__fill_addr(&sh->fq, fidx + i) =
-          xsk_umem__extract_addr(xsk_ring_cons__rx_desc(&rx, rx_idx + i)->addr);
-    xsk_ring_prod__submit(&sh->fq, rx_n);
+    if (refill.empty()) return;
+    sh->take();
+    const uint32_t want = static_cast<uint32_t>(refill.size());
+    const uint32_t n = std::min(want, xsk_prod_nb_free(&sh->fq, want));
+    uint32_t fidx = 0;
+    if (n > 0 && xsk_ring_prod__reserve(&sh->fq, n, &fidx) == n) {
+      for (uint32_t i = 0; i < n; ++i) *xsk_ring_prod__fill_addr(&sh->fq, fidx + i) = refill[want - 1 - i];
+      xsk_ring_prod__submit(&sh->fq, n);
+      refill.resize(want - n);
+    }
     sh->give();
-    xsk_ring_cons__release(&rx, rx_n);
-    rx_n = rx_pos = 0;
   }
 };
 
@@ -137,12 +151,14 @@ namespace {
 
 // Loads and attaches the program, maps the UMEM and fills its fill ring: the part of an
 // interface's AF_XDP set-up that every socket shares. Throws TransportError with one line.
-std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets, const std::vector<int>& tid_socket) {
+std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets, const std::vector<int>& tid_socket,
+                                                bool all) {
   if (p.iface.empty() || p.iface.size() >= IFNAMSIZ) throw TransportError("xdp: bad interface name '" + p.iface + "'");
   auto sh = std::make_shared<XdpTransport::Shared>();
   XdpTransport::Shared& d = *sh;
   d.iface = p.iface;
   d.sockets = sockets;
+  d.all = all;
   d.ifindex = if_nametoindex(p.iface.c_str());
   if (d.ifindex == 0) throw TransportError("xdp: no interface '" + p.iface + "'");
   // The program: opened from the embedded object, loaded, the port set, attached natively where
@@ -158,9 +174,10 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
   bpf_map* tmap = bpf_object__find_map_by_name(d.obj, "tid_sock");
   if (!prog || !xmap || !cmap || !tmap) throw TransportError("xdp: the embedded XDP program lacks its maps");
   d.xsks_map_fd = bpf_map__fd(xmap);
-  const uint32_t k0 = 0, k1 = 1, port_be = htons(p.port), by_tid = sockets > 1 ? 1 : 0;
+  const uint32_t k0 = 0, k1 = 1, k2 = 2, port_be = htons(p.port), by_tid = sockets > 1 ? 1 : 0, every = all ? 1 : 0;
   if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k0, &port_be, 0)) fail("setting the port", e);
   if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k1, &by_tid, 0)) fail("setting the steering", e);
+  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k2, &every, 0)) fail("setting the steering", e);
   for (size_t t = 0; t < tid_socket.size() && t < 256; ++t) {
     const uint32_t key = static_cast<uint32_t>(t), v = static_cast<uint32_t>(tid_socket[t]);
     if (int e = bpf_map_update_elem(bpf_map__fd(tmap), &key, &v, 0)) fail("setting the TID steering", e);
@@ -194,27 +211,32 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
 
 }  // namespace
 
-XdpTransport::XdpTransport(const RawParams& p, int queue) : XdpTransport(p, open_port(p, 1, {}), queue) {}
+XdpTransport::XdpTransport(const RawParams& p, int queue) : XdpTransport(p, open_port(p, 1, {}, false), queue) {}
 
 std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_shared(const RawParams& p, int sockets,
                                                                      const std::vector<int>& tid_socket) {
   if (sockets < 1 || sockets > 64) throw TransportError("xdp: 1..64 sockets per interface");
-  auto sh = open_port(p, sockets, tid_socket);
+  auto sh = open_port(p, sockets, tid_socket, false);
   std::vector<std::unique_ptr<XdpTransport>> v;
   for (int k = 0; k < sockets; ++k) v.emplace_back(new XdpTransport(p, sh, k));
   return v;
 }
 
-// Socket `index` of the interface (xsks_map key `index`; queue 0 when several share it).
-XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int index) : RawTransport(p), d_(new Impl) {
+std::vector<std::unique_ptr<XdpTransport>> XdpTransport::open_switch_port(const RawParams& p, int sockets,
+                                                                          const std::vector<int>& tid_socket) {
+  if (sockets < 1 || sockets > 64) throw TransportError("xdp: 1..64 sockets per interface");
+  auto sh = open_port(p, sockets, tid_socket, true);
+  std::vector<std::unique_ptr<XdpTransport>> v;
+  for (int k = 0; k < sockets; ++k) v.emplace_back(new XdpTransport(p, sh, k));
+  return v;
+}
+
+int XdpTransport::fd() const { return d_->fd; }
+
+void XdpTransport::find_addresses(const RawParams& p) {
   if ((p.group_ip >> 28) != 0xE)
     throw TransportError("xdp: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
   if (p.agg_ip == 0) throw TransportError("xdp: no aggregator address");
-  if (index < 0 || index >= 64) throw TransportError("xdp: queue must be 0..63");
-  Impl& d = *d_;
-  d.sh = std::move(shp);
-  Shared& sh = *d.sh;
-  const uint32_t queue = sh.sockets > 1 ? 0u : static_cast<uint32_t>(index);
   local_mac_ = iface_mac(p.iface);
   wire::Ipv4 mask = 0;
   if (!iface_ipv4(p.iface, local_ip_, mask))
@@ -244,7 +266,16 @@ XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int 
       throw TransportError("xdp: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
                            " (no neighbour entry, no ARP reply): give --agg-mac");
   }
+}
 
+// Socket `index` of the interface (xsks_map key `index`; queue 0 when several share it).
+XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int index) : RawTransport(p), d_(new Impl) {
+  if (index < 0 || index >= 64) throw TransportError("xdp: queue must be 0..63");
+  Impl& d = *d_;
+  d.sh = std::move(shp);
+  Shared& sh = *d.sh;
+  const uint32_t queue = sh.sockets > 1 ? 0u : static_cast<uint32_t>(index);
+  if (!sh.all) find_addresses(p);
   // The socket: zero-copy first (native XDP only), copy mode when the driver refuses it; the
   // sockets after the first share the UMEM and its rings.
   xsk_socket_config sc{};
@@ -275,6 +306,7 @@ XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int 
   const uint32_t key = static_cast<uint32_t>(index), fdv = static_cast<uint32_t>(d.fd);
   if (int u = bpf_map_update_elem(sh.xsks_map_fd, &key, &fdv, 0)) fail("registering the socket", u);
   mode_ = std::string(sh.zc ? "zero-copy" : "copy") + (sh.native ? ", native XDP" : ", generic XDP");
+  mode_ += busy_poll(d);
 
   if (first) {
     // Frames 0 .. kFrames/2 - 1 wait in the fill ring, the rest are for sending.
@@ -287,6 +319,7 @@ XdpTransport::XdpTransport(const RawParams& p, std::shared_ptr<Shared> shp, int 
     for (uint32_t i = kFrames / 2; i < kFrames; ++i) sh.pool.push_back(uint64_t{i} * kFrameSize);
   }
   d.cache.reserve(kBatch);
+  d.refill.reserve(kFrames);
 }
 
 XdpTransport::~XdpTransport() {
@@ -295,6 +328,36 @@ XdpTransport::~XdpTransport() {
   } catch (const TransportError&) {
     // Nothing to report to at destruction; the peers see the frames as lost.
   }
+}
+
+// PANAMA_XDP_BUSY_POLL=US (docs/host.md "Backends"): SO_PREFER_BUSY_POLL, SO_BUSY_POLL = US and
+// SO_BUSY_POLL_BUDGET = kBatch on the socket; an empty rx ring is then polled from the receiving
+// call (recvfrom, which runs the device's NAPI context here) for up to US microseconds before the
+// call sleeps in poll(). Refused options leave the socket as it was, said in the mode.
+std::string XdpTransport::busy_poll(Impl& d) {
+  const char* e = std::getenv("PANAMA_XDP_BUSY_POLL");
+  if (!e || !*e) return "";
+  char* end = nullptr;
+  const long us = std::strtol(e, &end, 10);
+  if (*end != '\0' || us < 0 || us > 1000000)
+    throw TransportError(std::string("xdp: PANAMA_XDP_BUSY_POLL must be 0..1000000 microseconds, not '") + e + "'");
+  if (us == 0) return "";
+  const int one = 1, v = static_cast<int>(us), budget = static_cast<int>(kBatch);
+#ifndef SO_PREFER_BUSY_POLL
+  constexpr int SO_PREFER_BUSY_POLL = 69, SO_BUSY_POLL_BUDGET = 70;
+#endif
+  if (setsockopt(d.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof one) != 0 ||
+      setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL, &v, sizeof v) != 0 ||
+      setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof budget) != 0) {
+    const int err = errno;
+    // Back to the socket as it was: none of the three left half set.
+    const int zero = 0;
+    (void)setsockopt(d.fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &zero, sizeof zero);
+    (void)setsockopt(d.fd, SOL_SOCKET, SO_BUSY_POLL, &zero, sizeof zero);
+    return std::string(", busy-poll refused (") + std::strerror(err) + "): interrupts";
+  }
+  d.busy_us = v;
+  return ", busy-poll " + std::to_string(v) + " us";
 }
 
 std::string XdpTransport::datapath() const {
@@ -340,6 +403,7 @@ void XdpTransport::flush() { d_->kick(); }
 
 bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
   Impl& d = *d_;
+  Clock::time_point spin_until = Clock::time_point::min();
   for (;;) {
     if (d.rx_pos < d.rx_n) {
       const xdp_desc* desc = xsk_ring_cons__rx_desc(&d.rx, d.rx_idx + d.rx_pos++);
@@ -353,8 +417,16 @@ bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_poi
     if (d.tx_pending) flush();
     d.rx_n = xsk_ring_cons__peek(&d.rx, kBatch, &d.rx_idx);
     if (d.rx_n) continue;
+    if (deadline == Clock::time_point::min()) return false;  // a look only (the stand-in's links)
     const auto now = Clock::now();
     if (now >= deadline) return false;
+    if (d.busy_us > 0) {  // busy-poll: the device's NAPI run from here, then sleep
+      if (spin_until == Clock::time_point::min()) spin_until = now + std::chrono::microseconds(d.busy_us);
+      if (now < spin_until) {
+        (void)recvfrom(d.fd, nullptr, 0, MSG_DONTWAIT, nullptr, nullptr);
+        continue;
+      }
+    }
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
     pollfd q{d.fd, POLLIN, 0};
     if (poll(&q, 1, static_cast<int>(std::min<long long>(ms, 100))) < 0 && errno != EINTR) fail("poll", errno);

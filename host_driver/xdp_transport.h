@@ -27,6 +27,11 @@ class XdpTransport : public RawTransport {
   // steers a result with TID t to socket tid_socket[t] (TIDs not listed: socket 0).
   static std::vector<std::unique_ptr<XdpTransport>> open_shared(const RawParams& p, int sockets,
                                                                 const std::vector<int>& tid_socket);
+  // A switch stand-in's port (switch --backend xdp, xdp_fabric.h): the program steers every frame
+  // of p.iface to the sockets (aggregation frames to p.port by their TID through tid_socket as
+  // above when `sockets` > 1, every other frame to socket 0); no addresses are looked up.
+  static std::vector<std::unique_ptr<XdpTransport>> open_switch_port(const RawParams& p, int sockets,
+                                                                     const std::vector<int>& tid_socket);
   ~XdpTransport() override;  // the last socket of an interface detaches the program
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
@@ -37,12 +42,16 @@ class XdpTransport : public RawTransport {
   // "zero-copy, native XDP", "copy, native XDP" or "copy, generic XDP".
   const std::string& mode() const { return mode_; }
   std::string datapath() const override;
+  int fd() const;                            // the socket, to poll for received frames
+  static constexpr size_t kMaxFrame = 4096;  // bytes per frame (one UMEM frame)
 
   struct Shared;  // the program, the UMEM and its fill/completion rings (xdp_transport.cpp)
 
  private:
   XdpTransport(const RawParams& p, std::shared_ptr<Shared> sh, int index);
+  void find_addresses(const RawParams& p);  // this interface's and the next hop's (a worker's)
   struct Impl;
+  static std::string busy_poll(Impl& d);  // PANAMA_XDP_BUSY_POLL; what the mode says of it
   std::unique_ptr<Impl> d_;
   std::string mode_;
 };

@@ -27,7 +27,8 @@
 //   0x000 ID "L2SW" (L2SW_ID)           0x004 {FDB entries, N, QAW} (read-only)
 //   0x008 K: ECN threshold, frames (rw)  0x00C flooded   0x010 discarded
 //   0x020 + 16 e: port e: +0 tx_frames, +4 ce_marked, +8 queue_drops, +C frames queued now
-//   0x400 + 16 i: FDB entry i (i < 64): +0 MAC bytes 2-5 (big-endian), +4 {valid (bit 31), MAC bytes
+//   L2SW_FDB_BASE + L2SW_FDB_STRIDE i (panama_defs.vh; address bit 10 and bits [9:4] below): FDB
+//                 entry i (i < 64): +0 MAC bytes 2-5 (big-endian), +4 {valid (bit 31), MAC bytes
 //                 0-1}, +8 port mask
 // Counters are 32 bits, saturating.
 `timescale 1ns / 1ps
@@ -93,6 +94,9 @@ module panama_l2sw #(
                   "panama_l2sw: DATA_W must be a multiple of 64, at least 64")
   `PANAMA_REQUIRE(g_req_contexts, CONTEXTS >= 1 && CONTEXTS <= 256, "panama_l2sw: CONTEXTS must be 1..256")
   `PANAMA_REQUIRE(g_req_fdb, FDB >= 1 && FDB <= 64, "panama_l2sw: FDB must be 1..64")
+  // The FDB's address decode (bit 10 selects it, bits [9:4] the entry) is the table's layout.
+  `PANAMA_REQUIRE(g_req_fdb_map, L2SW_FDB_BASE == 1 << 10 && L2SW_FDB_STRIDE == 1 << 4,
+                  "panama_l2sw: the FDB decode needs L2SW_FDB_BASE = 2^10 and L2SW_FDB_STRIDE = 2^4")
   `PANAMA_REQUIRE(g_req_qaw, QAW >= 2 && QAW <= 20, "panama_l2sw: QAW must be 2..20")
   `PANAMA_REQUIRE(g_req_maxb, MAXB >= 1 && MAXB < (1 << QAW), "panama_l2sw: MAXB must be 1..2^QAW-1")
   `PANAMA_REQUIRE(g_req_ifaw, IFAW >= 2 && IFAW <= 20, "panama_l2sw: IFAW must be 2..20")

@@ -9,9 +9,11 @@
 // Anything else is dropped, counted in exactly one counter, and never touches the bus. An
 // accepted request's operations (read, write, read-modify-write) run in order, and the response
 // (status and value per operation, tagged with SipHash under the same key) leaves on m_axis.
-// Request and response are little-endian 64-bit words, byte 0 in tdata[7:0].
+// Request and response are little-endian 64-bit words, byte 0 in tdata[7:0], laid out as the
+// MGMT_* constants of panama_defs.vh (wire/protocol.h) say.
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_mgmt #(
   // Number of Ethernet ports of the core.
@@ -21,7 +23,7 @@ module panama_mgmt #(
   // SipHash-2-4 key, set at build time (k0 = bits 63:0).
   parameter [127:0] KEY = 128'h0f0e0d0c0b0a09080706050403020100,
   // Most operations in one request.
-  parameter MAX_OPS = 8,
+  parameter MAX_OPS = `PANAMA_MGMT_MAX_OPS,
   // Address bits of the register file.
   parameter ADDR_W = 14
 ) (
@@ -71,15 +73,22 @@ module panama_mgmt #(
   `PANAMA_REQUIRE(g_req_ports, PORTS >= 1 && PORTS <= 256, "panama_mgmt: PORTS must be 1..256")
   `PANAMA_REQUIRE(g_req_max_ops, MAX_OPS >= 1, "panama_mgmt: MAX_OPS must be at least 1")
   `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 2 && ADDR_W <= 32, "panama_mgmt: ADDR_W must be 2..32")
+  // The framing below counts words as the table does: header and sequence number (the first
+  // operation at word 2), two words per operation, one tag word; the fields sit anywhere in them.
+  `PANAMA_REQUIRE(g_req_layout, MGMT_WORD_BYTES == 8 && MGMT_WORD_SEQ == 1 && MGMT_WORD_OPS == 2 &&
+                  MGMT_OP_WORDS == 2 && MGMT_TAG_WORDS == 1,
+                  "panama_mgmt: the request framing differs from the MGMT_* word layout")
 
   // Short names used below.
   localparam N = PORTS;
   localparam AW = ADDR_W;
 
-  localparam MAX_WORDS = 3 + 2 * MAX_OPS;
+  localparam MAX_WORDS = MGMT_WORD_OPS + MGMT_OP_WORDS * MAX_OPS + MGMT_TAG_WORDS;
   localparam [31:0] REQ_MAGIC = MGMT_REQ_MAGIC;  // "PMG1" (wire/protocol.h)
   localparam [31:0] RSP_MAGIC = MGMT_RSP_MAGIC;  // "PMR1"
-  localparam [7:0] OP_READ = 8'd1, OP_WRITE = 8'd2, OP_RMW = 8'd3;
+  localparam [7:0] OP_READ = MGMT_OP_READ, OP_WRITE = MGMT_OP_WRITE, OP_RMW = MGMT_OP_RMW;
+  // A 32-bit field at byte `off` of a word: its mask.
+  localparam [63:0] MAGIC_MASK = 64'hffffffff << (8 * MGMT_OFF_MAGIC);
 
   localparam [3:0] S_RX = 4'd0, S_CHECK = 4'd1, S_HASH = 4'd2, S_HASH_WAIT = 4'd3, S_OP = 4'd4,
                    S_RD = 4'd5, S_WR = 4'd6, S_NEXT = 4'd7, S_RHASH = 4'd8, S_RHASH_WAIT = 4'd9,
@@ -117,8 +126,8 @@ module panama_mgmt #(
   // Response word i: header, sequence, one word per operation.
   reg  [63:0] resp_word;
   always @* begin
-    if (idx_q == 6'd0) resp_word = {buf_q[0][63:32], RSP_MAGIC};
-    else if (idx_q == 6'd1) resp_word = buf_q[1];
+    if (idx_q == 6'd0) resp_word = (buf_q[0] & ~MAGIC_MASK) | ({32'd0, RSP_MAGIC} << (8 * MGMT_OFF_MAGIC));
+    else if (idx_q == MGMT_WORD_SEQ) resp_word = buf_q[MGMT_WORD_SEQ];
     else resp_word = res_q[idx_q - 6'd2];
   end
   wire [5:0] resp_words = nops + 6'd2;   // without the tag
@@ -126,10 +135,10 @@ module panama_mgmt #(
   // Current operation's fields.
   wire [63:0] op_a = buf_q[6'd2 + {idx_q[4:0], 1'b0}];
   wire [63:0] op_b = buf_q[6'd3 + {idx_q[4:0], 1'b0}];
-  wire [7:0]  op_code = op_a[7:0];
-  wire [31:0] op_addr = op_a[63:32];
-  wire [31:0] op_mask = op_b[31:0];
-  wire [31:0] op_value = op_b[63:32];
+  wire [7:0]  op_code = op_a[8*MGMT_OP_OFF_CODE +: 8];
+  wire [31:0] op_addr = op_a[8*MGMT_OP_OFF_ADDR +: 32];
+  wire [31:0] op_mask = op_b[8*MGMT_OP_OFF_MASK +: 32];
+  wire [31:0] op_value = op_b[8*MGMT_OP_OFF_VALUE +: 32];
 
   // Reserved bytes of an operation, and address bits above the register file's.
   wire unused_ok = &{1'b0, op_a[31:8], op_addr[31:AW], port_sel[N-1:1]};
@@ -160,7 +169,8 @@ module panama_mgmt #(
   always @(posedge clk) begin
     if (state_q == S_RX && s_axis_tvalid && nwords_q < MAX_WORDS)
       buf_q[nwords_q] <= s_axis_tdata;
-    if (state_q == S_NEXT) res_q[idx_q] <= {old_q, 24'd0, status_q};
+    if (state_q == S_NEXT)
+      res_q[idx_q] <= ({32'd0, old_q} << (8 * MGMT_RES_OFF_VALUE)) | ({56'd0, status_q} << (8 * MGMT_RES_OFF_STATUS));
   end
 
   always @(posedge clk) begin
@@ -204,7 +214,7 @@ module panama_mgmt #(
             drop_why_q <= 3'd1;
             state_q <= S_DROP;
           end else if (bad_form_q || nwords_q < 6'd5 || !nwords_q[0] ||
-                       buf_q[0][31:0] != REQ_MAGIC) begin
+                       buf_q[0][8*MGMT_OFF_MAGIC +: 32] != REQ_MAGIC) begin
             drop_why_q <= 3'd2;
             state_q <= S_DROP;
           end else begin
@@ -220,11 +230,11 @@ module panama_mgmt #(
           if (h_out != buf_q[nwords_q - 6'd1]) begin
             drop_why_q <= 3'd3;
             state_q <= S_DROP;
-          end else if (buf_q[1] <= last_seq_q) begin
+          end else if (buf_q[MGMT_WORD_SEQ] <= last_seq_q) begin
             drop_why_q <= 3'd4;
             state_q <= S_DROP;
           end else begin
-            last_seq_q <= buf_q[1];
+            last_seq_q <= buf_q[MGMT_WORD_SEQ];
             cnt_accepted <= sat_inc(cnt_accepted);
             state_q <= S_OP;
           end
@@ -244,7 +254,7 @@ module panama_mgmt #(
             old_q <= op_value;
             state_q <= S_WR;
           end else begin
-            status_q <= 8'hff;   // unknown operation: skipped
+            status_q <= MGMT_STATUS_UNKNOWN_OP;   // unknown operation: skipped
             state_q <= S_NEXT;
           end
         end

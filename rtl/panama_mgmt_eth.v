@@ -13,11 +13,12 @@
 //             management port; other ports pass through untouched).
 // The engine's AXI4-Lite master drives the core's register file; the address range just above it
 // (2^AW + 0x00 .. 0x14) reads this block's six counters (docs/mgmt.md), so a controller can see
-// refused requests over the same protocol. With EXT = 1, 2^AW + 0x800 .. 0xFFF is a second
-// AXI4-Lite slave (x_axil_*, 11-bit addresses): the standalone switch's registers
-// (panama_l2sw.v).
+// refused requests over the same protocol. With EXT = 1, the 2 KiB from 2^AW + L2SW_WINDOW
+// (panama_defs.vh) are a second AXI4-Lite slave (x_axil_*, 11-bit addresses): the standalone
+// switch's registers (panama_l2sw.v).
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_mgmt_eth #(
   parameter PORTS = 4,                                  // ports
@@ -27,9 +28,9 @@ module panama_mgmt_eth #(
   parameter [127:0] KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // SipHash-2-4 key (k0 = [63:0])
   parameter [47:0] MAC = 48'h02504e4d0001,          // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,               // board management IPv4 address
-  parameter [15:0] UDP_PORT = 16'd9057,             // management UDP port
-  parameter MAX_OPS = 8,                            // most operations in one request
-  parameter EXT = 0                                 // 1: the x_axil_* window at 2^ADDR_W + 0x800
+  parameter [15:0] UDP_PORT = `PANAMA_MGMT_UDP_PORT_DEFAULT,  // management UDP port
+  parameter MAX_OPS = `PANAMA_MGMT_MAX_OPS,         // most operations in one request
+  parameter EXT = 0                                 // 1: the x_axil_* window at 2^ADDR_W + L2SW_WINDOW
 ) (
   input  wire             clk,
   input  wire             rst,
@@ -104,6 +105,7 @@ module panama_mgmt_eth #(
   output reg  [31:0]      cnt_rx_busy
 );
 
+`include "panama_defs.vh"
 `include "panama_require.vh"
 
   // Parameter contract (docs/rtl.md, "Parameter contracts").
@@ -111,6 +113,8 @@ module panama_mgmt_eth #(
   `PANAMA_REQUIRE(g_req_data_w, DATA_W >= 64 && DATA_W <= 512 && DATA_W % 64 == 0,
                   "panama_mgmt_eth: DATA_W must be a multiple of 64, 64..512")
   `PANAMA_REQUIRE(g_req_addr_w, ADDR_W >= 2 && ADDR_W <= 31, "panama_mgmt_eth: ADDR_W must be 2..31")
+  `PANAMA_REQUIRE(g_req_l2sw_window, L2SW_WINDOW % 2048 == 0 && L2SW_WINDOW > 0 && L2SW_WINDOW < 4096,
+                  "panama_mgmt_eth: L2SW_WINDOW must be the upper 2 KiB of the 4 KiB above the registers")
   `PANAMA_REQUIRE(g_req_max_ops, MAX_OPS >= 1, "panama_mgmt_eth: MAX_OPS must be at least 1")
   `PANAMA_REQUIRE(g_req_ext, EXT == 0 || EXT == 1, "panama_mgmt_eth: EXT must be 0 or 1")
 
@@ -123,10 +127,16 @@ module panama_mgmt_eth #(
   // indexed with them on purpose.
   /* verilator lint_off WIDTH */
   localparam KB = W / 8;
-  localparam HDR = 42;                              // Ethernet 14 + IPv4 20 + UDP 8
-  localparam MAXW = 3 + 2 * MAX_OPS;                // words of the longest request
+  localparam HDR = OFF_UDP_CSUM + 2;                // Ethernet, IPv4 (no options) and UDP headers
+  localparam [15:0] IP_HDR = OFF_UDP_SPORT - OFF_IP;  // IPv4 header bytes
+  localparam [15:0] UDP_HDR = HDR - OFF_UDP_SPORT;    // UDP header bytes
+  // The response's fixed IPv4 words: version/IHL with DSCP 0, DF, TTL 64 with UDP.
+  localparam [15:0] RSP_VER_TOS = {IPV4_VER_IHL, 8'h00};
+  localparam [15:0] RSP_FRAG = 16'h4000;
+  localparam [15:0] RSP_TTL_PROTO = {8'd64, IP_PROTO_UDP};
+  localparam MAXW = MGMT_WORD_OPS + MGMT_OP_WORDS * MAX_OPS + MGMT_TAG_WORDS;  // words of the longest request
   localparam RBEATS = (HDR + 8 * MAXW + KB - 1) / KB;  // collector capacity in beats
-  localparam RSPW = 3 + MAX_OPS;                    // words of the longest response
+  localparam RSPW = MGMT_WORD_OPS + MAX_OPS + MGMT_TAG_WORDS;  // words of the longest response
   localparam TBEATS = (HDR + 8 * RSPW + KB - 1) / KB;
 
   function [31:0] sat_inc(input [31:0] x, input [7:0] by);
@@ -272,8 +282,9 @@ module panama_mgmt_eth #(
           end
         end
         C_LEN: begin
-          plen_q <= {1'b0, rbyte(38), rbyte(39)} - 17'd8;
-          ipok_q <= {rbyte(16), rbyte(17)} == {rbyte(38), rbyte(39)} + 16'd20;
+          plen_q <= {1'b0, rbyte(OFF_UDP_LEN), rbyte(OFF_UDP_LEN + 1)} - UDP_HDR;
+          ipok_q <= {rbyte(OFF_IP_TOTAL_LEN), rbyte(OFF_IP_TOTAL_LEN + 1)} ==
+                    {rbyte(OFF_UDP_LEN), rbyte(OFF_UDP_LEN + 1)} + IP_HDR;
           c_state_q <= C_CHK;
         end
         C_CHK: begin
@@ -289,9 +300,10 @@ module panama_mgmt_eth #(
           // The engine takes a request only after the previous response has left it, so the
           // reply-to fields change only once the response framer has taken its copy.
           if (e_tready && nj_q == 6'd1) begin
-            rt_mac_q <= {rbyte(6), rbyte(7), rbyte(8), rbyte(9), rbyte(10), rbyte(11)};
-            rt_ip_q <= {rbyte(26), rbyte(27), rbyte(28), rbyte(29)};
-            rt_udp_q <= {rbyte(34), rbyte(35)};
+            rt_mac_q <= {rbyte(OFF_ETH_SRC), rbyte(OFF_ETH_SRC + 1), rbyte(OFF_ETH_SRC + 2),
+                         rbyte(OFF_ETH_SRC + 3), rbyte(OFF_ETH_SRC + 4), rbyte(OFF_ETH_SRC + 5)};
+            rt_ip_q <= {rbyte(OFF_IP_SRC), rbyte(OFF_IP_SRC + 1), rbyte(OFF_IP_SRC + 2), rbyte(OFF_IP_SRC + 3)};
+            rt_udp_q <= {rbyte(OFF_UDP_SPORT), rbyte(OFF_UDP_SPORT + 1)};
             rt_port_q <= owner_q;
           end
           if (e_tready && x_last) begin
@@ -315,10 +327,10 @@ module panama_mgmt_eth #(
   reg         loc_b_q, loc_r_q;       // a local write / read answers one cycle after its address
   reg  [1:0]  loc_rresp_q;
   reg  [31:0] loc_rdata_q;
-  // Above the register file (2^AW >= 0x1000): the switch's window (EXT, offset 0x800 .. 0xFFF) or
-  // the counters.
-  wire        x_aw = EXT != 0 && e_awaddr[AW] && e_awaddr[AW-1:11] == 1;
-  wire        x_ar = EXT != 0 && e_araddr[AW] && e_araddr[AW-1:11] == 1;
+  // Above the register file (2^AW >= 0x1000): the switch's 2 KiB window (EXT, from offset
+  // L2SW_WINDOW, a multiple of 2 KiB) or the counters.
+  wire        x_aw = EXT != 0 && e_awaddr[AW] && e_awaddr[AW-1:11] == L2SW_WINDOW / 2048;
+  wire        x_ar = EXT != 0 && e_araddr[AW] && e_araddr[AW-1:11] == L2SW_WINDOW / 2048;
   wire        loc_aw = e_awaddr[AW] && !x_aw, loc_ar = e_araddr[AW] && !x_ar;
   // The engine has one transaction outstanding at a time, so the split needs no ordering.
   assign m_axil_awaddr = e_awaddr[AW-1:0];
@@ -402,9 +414,9 @@ module panama_mgmt_eth #(
   reg               t_tvalid_q, t_tlast_q;
   wire [N-1:0]      t_tready;        // per port: the merge takes a response beat
   wire              t_ready = t_tready[tx_port_q];
-  wire [15:0]       ip_len = 16'd28 + {7'd0, rw_q, 3'd0};
-  wire [15:0]       f_len = 16'd42 + {7'd0, rw_q, 3'd0};
-  wire [15:0]       udp_len = 16'd8 + {7'd0, rw_q, 3'd0};
+  wire [15:0]       ip_len = IP_HDR + UDP_HDR + {7'd0, rw_q, 3'd0};
+  wire [15:0]       f_len = HDR + {7'd0, rw_q, 3'd0};
+  wire [15:0]       udp_len = UDP_HDR + {7'd0, rw_q, 3'd0};
 
   assign e_rready = t_state_q == T_IDLE || t_state_q == T_COLL;
 
@@ -413,22 +425,23 @@ module panama_mgmt_eth #(
   always @* begin
     frame = {(8 * TBEATS * KB){1'b0}};
     frame[8 * HDR +: 64 * RSPW] = resp_q;
-    frame[0 +: 48] = {tx_mac_q[7:0], tx_mac_q[15:8], tx_mac_q[23:16], tx_mac_q[31:24], tx_mac_q[39:32],
-                      tx_mac_q[47:40]};
-    frame[48 +: 48] = {MAC[7:0], MAC[15:8], MAC[23:16], MAC[31:24], MAC[39:32], MAC[47:40]};
-    frame[96 +: 16] = 16'h0008;                                // EtherType 0x0800
-    frame[112 +: 16] = 16'h0045;                               // version 4, IHL 5; DSCP 0
-    frame[128 +: 16] = {ip_len[7:0], ip_len[15:8]};
-    frame[144 +: 16] = 16'h0000;                               // identification
-    frame[160 +: 16] = 16'h0040;                               // DF
-    frame[176 +: 16] = 16'h1140;                               // TTL 64, UDP
-    frame[192 +: 16] = {csum_q[7:0], csum_q[15:8]};
-    frame[208 +: 32] = {IP[7:0], IP[15:8], IP[23:16], IP[31:24]};
-    frame[240 +: 32] = {tx_ip_q[7:0], tx_ip_q[15:8], tx_ip_q[23:16], tx_ip_q[31:24]};
-    frame[272 +: 16] = {UDP_PORT[7:0], UDP_PORT[15:8]};
-    frame[288 +: 16] = {tx_udp_q[7:0], tx_udp_q[15:8]};
-    frame[304 +: 16] = {udp_len[7:0], udp_len[15:8]};
-    frame[320 +: 16] = 16'h0000;                               // UDP checksum: none
+    // Multi-byte fields big-endian on the wire: first byte at the lowest bits.
+    frame[8*OFF_ETH_DST +: 48] = {tx_mac_q[7:0], tx_mac_q[15:8], tx_mac_q[23:16], tx_mac_q[31:24],
+                                  tx_mac_q[39:32], tx_mac_q[47:40]};
+    frame[8*OFF_ETH_SRC +: 48] = {MAC[7:0], MAC[15:8], MAC[23:16], MAC[31:24], MAC[39:32], MAC[47:40]};
+    frame[8*OFF_ETH_TYPE +: 16] = {ETHERTYPE_IPV4[7:0], ETHERTYPE_IPV4[15:8]};
+    frame[8*OFF_IP +: 16] = {RSP_VER_TOS[7:0], RSP_VER_TOS[15:8]};
+    frame[8*OFF_IP_TOTAL_LEN +: 16] = {ip_len[7:0], ip_len[15:8]};
+    frame[8*(OFF_IP_TOTAL_LEN + 2) +: 16] = 16'h0000;          // identification
+    frame[8*OFF_IP_FRAG +: 16] = {RSP_FRAG[7:0], RSP_FRAG[15:8]};
+    frame[8*(OFF_IP_PROTO - 1) +: 16] = {RSP_TTL_PROTO[7:0], RSP_TTL_PROTO[15:8]};
+    frame[8*OFF_IP_CSUM +: 16] = {csum_q[7:0], csum_q[15:8]};
+    frame[8*OFF_IP_SRC +: 32] = {IP[7:0], IP[15:8], IP[23:16], IP[31:24]};
+    frame[8*OFF_IP_DST +: 32] = {tx_ip_q[7:0], tx_ip_q[15:8], tx_ip_q[23:16], tx_ip_q[31:24]};
+    frame[8*OFF_UDP_SPORT +: 16] = {UDP_PORT[7:0], UDP_PORT[15:8]};
+    frame[8*OFF_UDP_DPORT +: 16] = {tx_udp_q[7:0], tx_udp_q[15:8]};
+    frame[8*OFF_UDP_LEN +: 16] = {udp_len[7:0], udp_len[15:8]};
+    frame[8*OFF_UDP_CSUM +: 16] = 16'h0000;                     // UDP checksum: none
   end
   reg [W-1:0] beat;
   integer b;
@@ -478,8 +491,8 @@ module panama_mgmt_eth #(
         end
         T_SUM: begin
           // RFC 1071 over the IPv4 header, the constant words folded in by synthesis.
-          sum_q <= 20'h4500 + ip_len + 20'h4000 + 20'h4011 + IP[31:16] + IP[15:0] + tx_ip_q[31:16] +
-                   tx_ip_q[15:0];
+          sum_q <= {4'd0, RSP_VER_TOS} + {4'd0, ip_len} + {4'd0, RSP_FRAG} + {4'd0, RSP_TTL_PROTO} +
+                   {4'd0, IP[31:16]} + {4'd0, IP[15:0]} + {4'd0, tx_ip_q[31:16]} + {4'd0, tx_ip_q[15:0]};
           t_state_q <= T_FOLD;
         end
         T_FOLD: begin

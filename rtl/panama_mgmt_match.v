@@ -8,12 +8,13 @@
 // and the stream keeps full rate.
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_mgmt_match #(
   parameter DATA_W = 64,                                // tdata bits
   parameter [47:0] MAC = 48'h02504e4d0001,         // board MAC (first byte on the wire = [47:40])
   parameter [31:0] IP = 32'h0a0000fe,              // board management IPv4 address
-  parameter [15:0] UDP_PORT = 16'd9057             // management UDP port
+  parameter [15:0] UDP_PORT = `PANAMA_MGMT_UDP_PORT_DEFAULT  // management UDP port
 ) (
   input  wire           clk,
   input  wire           rst,

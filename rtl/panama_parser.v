@@ -43,6 +43,11 @@ module panama_parser #(
   output reg  [1:0] desc_class,
   // tuser of the last beat (any class).
   output reg  desc_rx_error,
+  // The frame broke the tkeep contract on some beat (docs/rtl.md, "tkeep outside the
+  // contract"): a beat that is not last with a byte not kept (tkeep = 0 included), or a last
+  // beat with a hole (a kept byte above one that is not; a last beat with tkeep = 0 is a null
+  // beat that ends the frame, as AXI4-Stream allows, and no hole). Any class.
+  output reg  desc_keep_bad,
   // An aggregation frame that is not well-formed (0 for other classes).
   output reg  desc_malformed,
   // Header fields; meaningful for aggregation frames of at least 64 bytes.
@@ -150,6 +155,17 @@ module panama_parser #(
   endgenerate
   assign beat_bytes = s_axis_tkeep[0] ? {1'b0, keep_idx} + 1'b1 : {(KIW+1){1'b0}};
   wire [LEN_W:0] len_sum = {1'b0, len_q} + {{(LEN_W-KIW){1'b0}}, beat_bytes};
+
+  // tkeep against the contract, per beat and then over the frame: no carry chain (a hole is a
+  // kept byte right above one not kept). keep_bad_q: an earlier beat of this frame broke it.
+  wire keep_hole = |(s_axis_tkeep[BB-1:1] & ~s_axis_tkeep[BB-2:0]);
+  wire beat_keep_bad = s_axis_tlast ? keep_hole : ~&s_axis_tkeep;
+  reg keep_bad_q;
+  always @(posedge clk) begin
+    if (rst || last_beat) keep_bad_q <= 1'b0;
+    else if (beat && beat_keep_bad) keep_bad_q <= 1'b1;
+  end
+  wire frame_keep_bad = keep_bad_q | beat_keep_bad;  // read on the last beat
   // The whole frame's length on its last beat, saturating.
   wire [LEN_W-1:0] len_total = len_sum[LEN_W] ? {LEN_W{1'b1}} : len_sum[LEN_W-1:0];
 
@@ -180,24 +196,26 @@ module panama_parser #(
   localparam PIPE = DESC_STAGES > 1;
   wire [8*HB-1:0] chk;
   wire [LEN_W-1:0] chk_len;
-  wire chk_last, chk_user;
+  wire chk_last, chk_user, chk_keep_bad;
   wire [15:0] chk_port;
   generate
     if (PIPE) begin : g_stage1
       reg [LEN_W-1:0] len1_q;
-      reg v1_q, user1_q;
+      reg v1_q, user1_q, keep1_q;
       reg [15:0] port1_q;
       always @(posedge clk) begin
         if (rst) v1_q <= 1'b0;
         else v1_q <= last_beat;
         len1_q <= len_total;
         user1_q <= s_axis_tuser;
+        keep1_q <= frame_keep_bad;
         port1_q <= agg_port;
       end
       assign chk = hdr_q;
       assign chk_len = len1_q;
       assign chk_last = v1_q;
       assign chk_user = user1_q;
+      assign chk_keep_bad = keep1_q;
       assign chk_port = port1_q;
       wire unused_view = ^hdr;  // the live view: only hdr_jid and hdr_tid read it
     end else begin : g_live
@@ -205,6 +223,7 @@ module panama_parser #(
       assign chk_len = len_total;
       assign chk_last = last_beat;
       assign chk_user = s_axis_tuser;
+      assign chk_keep_bad = frame_keep_bad;
       assign chk_port = agg_port;
     end
   endgenerate
@@ -266,6 +285,7 @@ module panama_parser #(
       desc_too_long <= chk_len[LEN_W-1];
       desc_class <= is_runt ? CLASS_RUNT : is_agg ? CLASS_AGG : CLASS_BYPASS;
       desc_rx_error <= chk_user;
+      desc_keep_bad <= chk_keep_bad;
       desc_malformed <= is_agg & malformed;
     end
   end

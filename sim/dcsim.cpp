@@ -37,7 +37,8 @@ namespace ps = panama::sim;
 namespace {
 
 constexpr uint16_t kAccelPort = 9056;
-constexpr uint32_t kHdrBytes = 24;  // the aggregation header carried in the UDP payload
+constexpr uint16_t kResultPort = 9100;  // + tree: a worker's socket for that tree's results
+constexpr uint32_t kHdrBytes = 24;      // the aggregation header carried in the UDP payload
 constexpr uint8_t kEct0 = 0x02, kCe = 0x03;
 constexpr int kMaxWorkers = 128;
 
@@ -73,6 +74,8 @@ struct Options {
   int iterations = 0;  // stop each job after this many iterations (0: duration decides)
   double max_time = -1;
   double rto_ms = 1;
+  double tcp_min_rto_ms = 5;         // the background's and the ring's TCP minimum RTO
+  std::string aggregation = "hier";  // hier: at every switch of the tree; core: at the root only
   std::string out;
   bool progress = true;
 };
@@ -196,6 +199,18 @@ Design load_design(const std::string& path) {
 // ---------------------------------------------------------------------------------------------
 // The simulation
 
+// The aggregation header at the start of every contribution and result.
+struct Hdr {
+  uint32_t job;
+  uint16_t tree, worker;
+  uint64_t vid;
+  uint8_t flags;  // 1 result, 2 retransmission
+  uint8_t pad;
+  uint16_t origin;  // the worker that sent a contribution (repairs are answered to it)
+  uint8_t pad2[4];
+};
+static_assert(sizeof(Hdr) == kHdrBytes, "header layout");
+
 struct FlowRec {
   int src = 0, dst = 0;
   uint64_t size = 0, sent = 0, recv = 0;
@@ -204,10 +219,16 @@ struct FlowRec {
   Ptr<Socket> tx, listen;
 };
 
-// One tree of one job on one accelerator: aggregation state in VID order.
+// One tree of one job on one accelerator: aggregation state in VID order. Its children are the
+// workers (an edge accelerator, or the root in single-level mode) or the accelerators one level
+// down; a non-root sends each partial sum to its parent, the root sends the results.
 struct AccelCtx {
-  int workers = 0, quorum = 0;
-  std::vector<Ipv4Address> worker_addr;
+  int workers = 0, quorum = 0;  // workers: the number of children
+  bool root = true, mcast = false;
+  Ipv4Address parent;                    // non-root: the parent accelerator
+  uint16_t my_child = 0;                 // non-root: this accelerator's child index at the parent
+  Ipv4Address group;                     // root, mcast: the tree's multicast group
+  std::vector<Ipv4Address> worker_addr;  // root: every worker of the job (results, repairs)
   std::vector<uint16_t> worker_port;
   uint64_t next_emit = 0;
   struct Rec {
@@ -216,16 +237,27 @@ struct AccelCtx {
     std::bitset<kMaxWorkers> seen;
   };
   std::map<uint64_t, Rec> open;
+  // The CE of the last kCeMemory vectors released (tagged by VID): a repair forwarded up, or a
+  // result sent again by the root, carries the mark the vector had.
+  static constexpr uint64_t kCeMemory = 4096;
+  std::vector<uint64_t> released{std::vector<uint64_t>(kCeMemory, ~0ull)};
+  void remember(uint64_t vid, bool ce) { released[vid % kCeMemory] = vid << 1 | (ce ? 1 : 0); }
+  bool released_ce(uint64_t vid) const {
+    const uint64_t e = released[vid % kCeMemory];
+    return e != ~0ull && (e >> 1) == vid && (e & 1);
+  }
 };
 
 struct AccelStats {
   uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, late = 0, dup = 0, overflow = 0, resent = 0;
+  uint64_t rx_ce = 0, tx_ce = 0;  // frames that arrived / left with CE
   double first_rx = -1, last_rx = -1, first_tx = -1, last_tx = -1;
   uint64_t max_open = 0;
 };
 
 struct Accel {
-  int core = 0;
+  int core = 0;  // the switch's index at its level
+  ps::Role level = ps::Role::core;
   Ptr<Node> node;
   Ptr<Socket> rx, tx_ect, tx_ce;
   std::map<uint64_t, AccelCtx> ctx;  // key (job << 16) | tree
@@ -236,6 +268,8 @@ struct Accel {
 struct WorkerTree {
   std::shared_ptr<panama::host::Dctcp> cc;
   Ptr<Socket> sock;
+  Ipv4Address dest;       // the first accelerator on the way up
+  uint16_t child = 0;     // this worker's child index there
   uint64_t vid_base = 0;  // first VID of the current iteration
   uint32_t count = 0;     // vectors of this tree per iteration
   uint32_t next_send = 0, got = 0, inflight = 0;
@@ -261,6 +295,7 @@ struct Job {
   double iter_start = 0;
   bool computing = false;
   std::vector<double> iter_s;
+  uint64_t results = 0, results_ce = 0;  // results taken by the workers, and those with CE
   int done_workers = 0;
   uint64_t chunk = 0;  // ring
 };
@@ -341,6 +376,18 @@ class Sim {
   void ring_fill_cb(Ptr<Socket> s, uint32_t);
   void finish_check();
   int host_of(Ptr<Node> n) const { return static_cast<int>(n->GetId() - host_base_); }
+  bool hier() const { return panama_like_ && o_.aggregation == "hier"; }
+  int acc_edge(int e) const { return tree_.cores() + e; }
+  int acc_agg(int a) const { return tree_.cores() + tree_.edges() + a; }
+  Ipv4Address accel_addr(int ai) const { return rnodes_[acc_[ai].node->GetId() - host_base_].up[0].src; }
+  struct TreeNode {
+    int acc = 0, parent = -1, child = 0, children = 0;
+  };
+  std::vector<TreeNode> plan_tree(const Job& job, int core, std::vector<int>& first, std::vector<int>& child) const;
+  void setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const std::vector<int>& first,
+                  const std::vector<int>& child);
+  void accel_release(int ai, uint64_t key, uint64_t vid, bool ce);
+  void accel_up(int ai, const AccelCtx& c, Hdr h, bool ce);
   uint32_t host_base_ = 0;
   uint32_t links_ = 0;
   std::vector<Ptr<NetDevice>> devs_;
@@ -392,7 +439,9 @@ void Sim::build() {
   edges_.Create(k * half);
   aggs_.Create(k * half);
   cores_.Create(half * half);
-  accels_.Create(half * half);
+  // Accelerators: one per core switch, and with hierarchical aggregation one per edge and
+  // aggregation switch too (acc_: cores, then edges, then aggs).
+  accels_.Create(half * half + (hier() ? 2 * k * half : 0));
   host_base_ = hosts_.Get(0)->GetId();
   NodeContainer all(hosts_, edges_, aggs_, cores_, accels_);
   InternetStackHelper stack;
@@ -411,6 +460,8 @@ void Sim::build() {
     rn(cores_.Get(c)) = {ps::Role::core, c, std::vector<ps::Port>(k), {}, {}};
     rn(accels_.Get(c)) = {ps::Role::accel, c, {}, std::vector<ps::Port>(1), {}};
   }
+  for (uint32_t i = half * half; i < accels_.GetN(); ++i)
+    rn(accels_.Get(i)) = {ps::Role::accel, static_cast<int>(i), {}, std::vector<ps::Port>(1), {}};
   host_addr_.resize(tree_.hosts());
   for (int h = 0; h < tree_.hosts(); ++h) {
     Ptr<Node> hn = hosts_.Get(h), en = edges_.Get(h / half);
@@ -428,15 +479,21 @@ void Sim::build() {
       Ptr<Node> an = aggs_.Get(a), cn = cores_.Get((a % half) * half + i);
       link(an->GetId(), cn->GetId(), o_.gbps, "agg-core", &rn(an).up[i], &rn(cn).down[a / half]);
     }
-  acc_.resize(half * half);
-  for (int c = 0; c < half * half; ++c) {
-    Ptr<Node> cn = cores_.Get(c), xn = accels_.Get(c);
-    link(cn->GetId(), xn->GetId(), design_.throughput_bps() / 1e9, "accel", &rn(cn).accel, &rn(xn).up[0]);
-    tree_.where[rn(xn).up[0].src.Get()] = {true, c};
-    Accel& x = acc_[c];
-    x.core = c;
-    x.node = xn;
-  }
+  acc_.resize(accels_.GetN());
+  auto attach_accel = [&](Ptr<Node> sw, int ai, ps::Role level, int index, const std::string& layer) {
+    Ptr<Node> xn = accels_.Get(ai);
+    link(sw->GetId(), xn->GetId(), design_.throughput_bps() / 1e9, layer, &rn(sw).accel, &rn(xn).up[0]);
+    tree_.where[rn(xn).up[0].src.Get()] = {true, index, level};
+    acc_[ai].core = index;
+    acc_[ai].level = level;
+    acc_[ai].node = xn;
+  };
+  for (int c = 0; c < half * half; ++c) attach_accel(cores_.Get(c), c, ps::Role::core, c, "accel");
+  if (hier())
+    for (int e = 0; e < k * half; ++e) {
+      attach_accel(edges_.Get(e), acc_edge(e), ps::Role::edge, e, "accel-edge");
+      attach_accel(aggs_.Get(e), acc_agg(e), ps::Role::agg, e, "accel-agg");
+    }
   for (uint32_t i = 0; i < all.GetN(); ++i) {
     Ptr<Node> n = all.Get(i);
     n->GetObject<Ipv4>()->SetRoutingProtocol(CreateObject<ps::FatTreeRouting>(&tree_, rnodes_[n->GetId() - base]));
@@ -540,15 +597,6 @@ void Sim::next_arrival() {
 // ---------------------------------------------------------------------------------------------
 // Aggregation jobs
 
-struct Hdr {
-  uint32_t job;
-  uint16_t tree, worker;
-  uint64_t vid;
-  uint8_t flags;  // 1 result, 2 retransmission
-  uint8_t pad[7];
-};
-static_assert(sizeof(Hdr) == kHdrBytes, "header layout");
-
 Ptr<Packet> frame(const Hdr& h, uint32_t payload, uint8_t tos) {
   Ptr<Packet> p = Create<Packet>(reinterpret_cast<const uint8_t*>(&h), kHdrBytes);
   p->AddPaddingAtEnd(payload);
@@ -592,7 +640,7 @@ void Sim::setup_ring(Job& job) {
 }
 
 void Sim::setup_accels() {
-  for (int c = 0; c < tree_.cores(); ++c) {
+  for (int c = 0; c < static_cast<int>(acc_.size()); ++c) {
     Accel& x = acc_[c];
     x.rx = Socket::CreateSocket(x.node, UdpSocketFactory::GetTypeId());
     x.rx->Bind(InetSocketAddress(Ipv4Address::GetAny(), kAccelPort));
@@ -648,25 +696,125 @@ void Sim::create_jobs() {
   }
 }
 
+// The aggregation tree of one job rooted at core switch `core`: its accelerators, each with its
+// parent and its number of children; first[w] / child[w]: worker w's first accelerator and its
+// child index there. Single-level (--aggregation core): the core's accelerator alone, the workers
+// its children. Hierarchical: the accelerator of every edge switch with workers of the job, of the
+// pods' aggregation switches that reach the core (core / half), and of the core, up to the lowest
+// level that covers the whole job (an edge, a pod, or the core).
+std::vector<Sim::TreeNode> Sim::plan_tree(const Job& job, int core, std::vector<int>& first,
+                                          std::vector<int>& child) const {
+  const int N = static_cast<int>(job.workers.size()), half = tree_.half();
+  first.assign(N, core);
+  child.assign(N, 0);
+  std::vector<TreeNode> plan;
+  if (!hier()) {
+    for (int w = 0; w < N; ++w) child[w] = w;
+    plan.push_back({core, -1, 0, N});
+    return plan;
+  }
+  std::vector<int> edges, pods;  // in order of first appearance (workers are consecutive)
+  for (int w = 0; w < N; ++w) {
+    const int e = tree_.edge_of_host(job.workers[w].host);
+    if (edges.empty() || edges.back() != e) edges.push_back(e);
+    if (pods.empty() || pods.back() != e / half) pods.push_back(e / half);
+    TreeNode& en = edges.size() > plan.size() ? plan.emplace_back(TreeNode{acc_edge(e)}) : plan.back();
+    first[w] = en.acc;
+    child[w] = en.children++;
+  }
+  const size_t n_edges = plan.size();
+  if (edges.size() > 1) {
+    for (size_t i = 0; i < n_edges; ++i) {
+      const int a = (edges[i] / half) * half + core / half;
+      if (plan.back().acc != acc_agg(a)) plan.push_back({acc_agg(a)});
+      plan[i].parent = plan.back().acc;
+      plan[i].child = plan.back().children++;
+    }
+  }
+  if (pods.size() > 1) {
+    const size_t root = plan.size();
+    plan.push_back({core});
+    for (size_t i = n_edges; i < root; ++i) {
+      plan[i].parent = core;
+      plan[i].child = plan[root].children++;
+    }
+  }
+  return plan;
+}
+
+// One tree's accelerator contexts, and in hierarchical mode its multicast group: each switch of
+// the tree replicates a result to the member ports below it.
+void Sim::setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const std::vector<int>& first,
+                     const std::vector<int>& child) {
+  const int N = static_cast<int>(job.workers.size()), half = tree_.half();
+  const uint64_t key = (static_cast<uint64_t>(job.id) << 16) | static_cast<uint64_t>(t);
+  const Ipv4Address group(0xE1000000u | (static_cast<uint32_t>(job.id & 0xffff) << 8) | static_cast<uint32_t>(t));
+  for (const auto& n : plan) {
+    AccelCtx& c = acc_[n.acc].ctx[key];
+    c.workers = n.children;
+    c.quorum = std::max(1, static_cast<int>(std::ceil(quorum_frac_ * n.children - 1e-9)));
+    c.root = n.parent < 0;
+    c.mcast = hier();
+    c.group = group;
+    if (!c.root) {
+      c.parent = accel_addr(n.parent);
+      c.my_child = static_cast<uint16_t>(n.child);
+    } else {
+      c.worker_addr.resize(N);
+      c.worker_port.assign(N, static_cast<uint16_t>(kResultPort + t));
+      for (int w = 0; w < N; ++w) c.worker_addr[w] = host_addr_[job.workers[w].host];
+    }
+  }
+  for (int w = 0; w < N; ++w) {
+    job.workers[w].trees[t].dest = accel_addr(first[w]);
+    job.workers[w].trees[t].child = static_cast<uint16_t>(child[w]);
+  }
+  if (!hier()) return;
+  // The group's ports: the root's switch down to the tree's pods / edges / workers, and each
+  // switch below it down to its own members.
+  auto add = [&](ps::Role role, int index, Ptr<Node> sw, int port) {
+    auto& v = tree_.groups[ps::FatTree::group_key(role, index, group)];
+    const uint32_t iface = rnodes_[sw->GetId() - host_base_].down[port].iface;
+    if (std::find(v.begin(), v.end(), iface) == v.end()) v.push_back(iface);
+  };
+  const int core = job.roots[t];
+  const bool at_core = acc_[plan.back().acc].level == ps::Role::core;
+  const bool at_agg = at_core || acc_[plan.back().acc].level == ps::Role::agg;
+  for (const auto& wk : job.workers) {
+    const int e = tree_.edge_of_host(wk.host), pod = e / half, a = pod * half + core / half;
+    add(ps::Role::edge, e, edges_.Get(e), wk.host % half);
+    if (at_agg) add(ps::Role::agg, a, aggs_.Get(a), e % half);
+    if (at_core) add(ps::Role::core, core, cores_.Get(core), pod);
+  }
+}
+
 void Sim::setup_jobs() {
   create_jobs();
   const uint32_t payload = design_.payload();
   const int cores = tree_.cores();
-  std::vector<int> used(cores, 0);
+  std::vector<int> used(acc_.size(), 0);
   for (auto& job : jobs_) {
     const int N = static_cast<int>(job.workers.size());
     if (ring_) {
       setup_ring(job);
       continue;
     }
-    // Trees rooted at the accelerators of distinct core switches with a free context.
+    // Trees rooted at distinct core switches whose accelerators (every one of the tree's, in
+    // hierarchical mode) have a free context.
     const int want = std::min(o_.trees, cores);
+    std::vector<std::vector<TreeNode>> plans;
+    std::vector<std::vector<int>> firsts, childs;
     for (int i = 0; i < cores && static_cast<int>(job.roots.size()) < want; ++i) {
       const int c = (job.id * want + i) % cores;
-      if (used[c] < design_.contexts) {
-        ++used[c];
-        job.roots.push_back(c);
-      }
+      std::vector<int> first, child;
+      auto plan = plan_tree(job, c, first, child);
+      if (std::any_of(plan.begin(), plan.end(), [&](const TreeNode& n) { return used[n.acc] >= design_.contexts; }))
+        continue;
+      for (const auto& n : plan) ++used[n.acc];
+      job.roots.push_back(c);
+      plans.push_back(std::move(plan));
+      firsts.push_back(std::move(first));
+      childs.push_back(std::move(child));
     }
     if (job.roots.empty())
       throw std::runtime_error("job " + std::to_string(job.id) + ": no accelerator has a free context");
@@ -678,13 +826,6 @@ void Sim::setup_jobs() {
     wp.init = std::min(4.0, wp.max);
     wp.cc = cc_;
     if (!cc_) wp.init = wp.max;  // no congestion control: a fixed window as large as allowed
-    for (int t = 0; t < T; ++t) {
-      AccelCtx& c = acc_[job.roots[t]].ctx[(static_cast<uint64_t>(job.id) << 16) | t];
-      c.workers = N;
-      c.quorum = std::max(1, static_cast<int>(std::ceil(quorum_frac_ * N - 1e-9)));
-      c.worker_addr.resize(N);
-      c.worker_port.resize(N);
-    }
     for (int w = 0; w < N; ++w) {
       Worker& wk = job.workers[w];
       wk.trees.resize(T);
@@ -693,18 +834,14 @@ void Sim::setup_jobs() {
         wt.cc = std::make_shared<panama::host::Dctcp>(wp);
         wt.count = static_cast<uint32_t>(vectors / T + (static_cast<uint64_t>(t) < vectors % T));
         wt.sock = Socket::CreateSocket(hosts_.Get(wk.host), UdpSocketFactory::GetTypeId());
-        wt.sock->Bind();
+        wt.sock->Bind(InetSocketAddress(Ipv4Address::GetAny(), static_cast<uint16_t>(kResultPort + t)));
         wt.sock->SetIpTos(kEct0);
         wt.sock->SetIpRecvTos(true);
         wt.sock->SetRecvCallback(MakeCallback(&Sim::worker_recv, this));
         worker_of_sock_[PeekPointer(wt.sock)] = {job.id, w};
-        Address a;
-        wt.sock->GetSockName(a);
-        AccelCtx& c = acc_[job.roots[t]].ctx[(static_cast<uint64_t>(job.id) << 16) | t];
-        c.worker_addr[w] = host_addr_[wk.host];
-        c.worker_port[w] = InetSocketAddress::ConvertFrom(a).GetPort();
       }
     }
+    for (int t = 0; t < T; ++t) setup_tree(job, t, plans[t], firsts[t], childs[t]);
   }
   setup_accels();
   for (size_t j = 0; j < jobs_.size(); ++j) Simulator::ScheduleNow(&Sim::start_iteration, this, static_cast<int>(j));
@@ -747,12 +884,11 @@ void Sim::send_contribution(Job& job, int w, int t, uint32_t i, bool retx) {
   Hdr h{};
   h.job = static_cast<uint32_t>(job.id);
   h.tree = static_cast<uint16_t>(t);
-  h.worker = static_cast<uint16_t>(w);
+  h.worker = wt.child;
+  h.origin = static_cast<uint16_t>(w);
   h.vid = wt.vid_base + i;
   h.flags = retx ? 2 : 0;
-  const Accel& a = acc_[job.roots[t]];
-  wt.sock->SendTo(frame(h, design_.payload(), kEct0), 0,
-                  InetSocketAddress(rnodes_[a.node->GetId() - host_base_].up[0].src, kAccelPort));
+  wt.sock->SendTo(frame(h, design_.payload(), kEct0), 0, InetSocketAddress(wt.dest, kAccelPort));
 }
 
 void Sim::panama_send(Job& job, int w, int t) {
@@ -788,7 +924,10 @@ void Sim::worker_recv(Ptr<Socket> s) {
     wt.state[i] = 2;
     ++wt.got;
     wt.last_progress = Simulator::Now().GetSeconds();
-    wt.cc->on_result(ce_of(p));
+    const bool ce = ce_of(p);
+    ++job.results;
+    job.results_ce += ce;
+    wt.cc->on_result(ce);
     panama_send(job, w, h.tree);
     bool all = true;
     for (const auto& x : wk.trees) all = all && x.got == x.count;
@@ -821,10 +960,15 @@ void Sim::accel_recv(Ptr<Socket> s) {
     if (a.st.first_rx < 0) a.st.first_rx = now;
     a.st.last_rx = now;
     const bool ce = ce_of(p);
+    a.st.rx_ce += ce;
     if (h.vid < c.next_emit) {
-      if (h.flags & 2) {  // a repair: that worker missed the result
+      if ((h.flags & 2) && !c.root) {
+        // A repair for a vector this accelerator has passed on: up to the parent, which may have
+        // lost the partial sum or, at the root, answers the worker.
+        accel_up(ai, c, h, ce || c.released_ce(h.vid));
+      } else if (h.flags & 2) {  // a repair: that worker missed the result
         ++a.st.resent;
-        accel_send(ai, cit->first, h.vid, false, h.worker);
+        if (h.origin < c.worker_addr.size()) accel_send(ai, cit->first, h.vid, c.released_ce(h.vid), h.origin);
       } else {
         ++a.st.late;
       }
@@ -843,6 +987,7 @@ void Sim::accel_recv(Ptr<Socket> s) {
     }
     AccelCtx::Rec& r = rit->second;
     if (r.complete || r.seen[h.worker]) {
+      r.ce = r.ce || ce;  // a copy that lost the race (to a repair) still brings its mark
       ++a.st.dup;
       continue;
     }
@@ -852,8 +997,9 @@ void Sim::accel_recv(Ptr<Socket> s) {
       r.complete = true;
       // Results leave in VID order, each after the design's pipeline latency.
       while (!c.open.empty() && c.open.begin()->first == c.next_emit && c.open.begin()->second.complete) {
-        Simulator::Schedule(Seconds(design_.latency_s()), &Sim::accel_send, this, ai, cit->first, c.next_emit,
-                            c.open.begin()->second.ce, -1);
+        Simulator::Schedule(Seconds(design_.latency_s()), &Sim::accel_release, this, ai, cit->first, c.next_emit,
+                            c.open.begin()->second.ce);
+        c.remember(c.next_emit, c.open.begin()->second.ce);
         c.open.erase(c.open.begin());
         --a.open_frames;
         ++c.next_emit;
@@ -873,14 +1019,53 @@ void Sim::accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only) {
   const double now = Simulator::Now().GetSeconds();
   if (a.st.first_tx < 0) a.st.first_tx = now;
   a.st.last_tx = now;
-  for (int w = 0; w < c.workers; ++w) {
+  if (c.mcast && only < 0) {
+    // One frame to the tree's group; the switches below replicate it (FatTreeRouting).
+    h.worker = 0xffff;
+    (ce ? a.tx_ce : a.tx_ect)
+        ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0,
+                 InetSocketAddress(c.group, static_cast<uint16_t>(kResultPort + h.tree)));
+    ++a.st.tx_frames;
+    a.st.tx_ce += ce;
+    return;
+  }
+  for (int w = 0; w < static_cast<int>(c.worker_addr.size()); ++w) {
     if (only >= 0 && w != only) continue;
     h.worker = static_cast<uint16_t>(w);
     (ce ? a.tx_ce : a.tx_ect)
         ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0,
                  InetSocketAddress(c.worker_addr[w], c.worker_port[w]));
     ++a.st.tx_frames;
+    a.st.tx_ce += ce;
   }
+}
+
+// A vector complete at this accelerator (after the pipeline latency): the root sends the result,
+// any other accelerator its partial sum to its parent, carrying CE if any contribution had it.
+void Sim::accel_release(int ai, uint64_t key, uint64_t vid, bool ce) {
+  const AccelCtx& c = acc_[ai].ctx[key];
+  if (c.root) {
+    accel_send(ai, key, vid, ce, -1);
+    return;
+  }
+  Hdr h{};
+  h.job = static_cast<uint32_t>(key >> 16);
+  h.tree = static_cast<uint16_t>(key & 0xffff);
+  h.vid = vid;
+  h.origin = 0xffff;
+  accel_up(ai, c, h, ce);
+}
+
+void Sim::accel_up(int ai, const AccelCtx& c, Hdr h, bool ce) {
+  Accel& a = acc_[ai];
+  h.worker = c.my_child;
+  const double now = Simulator::Now().GetSeconds();
+  if (a.st.first_tx < 0) a.st.first_tx = now;
+  a.st.last_tx = now;
+  (ce ? a.tx_ce : a.tx_ect)
+      ->SendTo(frame(h, design_.payload(), ce ? kCe : kEct0), 0, InetSocketAddress(c.parent, kAccelPort));
+  ++a.st.tx_frames;
+  a.st.tx_ce += ce;
 }
 
 void Sim::repair_tick() {
@@ -1027,7 +1212,8 @@ json Sim::run() {
   // connection with a full send buffer stuck, one segment per RTO (docs/sim.md); the classic
   // recovery does not.
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
-  Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(5)));
+  Config::SetDefault("ns3::TcpSocketBase::MinRto",
+                     TimeValue(MicroSeconds(static_cast<int64_t>(o_.tcp_min_rto_ms * 1e3))));
   // An ACK per segment: with ns-3.37's delayed ACKs (2 segments) TcpDctcp connections stalled
   // without any loss under load (docs/sim.md "TCP").
   Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
@@ -1082,7 +1268,9 @@ json Sim::results() {
                     {"model_bytes", job.bytes},
                     {"compute_s", job.compute_s},
                     {"roots", job.roots},
-                    {"iteration_s", job.iter_s}});
+                    {"iteration_s", job.iter_s},
+                    {"results", job.results},
+                    {"results_ce", job.results_ce}});
   out["jobs"] = jobs;
 
   json links;
@@ -1107,7 +1295,10 @@ json Sim::results() {
   json acc = json::array();
   for (const auto& a : acc_) {
     if (a.st.rx_frames == 0) continue;
-    acc.push_back({{"core", a.core},
+    acc.push_back({{"level", a.level == ps::Role::edge  ? "edge"
+                             : a.level == ps::Role::agg ? "agg"
+                                                        : "core"},
+                   {"core", a.core},
                    {"rx_frames", a.st.rx_frames},
                    {"rx_bytes", a.st.rx_bytes},
                    {"tx_frames", a.st.tx_frames},
@@ -1119,7 +1310,9 @@ json Sim::results() {
                    {"duplicates", a.st.dup},
                    {"overflow", a.st.overflow},
                    {"repairs_answered", a.st.resent},
-                   {"max_open_vectors", a.st.max_open}});
+                   {"max_open_vectors", a.st.max_open},
+                   {"rx_ce", a.st.rx_ce},
+                   {"tx_ce", a.st.tx_ce}});
   }
   out["accelerators"] = acc;
   out["design"] = {{"path", design_.path},
@@ -1215,6 +1408,12 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-time", o.max_time, "hard stop, simulated seconds")->check(CLI::PositiveNumber);
   app.add_option("--rto-ms", o.rto_ms, "aggregation repair timeout")->check(CLI::PositiveNumber);
+  app.add_option("--tcp-min-rto-ms", o.tcp_min_rto_ms, "TCP's minimum retransmission timeout")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--aggregation", o.aggregation,
+                 "hier: accelerators at every switch of a job's tree, results multicast by the switches; "
+                 "core: at the core only, results unicast")
+      ->check(CLI::IsMember({"hier", "core"}));
   app.add_option("--out", o.out, "write DIR/results.json");
 }
 
@@ -1308,6 +1507,7 @@ int main(int argc, char** argv) {
                    {"queue_pkts", o.queue_pkts},
                    {"cdf", cdf_path},
                    {"trees", o.trees},
+                   {"aggregation", o.aggregation},
                    {"model_scale", o.model_scale},
                    {"short_bytes", o.short_bytes}};
     std::cout << o.scheme << " load " << o.load << " seed " << o.seed << ": " << r["summary"].dump() << "\n";

@@ -25,26 +25,34 @@ const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
   if (it == tree_->where.end()) return nullptr;
   const Target& t = it->second;
   const int half = tree_->half();
+  const bool to_edge = t.accel && t.at == Role::edge, to_agg = t.accel && t.at == Role::agg;
+  const bool to_core = t.accel && t.at == Role::core;
+  // The edge switch under which the target sits (hosts, edge accelerators), or -1.
+  const int t_edge = !t.accel ? tree_->edge_of_host(t.index) : to_edge ? t.index : -1;
+  // The target's pod (not a core accelerator), or -1.
+  const int t_pod = t_edge >= 0 ? t_edge / half : to_agg ? t.index / half : -1;
   switch (node_.role) {
     case Role::host:
     case Role::accel:
       return &node_.up[0];
     case Role::edge: {
-      if (!t.accel && tree_->edge_of_host(t.index) == node_.index) return &node_.down[t.index % half];
-      // An accelerator hangs from core c, which only the pod's aggregation switch c / half
-      // reaches.
-      const int j = t.accel ? t.index / half : static_cast<int>(hash % half);
-      return &node_.up[j];
+      if (t_edge == node_.index) return to_edge ? &node_.accel : &node_.down[t.index % half];
+      // Core c hangs from the pod's aggregation switch c / half; aggregation switch a is the
+      // edge's uplink a % half.
+      if (to_core) return &node_.up[t.index / half];
+      if (to_agg && t_pod == node_.index / half) return &node_.up[t.index % half];
+      return &node_.up[hash % half];
     }
     case Role::agg: {
       const int pod = node_.index / half;
-      if (!t.accel && tree_->pod_of_host(t.index) == pod) return &node_.down[tree_->edge_of_host(t.index) % half];
-      const int i = t.accel ? t.index % half : static_cast<int>(hash % half);
-      return &node_.up[i];
+      if (to_agg && t.index == node_.index) return &node_.accel;
+      if (t_pod == pod) return to_agg ? &node_.down[hash % half] : &node_.down[t_edge % half];
+      if (to_core && t.index / half != node_.index % half) return &node_.down[hash % half];
+      return &node_.up[to_core ? t.index % half : hash % half];
     }
     case Role::core:
-      if (t.accel) return t.index == node_.index ? &node_.accel : nullptr;
-      return &node_.down[tree_->pod_of_host(t.index)];
+      if (to_core) return t.index == node_.index ? &node_.accel : nullptr;
+      return &node_.down[t_pod];
   }
   return nullptr;
 }
@@ -60,8 +68,10 @@ Ptr<Ipv4Route> FatTreeRouting::route_via(const Port& port, Ipv4Address dst) cons
 
 Ptr<Ipv4Route> FatTreeRouting::RouteOutput(Ptr<Packet>, const Ipv4Header& header, Ptr<NetDevice>,
                                            Socket::SocketErrno& sockerr) {
-  // Only hosts and accelerators originate packets, and they have one link.
-  const Port* port = next_hop(header.GetDestination(), 0);
+  // Only hosts and accelerators originate packets, and they have one link (a root accelerator
+  // sends its results to the tree's multicast group through its switch).
+  const bool mcast = header.GetDestination().IsMulticast() && !node_.up.empty();
+  const Port* port = mcast ? &node_.up[0] : next_hop(header.GetDestination(), 0);
   if (!port) {
     ++unroutable_;
     sockerr = Socket::ERROR_NOROUTETOHOST;
@@ -72,9 +82,30 @@ Ptr<Ipv4Route> FatTreeRouting::RouteOutput(Ptr<Packet>, const Ipv4Header& header
 }
 
 bool FatTreeRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header, Ptr<const NetDevice> idev,
-                                UnicastForwardCallback ucb, MulticastForwardCallback, LocalDeliverCallback lcb,
+                                UnicastForwardCallback ucb, MulticastForwardCallback mcb, LocalDeliverCallback lcb,
                                 ErrorCallback ecb) {
   const uint32_t iif = ipv4_->GetInterfaceForDevice(idev);
+  if (header.GetDestination().IsMulticast()) {
+    if (node_.role == Role::host || node_.role == Role::accel) {
+      lcb(p, header, iif);
+      return true;
+    }
+    // A switch replicates the frame to the group's member ports (ns-3's multicast forwarding:
+    // one copy per output interface, each through that port's queue).
+    auto g = tree_->groups.find(FatTree::group_key(node_.role, node_.index, header.GetDestination()));
+    if (g == tree_->groups.end()) {
+      ++unroutable_;
+      ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+      return false;
+    }
+    auto mr = Create<Ipv4MulticastRoute>();
+    mr->SetGroup(header.GetDestination());
+    mr->SetOrigin(header.GetSource());
+    mr->SetParent(iif);
+    for (uint32_t oif : g->second) mr->SetOutputTtl(oif, 1);
+    mcb(mr, p, header);
+    return true;
+  }
   if (ipv4_->IsDestinationAddress(header.GetDestination(), iif)) {
     lcb(p, header, iif);
     return true;

@@ -2,7 +2,8 @@
 // (Ipv4GlobalRouting::RandomEcmpRouting) sprays each packet on a random path, which reorders TCP,
 // and its table lookup is a linear scan over every /30 of the network, too slow for k = 16. This
 // protocol knows the fat-tree's structure: up through a hash of the 5-tuple (salted per switch),
-// down along the unique path, and to an accelerator through the core switch it hangs from.
+// down along the unique path, and to an accelerator through the switch it hangs from. A frame to
+// a multicast group is replicated by each switch to the group's ports there (FatTree::groups).
 #pragma once
 
 #include "ns3/ipv4-routing-protocol.h"
@@ -16,10 +17,12 @@ namespace panama::sim {
 
 enum class Role { host, edge, agg, core, accel };
 
-// Where an address lives: a host (index) or the accelerator of a core switch (index).
+// Where an address lives: a host (index) or the accelerator of a switch (the switch's role and
+// index: edge, agg, or core).
 struct Target {
   bool accel = false;
   int index = 0;
+  Role at = Role::core;  // for an accelerator: the level of the switch it hangs from
 };
 
 struct Port {
@@ -33,7 +36,7 @@ struct Node {
   int index = 0;           // host / edge / agg / core / accel index
   std::vector<Port> down;  // edge: hosts; agg: edges of the pod; core: one agg per pod
   std::vector<Port> up;    // host, accel: the one link; edge: aggs; agg: cores
-  Port accel;              // core: its accelerator
+  Port accel;              // switch: its accelerator (core always; edge and agg with hierarchical aggregation)
 };
 
 struct FatTree {
@@ -45,6 +48,12 @@ struct FatTree {
   int pod_of_host(int h) const { return h / (half() * half()); }
   int edge_of_host(int h) const { return h / half(); }
   std::unordered_map<uint32_t, Target> where;  // address -> target
+  // Multicast groups (an aggregation tree's results): per switch and group address, the
+  // interfaces that a frame to the group is replicated to.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> groups;
+  static uint64_t group_key(Role role, int index, ns3::Ipv4Address group) {
+    return (uint64_t(uint32_t(role) << 24 | uint32_t(index)) << 32) | group.Get();
+  }
 };
 
 class FatTreeRouting : public ns3::Ipv4RoutingProtocol {

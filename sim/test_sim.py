@@ -81,7 +81,7 @@ def accel_figures(b):
     # Saturate one accelerator: all 16 servers of k = 4 in one job on one tree, fixed window.
     r = run(b, "--scheme", "panama-nocc", "--no-background", "--jobs", 1, "--workers-min", 16,
             "--workers-max", 16, "--job-fraction", 1, "--trees", 1, "--model-bytes", 4e6, "--compute-s", 0,
-            "--iterations", 1, "--accel-buffer-mb", 0, "--design", DESIGN)
+            "--iterations", 1, "--accel-buffer-mb", 0, "--design", DESIGN, "--aggregation", "core")
     if not r:
         return
     check(abs(r["design"]["throughput_gbps"] - expect_gbps) < 1e-9,
@@ -101,7 +101,7 @@ def accel_figures(b):
     # host-edge-agg-core-accel and back (4 links each way), every frame the same size.
     r = run(b, "--no-background", "--jobs", 1, "--workers-min", 2, "--workers-max", 2,
             "--trees", 1, "--model-bytes", 1000, "--compute-s", 0, "--iterations", 1,
-            "--design", DESIGN)
+            "--design", DESIGN, "--aggregation", "core")
     if not r:
         return
     wire = d["max_elems"] * d["elem_bytes"] + AGG_HDR + UDP + IP + PPP
@@ -140,7 +140,8 @@ def panama_alone(b):
     n, size = 4, 4e6
     d = design()
     r = run(b, "--scheme", "panama", "--no-background", "--jobs", 1, "--workers-min", n,
-            "--workers-max", n, "--model-bytes", size, "--compute-s", 0.001, "--iterations", 1)
+            "--workers-max", n, "--model-bytes", size, "--compute-s", 0.001, "--iterations", 1,
+            "--aggregation", "core")
     if not r:
         return
     payload = d["max_elems"] * d["elem_bytes"]
@@ -152,6 +153,84 @@ def panama_alone(b):
     t = r["jobs"][0]["iteration_s"][0]
     print(f"panama iteration {t:.6f} s, expected compute + S/B + latency = {expect:.6f} s")
     check(within(t, expect, 0.05), "a lone PANAMA all-reduce takes S/B + pipeline latency")
+
+
+def panama_hier(b):
+    """Hierarchical aggregation: 8 workers of k = 4 (hosts 0-7: four edge switches, two pods),
+    so every tree has an accelerator at 4 edges, 2 aggregation switches and 1 core."""
+    d = design()
+    n, levels = 8, 3
+    latency = d["agg_latency"] / (d["mhz"] * 1e6)
+    wire = d["max_elems"] * d["elem_bytes"] + AGG_HDR + UDP + IP + PPP
+    ser, ser_acc = wire * 8 / GBPS, wire * 8 / (d["ports"] * d["gbps"] * 1e9)
+    # One vector, one tree. At each level two children's frames reach the switch at the same
+    # instant and queue one behind the other on the accelerator's link (2 ser_acc); the partial
+    # sum goes back through the switch (ser_acc) and one 10G link up. The root's result is
+    # replicated by the switches: core, aggregation, edge switch, host (4 links), every worker at
+    # the same instant.
+    host_up = ser + HOP_DELAY
+    into_acc = 2 * ser_acc + HOP_DELAY
+    acc_to_next = ser_acc + HOP_DELAY + ser + HOP_DELAY
+    down = ser_acc + HOP_DELAY + 3 * (ser + HOP_DELAY)
+    one = host_up + levels * (into_acc + latency) + (levels - 1) * acc_to_next + down
+    r = run(b, "--no-background", "--jobs", 1, "--workers-min", n, "--workers-max", n, "--trees", 1,
+            "--model-bytes", 1000, "--compute-s", 0, "--iterations", 1, "--design", DESIGN)
+    if not r:
+        return
+    t = r["jobs"][0]["iteration_s"][0]
+    print(f"one vector through {levels} levels: {t * 1e9:.1f} ns, expected {one * 1e9:.1f} ns "
+          f"(of which {levels} pipeline latencies {levels * latency * 1e9:.1f} ns)")
+    check(abs(t - one) < 5e-9, "one vector = links + one pipeline latency per level (5 ns)")
+    levels_seen = sorted({a["level"] for a in r["accelerators"]})
+    check(levels_seen == ["agg", "core", "edge"], f"accelerators used at {levels_seen}")
+    rx = {lv: sum(a["rx_frames"] for a in r["accelerators"] if a["level"] == lv)
+          for lv in levels_seen}
+    # Each accelerator gets one frame per child: 8 workers, 4 edge sums, 2 pod sums.
+    check(rx == {"edge": 8, "agg": 4, "core": 2}, f"frames per level {rx} (edge 8, agg 4, core 2)")
+    # Multicast: the core's links carry the result once per pod, not once per worker.
+    down_frames = r["links"]["agg-core"]["tx_bytes"] / (wire - PPP)
+    check(abs(down_frames - 4) < 1e-9,
+          f"agg-core frames {down_frames:g} (2 partial sums up, 2 results down)")
+    # A lone all-reduce of 4 MB: compute + S / B + one vector's trip (its latencies included).
+    size, compute = 4e6, 0.001
+    r = run(b, "--scheme", "panama", "--no-background", "--jobs", 1, "--workers-min", n,
+            "--workers-max", n, "--model-bytes", size, "--compute-s", compute, "--iterations", 1)
+    if not r:
+        return
+    vectors = math.ceil(size / (d["max_elems"] * d["elem_bytes"]))
+    expect = compute + vectors * ser + one
+    t = r["jobs"][0]["iteration_s"][0]
+    print(f"hierarchical all-reduce {t:.6f} s, expected compute + S/B + latencies = {expect:.6f} s")
+    check(within(t, expect, 0.05), "a lone hierarchical PANAMA all-reduce takes S/B + latencies")
+    # ECN OR through every level: one tree, a fixed window, a lower marking threshold, and
+    # background flows that mark some racks' contributions more than others'. A partial sum
+    # carries CE when any of its inputs did, so each level receives at least the marked sums its
+    # children sent, the root marks at least as many vectors as any accelerator below it (and
+    # more than the least-marked rack: not an AND), and every marked result reaches all the
+    # workers (one multicast frame, replicated by the switches).
+    size = 1e6
+    r = run(b, "--scheme", "panama-nocc", "--load", 0.5, "--duration", 0.002, "--jobs", 1,
+            "--workers-min", n, "--workers-max", n, "--trees", 1, "--model-bytes", size,
+            "--compute-s", 0, "--iterations", 1, "--ecn-k", 30)
+    if not r:
+        return
+    acc = r["accelerators"]
+    lv = {x: [a for a in acc if a["level"] == x] for x in ("edge", "agg", "core")}
+    tx = {x: sum(a["tx_ce"] for a in lv[x]) for x in lv}
+    rx = {x: sum(a["rx_ce"] for a in lv[x]) for x in lv}
+    root = lv["core"][0]["tx_ce"]
+    job = r["jobs"][0]
+    edge_tx = [a["tx_ce"] for a in lv["edge"]]
+    print(f"CE frames in {rx}, out {tx}, per edge {edge_tx}, root {root}; results with CE at the "
+          f"workers {job['results_ce']} of {job['results']}")
+    check(rx["edge"] > 0, "contributions were marked below the edge accelerators")
+    check(rx["agg"] >= tx["edge"] and rx["core"] >= tx["agg"],
+          "every marked partial sum arrives marked")
+    check(all(root >= a["tx_ce"] for a in lv["edge"] + lv["agg"]) and root > min(edge_tx),
+          "the root marks every vector marked anywhere below it (OR)")
+    vectors = math.ceil(size / (d["max_elems"] * d["elem_bytes"]))
+    check(job["results"] == n * vectors and job["results_ce"] >= n * root,
+          "every result, and every marked one, reaches all the workers")
 
 
 def conservation(b, scheme="panama"):
@@ -179,7 +258,7 @@ def main():
         conservation(binary, case[len("smoke_"):])
     else:
         {"flow_line_rate": flow_line_rate, "accel_figures": accel_figures,
-         "ring_alone": ring_alone, "panama_alone": panama_alone,
+         "ring_alone": ring_alone, "panama_alone": panama_alone, "panama_hier": panama_hier,
          "conservation": conservation}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0

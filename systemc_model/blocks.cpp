@@ -320,7 +320,7 @@ void RxPort::tick(uint64_t now) {
 }
 
 bool RxBeats::beat(const InFrame& f, uint64_t now) {
-  if (++beats_done_ < beats_of(f.data.size(), cfg_.bus_bytes)) return false;
+  if (++beats_done_ < beats_of(f.keep.empty() ? f.data.size() : f.keep.size(), cfg_.bus_bytes)) return false;
   admit_frame(cfg_, regs_, buf_, port_, f, now);  // store-and-forward: decided on the last beat
   beats_done_ = 0;
   return true;
@@ -337,7 +337,43 @@ static void pass_through(RegFile& regs, PortBuffer& buf, int port, Held h, PortC
   regs.count(port, passed);
 }
 
+// tkeep of a frame given lane by lane (InFrame::keep): whether it breaks the contract (docs/rtl.md,
+// "tkeep outside the contract": a lane not kept on a beat that is not last, tkeep = 0
+// included; a kept lane above one that is not on the last beat), and else the bytes kept (a
+// prefix: the last beat may also be a null beat, tkeep = 0, that only ends the frame).
+static bool keep_broken(const Bytes& keep, int bus_bytes, size_t& kept) {
+  const size_t bb = static_cast<size_t>(bus_bytes), last = (keep.size() - 1) / bb * bb;
+  kept = 0;
+  for (size_t i = 0; i < keep.size(); ++i) {
+    if (i < last && !keep[i]) return true;
+    if (i > last && keep[i] && !keep[i - 1]) return true;
+    kept += keep[i] != 0;
+  }
+  return false;
+}
+
+static void admit_bytes(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, size_t lanes,
+                        uint64_t now);
+
 void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, uint64_t now) {
+  if (f.keep.empty()) return admit_bytes(cfg, regs, buf, port, f, f.data.size(), now);
+  size_t kept = 0;
+  if (keep_broken(f.keep, cfg.bus_bytes, kept)) {
+    // Dropped whole, whatever its class: its bytes and length are not known.
+    regs.count(port, kRxFrames);
+    regs.count(port, kRxError);
+    return;
+  }
+  // The kept bytes are the frame; its beats on the bus (a null last beat too) take the room.
+  InFrame g;
+  g.data.assign(f.data.begin(), f.data.begin() + static_cast<std::ptrdiff_t>(kept));
+  g.tuser = f.tuser;
+  admit_bytes(cfg, regs, buf, port, g, f.keep.size(), now);
+}
+
+// admit_frame for a frame whose bytes fill `lanes` byte lanes of its beats.
+static void admit_bytes(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, const InFrame& f, size_t lanes,
+                        uint64_t now) {
   regs.count(port, kRxFrames);
   const wire::Class cls = wire::classify(f.data, regs.agg_port());
   if (cls == wire::Class::runt) {
@@ -347,7 +383,7 @@ void admit_frame(const Config& cfg, RegFile& regs, PortBuffer& buf, int port, co
   Held h;
   h.data = f.data;
   h.tuser = f.tuser;
-  h.bytes = buf.occupancy(f.data.size());
+  h.bytes = buf.occupancy(lanes);
   h.admitted = now;
   h.ready_at = now + static_cast<uint64_t>(cfg.bypass_latency);
   if (cls == wire::Class::bypass) {

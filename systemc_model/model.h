@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -19,8 +20,15 @@
 namespace panama::model {
 
 struct InFrame {
+  InFrame(wire::Bytes d = {}, bool user = false, wire::Bytes k = {})  // NOLINT: {bytes, tuser} converts
+      : data(std::move(d)), tuser(user), keep(std::move(k)) {}
   wire::Bytes data;
-  bool tuser = false;  // tuser on the last beat: a bad frame (FCS error)
+  bool tuser;  // tuser on the last beat: a bad frame (FCS error)
+  // Empty: the frame's bytes fill its beats and tkeep keeps the contract (accelerator.md).
+  // Otherwise tkeep of every byte lane of every beat, 0 or 1 (a whole number of beats), and
+  // `data` is tdata of every lane: the beats as they are on the bus, for frames that may break
+  // the contract (docs/rtl.md, "tkeep outside the contract").
+  wire::Bytes keep;
 };
 
 struct OutFrame {

@@ -31,6 +31,7 @@
 #include "ctx_program.h"
 #include "live_protocol.h"
 #include "model.h"
+#include "keep_io.h"
 #include "pcap_io.h"
 #include "ports.h"
 #include "regmap.h"
@@ -223,7 +224,7 @@ class Harness {
 
   // Drives the queued frames (consumed from the front) until every one is in and nothing has
   // moved for quiet_needed cycles, or for at most max_cycles cycles (0: no limit).
-  void drive(std::vector<std::deque<wire::Bytes>>& in, uint64_t quiet_needed, uint64_t max_cycles = 0) {
+  void drive(std::vector<std::deque<model::InFrame>>& in, uint64_t quiet_needed, uint64_t max_cycles = 0) {
     const int N = cfg_.in.ports, BB = cfg_.bus_bytes;
     uint64_t last_activity = cycle_;
     const uint64_t start = cycle_;
@@ -242,12 +243,15 @@ class Harness {
         *s.s_tvalid = send;
         sent_[p] = send;
         if (!send) continue;
-        const wire::Bytes& fr = in[p].front();
-        const size_t n = std::min<size_t>(BB, fr.size() - off_[p]);
-        for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr[off_[p] + b] : 0);
-        for (int b = 0; b < BB; ++b) tb::set_bits(*s.s_tkeep, b, 1, b < static_cast<int>(n) ? 1 : 0);
-        *s.s_tlast = off_[p] + n >= fr.size();
-        *s.s_tuser = 0;
+        // A frame given lane by lane (InFrame::keep) has its tkeep as given, holes included.
+        const model::InFrame& fr = in[p].front();
+        const size_t size = lanes(fr), n = std::min<size_t>(BB, size - off_[p]);
+        for (int b = 0; b < BB; ++b)
+          tb::set_bits(*s.s_tdata, 8 * b, 8, b < static_cast<int>(n) ? fr.data[off_[p] + b] : 0);
+        for (int b = 0; b < BB; ++b)
+          tb::set_bits(*s.s_tkeep, b, 1, b < static_cast<int>(n) && (fr.keep.empty() || fr.keep[off_[p] + b]));
+        *s.s_tlast = off_[p] + n >= size;
+        *s.s_tuser = *s.s_tlast && fr.tuser;
         beat_n_[p] = n;
       }
       for (auto& s : ports_) *s.m_tready = !(args_.backpressure > 0 && pct(rng_) < args_.backpressure);
@@ -263,8 +267,7 @@ class Harness {
         held_[p] = !rx_ready_[p];
         if (held_[p]) continue;
         ++rx_accepted_;
-        const wire::Bytes& fr = in[p].front();
-        if (off_[p] + beat_n_[p] >= fr.size()) {
+        if (off_[p] + beat_n_[p] >= lanes(in[p].front())) {
           in[p].pop_front();
           off_[p] = 0;
         } else {
@@ -279,6 +282,9 @@ class Harness {
     for (auto& s : ports_) *s.s_tvalid = 0;
     sent_.assign(N, false);
   }
+
+  // Byte lanes a frame takes on the bus: its bytes, or its lanes when given lane by lane.
+  static size_t lanes(const model::InFrame& f) { return f.keep.empty() ? f.data.size() : f.keep.size(); }
 
   // Cycles without activity after which no decision can be pending, timeouts aside.
   uint64_t settle_cycles() const {
@@ -315,9 +321,9 @@ class Harness {
     return -1;
   }
 
-  model::Result run(const wire::CtxFile& f, const std::vector<std::vector<wire::Bytes>>& in) {
+  model::Result run(const wire::CtxFile& f, const std::vector<std::vector<model::InFrame>>& in) {
     begin(f);
-    std::vector<std::deque<wire::Bytes>> q;
+    std::vector<std::deque<model::InFrame>> q;
     for (const auto& v : in) q.emplace_back(v.begin(), v.end());
     uint64_t max_timeout = 0;
     for (const auto& e : f.contexts) max_timeout = std::max<uint64_t>(max_timeout, e.timeout_cycles);
@@ -331,10 +337,10 @@ class Harness {
 
   // --live: the line protocol of testbench/live_protocol.h, for the switch stand-in.
   void live() {
-    std::vector<std::deque<wire::Bytes>> q(cfg_.in.ports);
+    std::vector<std::deque<model::InFrame>> q(cfg_.in.ports);
     live::Handlers h;
     h.ports = cfg_.in.ports;
-    h.inject = [&](int p, wire::Bytes f) { q[static_cast<size_t>(p)].push_back(std::move(f)); };
+    h.inject = [&](int p, wire::Bytes f) { q[static_cast<size_t>(p)].push_back({std::move(f), false}); };
     h.run = [&] { drive(q, settle_cycles()); };
     h.advance = [&](uint64_t n) { drive(q, 0, n); };
     h.outputs = [&] {
@@ -544,13 +550,17 @@ int main(int argc, char** argv) {
     std::ifstream cf(a.config);
     const Config cfg = Config::from_json(nlohmann::json::parse(cf));
     const wire::CtxFile ctx = wire::load_ctx(a.contexts, cfg.in.ports, cfg.in.contexts);
-    std::vector<std::vector<wire::Bytes>> in(cfg.in.ports);
+    std::vector<std::vector<model::InFrame>> in(cfg.in.ports);
     for (int p = 0; p < cfg.in.ports && !a.live; ++p) {
       char name[32];
       std::snprintf(name, sizeof name, "/port%02d.pcap", p);
       std::ifstream probe(a.in_dir + name);
       if (!probe) continue;
-      for (auto& r : wire::read_pcap(a.in_dir + name)) in[p].push_back(std::move(r.data));
+      auto& v = in[p];
+      for (auto& r : wire::read_pcap(a.in_dir + name)) v.push_back({std::move(r.data), false});
+      for (auto& [i, k] : keep_io::read(keep_io::path_for(a.in_dir, p), v.size(), cfg.bus_bytes,
+                                        [&](size_t i) { return v[i].data.size(); }))
+        v[i].keep = std::move(k);
     }
     Harness h(cfg, a);
     if (a.live) {

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "keep_io.h"
 #include "pcap_io.h"
 #include "wire.h"
 
@@ -21,6 +22,13 @@ namespace panama::traffic {
 namespace {
 
 using wire::Bytes;
+
+// One input frame: its bytes, or (keep not empty) tdata and tkeep of every byte lane of its
+// beats (keep_io.h, model::InFrame::keep).
+struct Frame {
+  Frame(Bytes d) : data(std::move(d)) {}  // NOLINT: a frame is its bytes unless given lane by lane
+  Bytes data, keep;
+};
 
 struct Job {
   int jid, tid;
@@ -165,7 +173,60 @@ class Gen {
     return f;
   }
 
-  void push(int port, Bytes f) { in_[port].push_back(std::move(f)); }
+  // Scenario abuse, tkeep (docs/rtl.md, "tkeep outside the contract"): a contribution of the
+  // job, a bypass frame or an abused frame, given lane by lane with tkeep broken one way or
+  // another: holes on a beat that is not last, a null beat (tkeep = 0) inside the frame, a hole
+  // on the last beat; or a null last beat after a full one, which keeps the contract (the frame
+  // is its bytes) unless the beat before it was partly kept. `broken`: always a contribution of
+  // the job, always outside the contract (dropped whatever the timing: the comparison of
+  // abuse-exact stays exact, and a sum that took it would differ).
+  Frame keep_abused(const Job& j, int port, bool broken = false) {
+    const int bb = cfg_.bus_bytes;
+    Bytes f =
+        broken || chance(50)
+            ? contribution(j, port, rnd(4), 1 + static_cast<int>(rnd(std::min(cfg_.max_elems, 64))), chance(10), false)
+        : chance(60) ? bypass_frame()
+                     : abused(j, port);
+    if (f.size() < 2) f.resize(2, 0);
+    const size_t n = f.size(), beats = (n + bb - 1) / bb;
+    Frame out(f);
+    out.data.resize(beats * bb);
+    for (size_t i = n; i < out.data.size(); ++i) out.data[i] = static_cast<uint8_t>(rng_());  // lanes not kept
+    out.keep.assign(beats * bb, 0);
+    std::fill(out.keep.begin(), out.keep.begin() + static_cast<long>(n), 1);
+    auto null_beat_at = [&](size_t beat) {
+      const auto at = static_cast<long>(beat * bb);
+      Bytes junk(bb);
+      for (auto& b : junk) b = static_cast<uint8_t>(rng_());
+      out.data.insert(out.data.begin() + at, junk.begin(), junk.end());
+      out.keep.insert(out.keep.begin() + at, bb, 0);
+    };
+    const size_t last = (beats - 1) * bb;
+    uint32_t kind = rnd(4);
+    if (broken) kind = beats > 1 ? rnd(3) : 1 + rnd(2);
+    switch (kind) {
+      case 0:  // holes on a beat that is not last (the last beat's when there is one beat)
+        for (uint32_t k = 1 + rnd(3), b = beats > 1 ? rnd(static_cast<uint32_t>(beats - 1)) : 0; k > 0; --k)
+          out.keep[b * bb + rnd(bb)] = 0;
+        if (beats == 1 && out.keep[0]) out.keep[0] = 0;  // then byte 0: a hole below the others
+        break;
+      case 1:  // a null beat inside the frame
+        null_beat_at(rnd(static_cast<uint32_t>(beats)));
+        break;
+      case 2: {  // a hole on the last beat: a kept lane above one not kept
+        const size_t hi = 1 + rnd(bb - 1), lo = rnd(static_cast<uint32_t>(hi));
+        out.keep[last + hi] = 1;
+        out.keep[last + lo] = 0;
+        break;
+      }
+      default:  // a null last beat
+        null_beat_at(beats);
+        break;
+    }
+    return out;
+  }
+
+  void push(int port, Frame f) { in_[port].push_back(std::move(f)); }
 
   // Vectors of one job: each member sends each VID, with the faults the scenario asks for.
   void job_vectors(const Job& j, int vectors, int fixed_count, int loss, int dup, int skip, int ce_pct, int mismatch) {
@@ -215,7 +276,7 @@ class Gen {
   // Interleaves each port's frames of several jobs, round robin with an occasional random
   // extra turn (each port keeps every job's own order). Ports stay roughly in step, as workers
   // of one job do, so queues stay short and overflow stays rare.
-  void merge(std::vector<std::vector<std::vector<Bytes>>>& parts) {
+  void merge(std::vector<std::vector<std::vector<Frame>>>& parts) {
     for (int p = 0; p < cfg_.in.ports; ++p) {
       std::vector<size_t> at(parts.size(), 0);
       for (bool any = true; any;) {
@@ -253,10 +314,15 @@ class Gen {
     std::ofstream(fs::path(dir) / "ctx.json") << ctx.dump(1) << "\n";
     for (int p = 0; p < cfg_.in.ports; ++p) {
       std::vector<wire::PcapRecord> r;
-      for (auto& f : in_[p]) r.push_back({f, 0});
+      std::map<size_t, Bytes> keep;
+      for (auto& f : in_[p]) {
+        if (!f.keep.empty()) keep[r.size()] = f.keep;
+        r.push_back({f.data, 0});
+      }
       char n[32];
       std::snprintf(n, sizeof n, "in/port%02d.pcap", p);
       wire::write_pcap((fs::path(dir) / n).string(), r);
+      keep_io::write(keep_io::path_for((fs::path(dir) / "in").string(), p), keep);
     }
   }
 
@@ -269,7 +335,7 @@ class Gen {
   static constexpr uint16_t kAggPort = 9056;
   const Config& cfg_;
   std::mt19937_64 rng_;
-  std::vector<std::vector<Bytes>> in_;
+  std::vector<std::vector<Frame>> in_;
   std::map<int, std::vector<Bytes>> later_;
 };
 
@@ -375,7 +441,7 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
     // so rule 6's skip to the smallest head VID is exercised against every arrival order.
     // Four times the usual vectors: most of them are incomplete.
     js = g.jobs(std::min(cfg.in.contexts, 2), false, 0);
-    std::vector<std::vector<std::vector<Bytes>>> parts;
+    std::vector<std::vector<std::vector<Frame>>> parts;
     for (const auto& j : js) {
       Gen sub(cfg, g.rng_());
       sub.job_vectors(j, 4 * vectors, 4, 40, 0, 0, 0, 0);
@@ -388,14 +454,14 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
     // overflows and the comparison stays exact (every port frame and counter, bit for bit).
     const bool faults = scenario != "mixed" && scenario != "abuse-exact";
     js = g.jobs(std::min(cfg.in.contexts, 4), true, scenario == "timeout" ? 3000 : 0);
-    std::vector<std::vector<std::vector<Bytes>>> parts;
+    std::vector<std::vector<std::vector<Frame>>> parts;
     for (const auto& j : js) {
       Gen sub(cfg, g.rng_());
       sub.job_vectors(j, vectors, 0, faults ? 5 : 0, faults ? 5 : 0, faults ? 5 : 0, 10, 1);
       parts.push_back(sub.in_);
     }
     // Bypass traffic, plus (with faults) malformed, foreign-port and unknown-context frames.
-    std::vector<std::vector<Bytes>> extra(cfg.in.ports);
+    std::vector<std::vector<Frame>> extra(cfg.in.ports);
     for (int p = 0; p < cfg.in.ports; ++p)
       for (int k = 0; k < vectors / 2 + 1; ++k) {
         extra[p].push_back(g.bypass_frame());
@@ -412,6 +478,12 @@ void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int
         if (scenario == "abuse-exact")
           for (int a = 0; a < 3; ++a)
             if (g.chance(67)) extra[p].push_back(g.abused(Job{999, 9, {p}, true}, p));
+        // tkeep broken (or a null last beat) on about two frames in five rounds.
+        if (scenario == "abuse" && g.chance(40))
+          extra[p].push_back(g.keep_abused(js[g.rnd(static_cast<uint32_t>(js.size()))], p));
+        if (scenario == "abuse-exact" && g.chance(40)) extra[p].push_back(g.keep_abused(Job{999, 9, {p}, true}, p));
+        if (scenario == "abuse-exact" && g.chance(40))
+          extra[p].push_back(g.keep_abused(js[g.rnd(static_cast<uint32_t>(js.size()))], p, true));
         // A bypass frame longer than the whole bypass half: always dropped (bypass_overflow).
         if (faults && k == 0 && p == 0 && cfg.bypass_bytes + 64 <= 65535) {
           Bytes big(static_cast<size_t>(cfg.bypass_bytes + 64), 0x5a);

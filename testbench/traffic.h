@@ -12,7 +12,8 @@
 namespace panama::traffic {
 
 const std::vector<std::string>& scenarios();
-// Writes DIR/ctx.json and DIR/in/portNN.pcap. Throws std::runtime_error on an unknown scenario.
+// Writes DIR/ctx.json and DIR/in/portNN.pcap (and DIR/in/portNN.tkeep: keep_io.h). Throws std::runtime_error on an
+// unknown scenario.
 void generate(const Config& cfg, const std::string& scenario, uint64_t seed, int vectors, const std::string& dir);
 
 }  // namespace panama::traffic

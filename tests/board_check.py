@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""board_check.py STUB_OUT NETLIST.json: the board shell's constraints against its netlist.
+"""board_check.py STUB_OUT NETLIST.json [OUT_DIR]: the board shell's constraints against its netlist.
 
 STUB_OUT is what board_vivado_stub.tcl printed (ports, locations and clocks the XDCs name);
 NETLIST.json is Yosys's flattened netlist of the board top (core and vendor IP as black boxes).
@@ -11,6 +11,8 @@ Checks, each failure one line:
     is constrained: a top-level port with create_clock, an MMCM output with
     create_generated_clock (whose input is itself constrained), or a clock output of a vendor
     IP whose reference clock input is constrained (the IP's own XDC creates that clock).
+  - (with OUT_DIR) every module the constraints find cells of by REF_NAME is in the output, and
+    every register they name in it is one of its regs.
 Prints the clock domains found."""
 import json
 import re
@@ -136,6 +138,28 @@ for what, b in clock_users:
         if key not in reported:
             reported.add(key)
             errors.append(f"unconstrained clock at {what}: {e}")
+
+# ---- cells the constraints find by module (REF_NAME): the module exists in the output, and each
+# register named under it is one of its regs (the stub prints cell @MODULE/REG_reg...).
+out_dir = sys.argv[3] if len(sys.argv) > 3 else None
+if out_dir:
+    import glob
+    import os
+    sources = {}
+    for f in glob.glob(os.path.join(out_dir, "*.v")):
+        text = open(f).read()
+        for m in re.finditer(r"^module\s+(\w+)(.*?)^endmodule", text, re.S | re.M):
+            sources[m.group(1)] = m.group(2)
+    refs = [l.split()[1] for l in stub_lines if l.startswith("ref ")]
+    for r in refs:
+        if r not in sources:
+            errors.append(f"the CDC constraints look for module {r}, which the output does not have")
+    for l in stub_lines:
+        m = re.match(r"^(cell|pin) @(\w+)/(\w+?)_reg", l)
+        if m and m.group(2) in sources and not re.search(r"\breg\b[^;]*\b" + m.group(3) + r"\b", sources[m.group(2)]):
+            errors.append(f"the CDC constraints name register {m.group(3)} of {m.group(2)}, which has none")
+    if not refs:
+        errors.append("the CDC constraints find no cell by module (REF_NAME)")
 
 for d in sorted(domains):
     print(f"clock domain: {d}")

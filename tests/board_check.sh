@@ -48,7 +48,7 @@ echo "== $board: XDC ports and clocks"
 yosys -q -l "$work/net.log" -p "read_verilog -lib $core_bb.v; read_verilog $shell_files;
   hierarchy -top $top; proc; flatten; memory -nomap; opt_clean; write_json $work/net.json" \
   >/dev/null 2>&1 || { grep -iE "error" "$work/net.log" | head; exit 1; }
-python3 "$here/board_check.py" "$work/stub.txt" "$work/net.json"
+python3 "$here/board_check.py" "$work/stub.txt" "$work/net.json" "$out"
 
 echo "== $board: synth_xilinx -family $family of the shell (core and IP as black boxes)"
 yosys -q -l "$work/synth.log" -p "read_verilog -lib $core_bb.v; read_verilog $synth_files;

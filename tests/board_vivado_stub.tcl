@@ -8,6 +8,9 @@
 #   clock NAME PORT|PIN X   a create_clock on port X / create_generated_clock on pin X
 #   loc NAME                a PACKAGE_PIN on port NAME
 #   cell PATTERN / pin PATTERN
+#   ref MODULE              cells found by module (REF_NAME / ORIG_REF_NAME == MODULE); they stand
+#                           for one instance "@MODULE", so what is named under them prints as
+#                           cell @MODULE/REG_reg... or pin @MODULE/REG_reg.../PIN
 set out_dir [file normalize [lindex $argv 0]]
 set errors 0
 proc fail {msg} { global errors; puts "ERROR: $msg"; incr errors }
@@ -38,7 +41,7 @@ proc get_ips {name} {
 proc generate_target {args} {}
 proc synth_ip {args} {}
 proc read_verilog {files} { foreach f $files { need_file $f } }
-proc read_xdc {f} { need_file $f; lappend ::xdcs $f }
+proc read_xdc {args} { set f [lindex $args end]; need_file $f; lappend ::xdcs $f }
 proc synth_design {args} {
   set i [lsearch $args -top]
   set ::synth_top [lindex $args [expr {$i + 1}]]
@@ -76,8 +79,18 @@ proc set_property {args} {
 }
 proc get_ports {pat} { foreach p $pat { puts "port $p" }; return [list port $pat] }
 proc get_pins {args} { puts "pin [lindex $args end]"; return [list pin [lindex $args end]] }
-proc get_cells {args} { puts "cell [lindex $args end]"; return [list cell [lindex $args end]] }
+proc get_cells {args} {
+  set what [lindex $args end]
+  if {[regexp {REF_NAME == ([A-Za-z_][A-Za-z0-9_]*)} $what -> module]} {
+    puts "ref $module"
+    return [list "@$module"]
+  }
+  puts "cell $what"
+  return [list cell $what]
+}
 proc get_clocks {args} { return [list clock [lindex $args end]] }
+# A clock's period: any positive number will do for the parse.
+proc get_property {args} { return 3.103 }
 proc current_design {args} { return design }
 proc create_clock {args} {
   set n [lindex $args [expr {[lsearch $args -name] + 1}]]

@@ -3,6 +3,8 @@
 
 #include "config.h"
 #include "emit.h"
+#include "exactsum.h"
+#include "fpadd.h"
 
 using namespace panama;
 
@@ -153,4 +155,45 @@ TEST(Config, ExactSumPipelineFollowsTheClock) {
   const int slow = Config::derive(in).addtree_latency;
   in.mhz = 450;
   EXPECT_GT(Config::derive(in).addtree_latency, slow);
+}
+
+// The plan's flip-flop counts (the area estimate, panama_config) are those of the Verilog the
+// emitters write (panama_emit): the exact lane's live signals at each register stage are counted
+// without emitting, and emit_exactlane refuses a lane whose registers differ from that count.
+TEST(Plan, ExactLaneFlipFlopsMatchTheEmittedRegisters) {
+  int checked = 0;
+  for (const char* fmt : {"fp32", "bf16", "fp16"})
+    for (const char* sub : {"ieee", "ftz"})
+      for (int ports : {2, 3, 5, 8, 17, 32})
+        for (double mhz : {100.0, 250.0, 500.0}) {
+          Inputs in = base(ports, 10, mhz);
+          in.format = parse_format(fmt);
+          in.subnormals = parse_subnormals(sub);
+          in.sum = "exact";
+          in.module = "addtree";
+          const Config c = Config::derive(in);
+          const std::string v = emit_exactlane(c);
+          // Every register the lane declares: "reg  [w-1:0] name;".
+          long bits = 0;
+          for (size_t p = v.find("  reg  ["); p != std::string::npos; p = v.find("  reg  [", p + 1))
+            bits += std::stol(v.substr(p + 8)) + 1;
+          EXPECT_EQ(bits, exactlane_flipflops(c)) << fmt << " " << sub << " " << ports << " ports " << mhz << " MHz";
+          ++checked;
+        }
+  EXPECT_EQ(checked, 108);
+}
+
+TEST(Plan, AdderFlipFlopsMatchTheEmittedRegisters) {
+  for (const char* fmt : {"fp32", "bf16", "fp16"})
+    for (double mhz : {100.0, 200.0, 322.0, 500.0}) {
+      Inputs in = base(4, 10, mhz);
+      in.format = parse_format(fmt);
+      in.module = "addtree";
+      const Config c = Config::derive(in);
+      const std::string v = emit_fpadd(c);
+      long bits = 0;
+      for (size_t p = v.find("  reg  ["); p != std::string::npos; p = v.find("  reg  [", p + 1))
+        bits += std::stol(v.substr(p + 8)) + 1;
+      EXPECT_EQ(bits, fpadd_flipflops(c)) << fmt << " " << mhz << " MHz";
+    }
 }

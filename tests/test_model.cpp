@@ -141,6 +141,53 @@ TEST(ModelAdmission, ChecksInOrder) {
   check_identities(r);
 }
 
+// docs/rtl.md, "tkeep outside the contract": frames given lane by lane. A hole on a beat that is
+// not last, a null beat inside the frame or a hole on the last beat: dropped whole as rx_error,
+// whatever the class; a null last beat after a full one only ends the frame.
+TEST(ModelAdmission, KeepOutsideTheContract) {
+  const Config c = cfg4();
+  const size_t bb = static_cast<size_t>(c.bus_bytes);
+  auto in = inputs(4);
+  // Lane by lane: the frame's bytes padded to whole beats, every byte kept.
+  auto lanes = [&](const Bytes& f) {
+    InFrame x{f, false};
+    x.data.resize((f.size() + bb - 1) / bb * bb, 0xee);
+    x.keep.assign(x.data.size(), 0);
+    std::fill(x.keep.begin(), x.keep.begin() + static_cast<long>(f.size()), 1);
+    return x;
+  };
+  Bytes byp(197, 0x33);
+  byp[12] = 0x08, byp[13] = 0x06;
+  const std::vector<uint32_t> x = {fbits(1.5f), fbits(2.0f), fbits(-3.0f), fbits(0.25f)};
+  const std::vector<uint32_t> y = {fbits(0.5f), fbits(-2.0f), fbits(7.0f), fbits(1e20f)};
+  const Bytes a0 = contrib(0, 7, 0, 0, x), a1 = contrib(1, 7, 0, 0, y);
+  ASSERT_EQ(a0.size() % bb, 0u);  // 64 + 4 * 4 bytes: whole beats at W = 64
+  InFrame hole = lanes(a0);
+  hole.keep[3] = 0;  // beat 0, not last
+  InFrame null_inside = lanes(a0);
+  null_inside.data.insert(null_inside.data.begin() + static_cast<long>(bb), bb, 0);
+  null_inside.keep.insert(null_inside.keep.begin() + static_cast<long>(bb), bb, 0);
+  InFrame last_hole = lanes(byp);  // 197 bytes: the last beat keeps lanes 0..4; lane 6 set above
+  last_hole.keep[last_hole.keep.size() - bb + 6] = 1;
+  InFrame null_end = lanes(a0);  // then the same contribution, ended by a null beat: admitted
+  null_end.data.insert(null_end.data.end(), bb, 0x77);
+  null_end.keep.insert(null_end.keep.end(), bb, 0);
+  InFrame byp_lanes = lanes(byp);  // the contract kept, lane by lane: bypass as its bytes
+  in[0] = {hole, null_inside, last_hole, null_end, byp_lanes};
+  in[1].push_back({a1, false});
+  const auto e = mcast(7, 0, {0, 1});
+  const Result r = run_model(c, ctxs({e}), in);
+  EXPECT_EQ(ctr(r, 0, kRxError), 3u);
+  EXPECT_EQ(ctr(r, 0, kAggAdmitted), 1u);
+  EXPECT_EQ(ctr(r, 0, kBypassFrames), 1u);
+  ASSERT_EQ(r.ports[0].size(), 1u);
+  EXPECT_EQ(r.ports[0][0].data, byp);
+  ASSERT_EQ(r.agg.size(), 1u);  // VID 0 summed once, from the null-ended contribution
+  const auto sum = expected_sum(c, {x, y}, {0, 1});
+  EXPECT_EQ(r.agg[0].data, wire::build_result(a0, wire::payload_from_elems(sum, 4), false, false, mode_of(e)));
+  check_identities(r);
+}
+
 // Rule 6 and wire-format.md: a completed vector, sums in tree order, built frame exact.
 TEST(ModelAggregation, CompleteVectorsExactSums) {
   const Config c = cfg4();

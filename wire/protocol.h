@@ -27,6 +27,24 @@ constexpr int kDefaultPayloadBytes = kMtu - kIpHeaderBudget;
 constexpr uint16_t kMgmtUdpPort = 9057;         // default management UDP port
 constexpr uint32_t kMgmtReqMagic = 0x31474d50;  // "PMG1": low word of a request's first 64-bit word
 constexpr uint32_t kMgmtRspMagic = 0x31524d50;  // "PMR1": low word of a response's first 64-bit word
+// Field layout (docs/mgmt.md): a request or response is little-endian 64-bit words; a field is at
+// a byte offset inside its word (bits 8 x offset and up).
+constexpr int kMgmtWordBytes = 8;
+constexpr int kMgmtOffMagic = 0;      // word 0: the magic (32 bits) ...
+constexpr int kMgmtOffId = 4;         // ... and the request ID (32 bits, echoed)
+constexpr int kMgmtWordSeq = 1;       // the sequence number (64 bits)
+constexpr int kMgmtWordOps = 2;       // first operation word (request) / result word (response)
+constexpr int kMgmtOpWords = 2;       // words per operation in a request (one per result in a response)
+constexpr int kMgmtOpOffCode = 0;     // operation word 0: the code (8 bits; bytes 1-3 reserved, 0) ...
+constexpr int kMgmtOpOffAddr = 4;     // ... and the register's byte address (32 bits)
+constexpr int kMgmtOpOffMask = 0;     // operation word 1: the mask (32 bits) ...
+constexpr int kMgmtOpOffValue = 4;    // ... and the value (32 bits)
+constexpr int kMgmtResOffStatus = 0;  // result word: the status (8 bits) ...
+constexpr int kMgmtResOffValue = 4;   // ... and the value (32 bits)
+constexpr int kMgmtTagWords = 1;      // the SipHash-2-4 tag, the last word
+constexpr int kMgmtMaxOps = 8;        // most operations in one request (MAX_OPS)
+constexpr uint8_t kMgmtOpRead = 1, kMgmtOpWrite = 2, kMgmtOpRmw = 3;
+constexpr uint8_t kMgmtStatusUnknownOp = 0xff;  // result status of an unknown operation (skipped)
 
 // ---- The standalone L2 switch's registers (panama_l2sw, docs/fpga.md)
 // Offset of its window above the register map's size, seen through management.
@@ -55,6 +73,24 @@ inline constexpr Constant kConstants[] = {
     {"MGMT_UDP_PORT_DEFAULT", kMgmtUdpPort, 16, false, "default management UDP port"},
     {"MGMT_REQ_MAGIC", kMgmtReqMagic, 32, true, "management request magic \"PMG1\""},
     {"MGMT_RSP_MAGIC", kMgmtRspMagic, 32, true, "management response magic \"PMR1\""},
+    {"MGMT_WORD_BYTES", kMgmtWordBytes, 0, false, "management: bytes per little-endian word"},
+    {"MGMT_OFF_MAGIC", kMgmtOffMagic, 0, false, "management word 0: byte offset of the magic (32 bits)"},
+    {"MGMT_OFF_ID", kMgmtOffId, 0, false, "management word 0: byte offset of the request ID (32 bits)"},
+    {"MGMT_WORD_SEQ", kMgmtWordSeq, 0, false, "management: word of the sequence number (64 bits)"},
+    {"MGMT_WORD_OPS", kMgmtWordOps, 0, false, "management: first operation (request) or result (response) word"},
+    {"MGMT_OP_WORDS", kMgmtOpWords, 0, false, "management request: words per operation"},
+    {"MGMT_OP_OFF_CODE", kMgmtOpOffCode, 0, false, "operation word 0: byte offset of the code (8 bits)"},
+    {"MGMT_OP_OFF_ADDR", kMgmtOpOffAddr, 0, false, "operation word 0: byte offset of the address (32 bits)"},
+    {"MGMT_OP_OFF_MASK", kMgmtOpOffMask, 0, false, "operation word 1: byte offset of the mask (32 bits)"},
+    {"MGMT_OP_OFF_VALUE", kMgmtOpOffValue, 0, false, "operation word 1: byte offset of the value (32 bits)"},
+    {"MGMT_RES_OFF_STATUS", kMgmtResOffStatus, 0, false, "result word: byte offset of the status (8 bits)"},
+    {"MGMT_RES_OFF_VALUE", kMgmtResOffValue, 0, false, "result word: byte offset of the value (32 bits)"},
+    {"MGMT_TAG_WORDS", kMgmtTagWords, 0, false, "management: tag words at the end (SipHash-2-4)"},
+    {"MGMT_MAX_OPS", kMgmtMaxOps, 0, false, "management: most operations in one request"},
+    {"MGMT_OP_READ", kMgmtOpRead, 8, false, "management operation code: read"},
+    {"MGMT_OP_WRITE", kMgmtOpWrite, 8, false, "management operation code: write"},
+    {"MGMT_OP_RMW", kMgmtOpRmw, 8, false, "management operation code: read-modify-write"},
+    {"MGMT_STATUS_UNKNOWN_OP", kMgmtStatusUnknownOp, 8, true, "management result status: unknown operation"},
     {"L2SW_WINDOW", kL2swWindow, 0, true, "L2 switch window, above the register map's size"},
     {"L2SW_ID", kL2swId, 32, true, "L2 switch ID register value \"L2SW\""},
     {"L2SW_FDB_BASE", kL2swFdbBase, 0, true, "L2 switch FDB entry 0 (window offset)"},

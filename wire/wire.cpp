@@ -184,17 +184,23 @@ std::vector<uint32_t> payload_elems(const Bytes& f, int es) {
 Bytes build_result(const Bytes& base, const Bytes& sum, bool fin_or, bool ce_any, const BuildMode& m) {
   if (base.size() != kHeaderBytes + sum.size()) throw WireError("sum payload does not match the base frame");
   Bytes f = base;
+  if (!sum.empty()) std::memcpy(f.data() + off::payload, sum.data(), sum.size());
+  finish_result(f, fin_or, ce_any, m);
+  return f;
+}
+
+void finish_result(Bytes& f, bool fin_or, bool ce_any, const BuildMode& m) {
+  if (f.size() < kHeaderBytes) throw WireError("a result frame shorter than the headers");
   uint8_t* p = f.data();
   p[off::flags] =
       static_cast<uint8_t>((p[off::flags] & 0xFC) | (fin_or ? kFlagFin : 0) | (m.multicast ? kFlagResult : 0));
   put16(p + off::rank, kRankBuilt);
-  if (!sum.empty()) std::memcpy(p + off::payload, sum.data(), sum.size());
   if (ce_any) set_ecn(f, kEcnCe);  // else the copied frame's ECN stays
   if (m.multicast) {
     // The root answers the group: the copied destination becomes the source.
-    std::memcpy(p + off::eth_src, base.data() + off::eth_dst, 6);
+    std::memcpy(p + off::eth_src, p + off::eth_dst, 6);
     std::memcpy(p + off::eth_dst, m.group_mac.data(), 6);
-    std::memcpy(p + off::ip_src, base.data() + off::ip_dst, 4);
+    std::memcpy(p + off::ip_src, p + off::ip_dst, 4);
     put32(p + off::ip_dst, m.group_ip);
   } else {
     std::memcpy(p + off::eth_src, m.own_mac.data(), 6);
@@ -202,7 +208,6 @@ Bytes build_result(const Bytes& base, const Bytes& sum, bool fin_or, bool ce_any
   }
   put16(p + off::udp_csum, 0);
   set_ipv4_checksum(f);
-  return f;
 }
 
 static int hexval(char c) {

@@ -136,6 +136,8 @@ struct BuildMode {
 // accelerator builds"): `base` is the lowest-index member's contribution, `sum` the element-wise
 // sum payload (ES*COUNT bytes), fin_or / ce_any summarise all contributions.
 Bytes build_result(const Bytes& base, const Bytes& sum_payload, bool fin_or, bool ce_any, const BuildMode& m);
+// The same in place: f holds the base frame's headers (kHeaderBytes) followed by the sum payload.
+void finish_result(Bytes& f, bool fin_or, bool ce_any, const BuildMode& m);
 
 // s for an error line: at most max characters, control and non-ASCII bytes as \xNN.
 std::string printable(const std::string& s, size_t max = 64);

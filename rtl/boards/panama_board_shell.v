@@ -12,9 +12,11 @@
 // beside it): panama_l2sw sits between the core's outputs and the ports and does the switch
 // chip's work (forwarding by a MAC table, replication of built frames to their context's members,
 // ECN-marking egress queues; docs/fpga.md "Standalone"); m_agg then goes to it instead of onto
-// AGG_PORT, and its registers are reached through management at the register map's size + 0x800.
+// AGG_PORT, and its registers are reached through management at the register map's size +
+// L2SW_WINDOW (panama_defs.vh).
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_board_shell #(
   parameter PORTS = 4,          // ports
@@ -30,7 +32,7 @@ module panama_board_shell #(
   parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,
   parameter [47:0] MGMT_MAC = 48'h02504e4d0001,
   parameter [31:0] MGMT_IP = 32'h0a0000fe,
-  parameter [15:0] MGMT_UDP_PORT = 16'd9057
+  parameter [15:0] MGMT_UDP_PORT = `PANAMA_MGMT_UDP_PORT_DEFAULT
 ) (
   input  wire             core_clk,
   input  wire             core_rst,
@@ -125,7 +127,7 @@ module panama_board_shell #(
   wire [1:0] s_axil_bresp, s_axil_rresp;
   wire s_axil_awvalid, s_axil_awready, s_axil_wvalid, s_axil_wready, s_axil_bvalid, s_axil_bready;
   wire s_axil_arvalid, s_axil_arready, s_axil_rvalid, s_axil_rready;
-  // The standalone switch's registers (management window at 2^AW + 0x800).
+  // The standalone switch's registers (management window at 2^AW + L2SW_WINDOW).
   wire [10:0] x_awaddr, x_araddr;
   wire [31:0] x_wdata, x_rdata;
   wire [1:0] x_bresp, x_rresp;

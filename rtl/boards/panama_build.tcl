@@ -39,6 +39,8 @@ foreach line [split [read $fh] "\n"] {
 close $fh
 read_verilog $sources
 foreach xdc $board_xdc { read_xdc [file join $out_dir $xdc] }
+# The crossings' constraints are Tcl (loops over the instances they find): unmanaged.
+read_xdc -unmanaged [file join $out_dir panama_cdc.xdc]
 
 # ---- implementation ----
 synth_design -top $board_top -part $board_part

@@ -175,6 +175,24 @@ localparam integer DEFAULT_PAYLOAD_BYTES = 1450;
 localparam [15:0] MGMT_UDP_PORT_DEFAULT = 16'h2361;
 localparam [31:0] MGMT_REQ_MAGIC = 32'h31474d50;
 localparam [31:0] MGMT_RSP_MAGIC = 32'h31524d50;
+localparam integer MGMT_WORD_BYTES = 8;
+localparam integer MGMT_OFF_MAGIC = 0;
+localparam integer MGMT_OFF_ID = 4;
+localparam integer MGMT_WORD_SEQ = 1;
+localparam integer MGMT_WORD_OPS = 2;
+localparam integer MGMT_OP_WORDS = 2;
+localparam integer MGMT_OP_OFF_CODE = 0;
+localparam integer MGMT_OP_OFF_ADDR = 4;
+localparam integer MGMT_OP_OFF_MASK = 0;
+localparam integer MGMT_OP_OFF_VALUE = 4;
+localparam integer MGMT_RES_OFF_STATUS = 0;
+localparam integer MGMT_RES_OFF_VALUE = 4;
+localparam integer MGMT_TAG_WORDS = 1;
+localparam integer MGMT_MAX_OPS = 8;
+localparam [7:0] MGMT_OP_READ = 8'h1;
+localparam [7:0] MGMT_OP_WRITE = 8'h2;
+localparam [7:0] MGMT_OP_RMW = 8'h3;
+localparam [7:0] MGMT_STATUS_UNKNOWN_OP = 8'hff;
 localparam integer L2SW_WINDOW = 2048;
 localparam [31:0] L2SW_ID = 32'h4c325357;
 localparam integer L2SW_FDB_BASE = 1024;
@@ -334,7 +352,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // tkeep is all ones but on a frame's last beat, where it is contiguous from bit 0
   // (accelerator.md), so the bypass FIFO keeps the beat's byte count instead (KW + 1 bits, not
   // W/8: one block RAM fewer per port) and mPP gets tkeep back from it.
-  // The count is the parser's (`beat_bytes`, which also counts the frame's length).
+  // The count is the parser's (`beat_bytes`, which also counts the frame's length). A frame
+  // whose tkeep breaks that is never committed (rx_error, below), so its counts do not matter.
   wire [W-1:0] rx_data_q;
   wire [KW:0] rx_bytes_q;
   wire rx_valid_q, rx_last_q, rx_user_q;
@@ -357,7 +376,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   wire [15:0] desc_len;
   wire desc_too_long;
   wire [1:0] desc_class;
-  wire desc_rx_error, desc_malformed;
+  wire desc_rx_error, desc_malformed, desc_keep_bad;
   wire [7:0] desc_flags, desc_tid, desc_tos;
   wire [15:0] desc_jid, desc_count, desc_rank, desc_csum_part, hdr_jid;
   wire [7:0] hdr_tid;
@@ -369,7 +388,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
     .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tlast(s_axis_tlast), .s_axis_tuser(s_axis_tuser),
     .desc_valid(desc_valid), .desc_len(desc_len), .desc_too_long(desc_too_long), .desc_class(desc_class),
-    .desc_rx_error(desc_rx_error), .desc_malformed(desc_malformed), .desc_flags(desc_flags),
+    .desc_rx_error(desc_rx_error), .desc_keep_bad(desc_keep_bad), .desc_malformed(desc_malformed),
+    .desc_flags(desc_flags),
     .desc_jid(desc_jid), .desc_tid(desc_tid), .desc_count(desc_count), .desc_vid(desc_vid),
     .desc_rank(desc_rank), .desc_ecn(desc_ecn), .desc_eth_dst(desc_eth_dst), .desc_tos(desc_tos),
     .desc_ip_dst(desc_ip_dst), .desc_csum_part(desc_csum_part), .hdr_jid(hdr_jid), .hdr_tid(hdr_tid),
@@ -615,8 +635,10 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // The fit itself (one, or one per context) is set with the accounting, below.
   wire byp_fits = byp_write;  // on the last beat: this beat is written, so the frame fits
   wire is_result = desc_flags[1];
-  wire is_bypass = desc_class == CLASS_BYPASS;
-  wire is_agg = ~is_bypass & (desc_class != CLASS_RUNT);
+  // A frame that broke the tkeep contract is dropped whole whatever its class and counted
+  // rx_error (docs/rtl.md, "tkeep outside the contract"): neither bypass nor aggregation.
+  wire is_bypass = (desc_class == CLASS_BYPASS) & ~desc_keep_bad;
+  wire is_agg = (desc_class != CLASS_BYPASS) & (desc_class != CLASS_RUNT) & ~desc_keep_bad;
   wire agg_ok = is_agg & ~desc_rx_error & ~desc_malformed & any_hit;
   wire contrib_fits = |(sel & fits);
   wire pass_result = agg_ok & is_result & uplink_hit;
@@ -639,8 +661,8 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   assign count_d[2] = rx_end & is_bypass & byp_fits;                   // bypass_frames
   assign count_d[3] = commit_contrib;                                     // agg_admitted
   assign count_d[4] = rx_end & pass_result & byp_fits;                 // result_passed
-  assign count_d[5] = rx_end & (desc_class == CLASS_RUNT);             // runt
-  assign count_d[6] = rx_end & is_agg & desc_rx_error;                 // rx_error
+  assign count_d[5] = rx_end & (desc_class == CLASS_RUNT) & ~desc_keep_bad;  // runt
+  assign count_d[6] = rx_end & (desc_keep_bad | (is_agg & desc_rx_error));  // rx_error
   assign count_d[7] = rx_end & is_agg & ~desc_rx_error & desc_malformed;  // malformed
   assign count_d[8] = rx_end & is_agg & ~desc_rx_error & ~desc_malformed & ~any_hit;  // no_context
   assign count_d[9] = rx_end & agg_ok & (is_result ? ~uplink_hit : ~member_hit);  // not_member

@@ -7,12 +7,13 @@ set(PANAMA_BOARD_TB_DIR ${CMAKE_CURRENT_BINARY_DIR}/board)
 # verilate board/NAME_tb.cpp (or board/OTHER_tb.cpp)
 # with the Verilog sources into build/testbench/board/NAME/NAME_tb (target tb_NAME) and register
 # ctest TEST, which passes on the testbench's "NAME_tb: PASS" line.
-# The shared constants (panama_defs.vh: wire offsets, protocol constants) for the board blocks
+# The shared constants (panama_defs.vh: wire offsets, protocol constants; panama_proto.vh: the
+# protocol constants as macros for parameter defaults) for the board blocks
 # verilated from rtl/ (they include it, like the core's blocks; panama-gen inlines it in its
 # outputs). Only the configuration-independent constants are read, so any configuration will do.
 set(PANAMA_BOARD_DEFS_DIR ${PANAMA_BOARD_TB_DIR}/defs)
 add_custom_command(
-  OUTPUT ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh
+  OUTPUT ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${PANAMA_BOARD_DEFS_DIR}/panama_proto.vh
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${PANAMA_BOARD_DEFS_DIR}
   COMMAND $<TARGET_FILE:panama-gen> --ports 4 --gbps 10 --mhz 200 --out ${PANAMA_BOARD_DEFS_DIR}
   DEPENDS panama-gen
@@ -33,7 +34,8 @@ function(panama_board_tb name)
             -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} -I${CMAKE_SOURCE_DIR}/wire ${cflags_extra}"
             ${arg_SOURCES} ${tb_src}
     DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h ${CMAKE_SOURCE_DIR}/rtl/panama_require.vh
-            ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${CMAKE_SOURCE_DIR}/wire/protocol.h
+            ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${PANAMA_BOARD_DEFS_DIR}/panama_proto.vh
+            ${CMAKE_SOURCE_DIR}/wire/protocol.h
             ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${arg_DEPENDS}
     COMMENT "verilator ${name}_tb"
     VERBATIM)
@@ -100,6 +102,13 @@ panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regma
                 CFLAGS -I${CMAKE_SOURCE_DIR}/wire
                 DEPENDS ${mgmt_eth_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
 
+# The management path under randomised abuse (issue 33): 100 random and mutated management
+# frames, each followed by a read-back of the registers the requests use (about 4 s).
+# scripts/regress runs 300, and 2000 per seed with --full.
+add_test(NAME board.mgmt_eth.fuzz COMMAND ${PANAMA_BOARD_TB_DIR}/mgmt_eth/mgmt_eth_tb --regmap ${mgmt_eth_gen}/regmap.json
+                                          --fuzz 100 --seed 1)
+set_tests_properties(board.mgmt_eth.fuzz PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "mgmt_eth_tb: PASS")
+
 # The same at 512 bits on two ports, as panama-gen --board u250 writes it.
 set(mgmt_eth_u250_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/gen)
 add_custom_command(
@@ -116,6 +125,11 @@ panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt
                       -LDFLAGS "$<TARGET_FILE:panama_wire> -lpcap"
                 CFLAGS -I${CMAKE_SOURCE_DIR}/wire -DTB_PORTS=2 -DTB_W=512 -DTB_AGG_PORT=1
                 DEPENDS ${mgmt_eth_u250_gen}/filelist.f panama_wire ${CMAKE_CURRENT_SOURCE_DIR}/board/siphash_ref.h)
+
+add_test(NAME board.mgmt_eth_u250.fuzz
+         COMMAND ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/mgmt_eth_u250_tb --regmap ${mgmt_eth_u250_gen}/regmap.json
+                 --fuzz 60 --seed 2)
+set_tests_properties(board.mgmt_eth_u250.fuzz PROPERTIES LABELS "board;rtl" PASS_REGULAR_EXPRESSION "mgmt_eth_tb: PASS")
 
 # panama-host controller --target against the Verilated shell (mgmt_eth_tb --serve), good and
 # wrong key (tests/mgmt_controller.sh; UDP on 127.0.0.1).

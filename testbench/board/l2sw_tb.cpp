@@ -44,7 +44,7 @@ using Bytes = std::vector<uint8_t>;
 #endif
 constexpr int N = TB_N, S = N + 1, BB = TB_W / 8, C = 2, FDB = 4, MAXB = 1600 / BB;
 constexpr unsigned kAll = (1u << N) - 1;
-constexpr uint16_t kAggPort = 9056;
+constexpr uint16_t kAggPort = panama::wire::kDefaultAggPort;
 
 struct Ctx {
   bool enable, upstream;

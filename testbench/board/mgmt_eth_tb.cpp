@@ -259,6 +259,11 @@ bool is_agg(const Bytes& f) {
 struct Regs {
   uint32_t id, size, ctx_base, ctx_stride, port_base, port_stride;
   std::map<std::string, uint32_t> g, c, p;
+  // Context registers: reset value, and the bits their fields hold (all 32 without fields);
+  // the number of contexts, the read-write ones, and the global registers' reset values.
+  std::map<std::string, uint32_t> reset, bits, g_reset;
+  int contexts = 0;
+  std::vector<std::string> ctx_rw;
 };
 Regs load_regs(const std::string& path) {
   std::ifstream in(path);
@@ -267,11 +272,23 @@ Regs load_regs(const std::string& path) {
   for (const auto& x : j["global"]) {
     r.g[x["name"]] = x["offset"];
     if (x["name"] == "ID") r.id = x["reset"];
+    r.g_reset[x["name"]] = x["reset"];
   }
   r.size = j["size"];
+  r.contexts = j["contexts"];
   r.ctx_base = j["context_block"]["base"];
   r.ctx_stride = j["context_block"]["stride"];
-  for (const auto& x : j["context_block"]["registers"]) r.c[x["name"]] = x["offset"];
+  for (const auto& x : j["context_block"]["registers"]) {
+    r.c[x["name"]] = x["offset"];
+    r.reset[x["name"]] = x["reset"];
+    if (x["access"] == "RW") r.ctx_rw.push_back(x["name"]);
+    uint32_t m = x["fields"].empty() ? ~0u : 0u;
+    for (const auto& f : x["fields"]) {
+      const int w = f["width"], lsb = f["lsb"];
+      m |= (w >= 32 ? ~0u : (1u << w) - 1) << lsb;
+    }
+    r.bits[x["name"]] = m;
+  }
   r.port_base = j["port_block"]["base"];
   r.port_stride = j["port_block"]["stride"];
   for (const auto& x : j["port_block"]["registers"]) r.p[x["name"]] = x["offset"];
@@ -675,22 +692,272 @@ struct Scenario {
   }
 };
 
+// ---- --fuzz N: the management path under randomised abuse (issue 33) ----
+// Random and mutated management frames go in one at a time: valid requests writing, changing
+// and reading context 1's fields, and the same with a wrong key, bits flipped anywhere (headers,
+// magic, sequence, operations, tag), replayed captures and old or equal sequence numbers, other
+// ports, truncated frames, wrong IPv4/UDP lengths, bad FCS, no or too many operations, random
+// payloads. What each must do is decided here from docs/mgmt.md's rules alone (`expect`), and
+// after each frame: only the counter it names moved, by one; an accepted request got exactly its
+// response; a frame that is not a request came out of its port like bypass traffic; and the
+// registers, read back with a valid request, are those of a model that applied accepted
+// requests only.
+enum Outcome { kAccepted = 0, kBadPort = 1, kMalformed = 2, kBadTag = 3, kReplay = 4, kPass = 5 };
+const char* kOutcomeNames[6] = {"accepted", "bad_port", "malformed", "bad_tag", "replay", "not a request"};
+
+uint16_t be16(const Bytes& f, size_t at) { return uint16_t(f[at] << 8 | f[at + 1]); }
+uint32_t be32(const Bytes& f, size_t at) { return uint32_t(be16(f, at)) << 16 | be16(f, at + 2); }
+uint64_t le64(const uint8_t* p) {
+  uint64_t x = 0;
+  for (int i = 0; i < 8; ++i) x |= uint64_t(p[i]) << (8 * i);
+  return x;
+}
+
+// docs/mgmt.md, "Framing" and "Authentication", in order: the frame as it arrived on `port`
+// (`bad`: the MAC flagged it), the last accepted sequence number.
+Outcome expect(const Bytes& f, int port, bool bad, uint64_t last_seq) {
+  if (f.size() < 38 || std::memcmp(&f[0], kBoardMac, 6) != 0 || be16(f, 12) != 0x0800 || f[14] != 0x45 ||
+      (be16(f, 20) & 0x3fff) != 0 || f[23] != 17 || be32(f, 30) != kBoardIp || be16(f, 36) != kMgmtUdp)
+    return kPass;
+  if (port != 0) return kBadPort;
+  const size_t ip_len = be16(f, 16), udp_len = f.size() >= 40 ? be16(f, 38) : 0;
+  if (bad || f.size() < 42 || udp_len < 8 || ip_len != udp_len + 20 || 34 + udp_len > f.size()) return kMalformed;
+  const size_t n = udp_len - 8, words = n / 8;
+  const uint8_t* pay = &f[42];
+  if (n > 256 || n % 8 || words < 5 || words % 2 == 0 || words > 19 ||
+      uint32_t(le64(pay)) != panama::proto::kMgmtReqMagic)
+    return kMalformed;
+  if (sip::siphash24(kKey, pay, n - 8) != le64(pay + n - 8)) return kBadTag;
+  return le64(pay + 8) <= last_seq ? kReplay : kAccepted;
+}
+
+struct Fuzz {
+  Scenario& sc;
+  std::mt19937_64 rng;
+  std::vector<uint32_t> regs;              // context 1's fields, the registers the requests use
+  std::map<uint32_t, uint32_t> val, bits;  // the model: each one's value and writable bits
+  uint64_t last_seq = 0;
+  std::vector<Bytes> captured;  // accepted request frames, to replay
+  long outcomes[6] = {};
+
+  Fuzz(Scenario& s, uint64_t seed) : sc(s), rng(seed) {
+    static const char* names[8] = {"CTX_JID",          "CTX_TID",          "CTX_MODE",     "CTX_UPSTREAM_PORT",
+                                   "CTX_GROUP_MAC_HI", "CTX_GROUP_MAC_LO", "CTX_GROUP_IP", "CTX_OWN_IP"};
+    for (const char* n : names) {
+      regs.push_back(sc.ctx(1, n));
+      val[regs.back()] = sc.R.reset.at(n);
+      bits[regs.back()] = sc.R.bits.at(n);
+    }
+  }
+  uint32_t rnd(uint32_t n) { return uint32_t(rng() % n); }
+
+  // Random operations on the registers; what the response must carry, if the model applies them.
+  std::vector<Op> random_ops(int n) {
+    std::vector<Op> ops;
+    for (int i = 0; i < n; ++i) {
+      const uint32_t a = regs[rnd(uint32_t(regs.size()))];
+      const uint32_t k = rnd(10);
+      const uint8_t code = k < 4 ? 2 : k < 7 ? 3 : k < 9 ? 1 : uint8_t(4 + rnd(252));  // some unknown codes
+      ops.push_back({code, a, uint32_t(rng()), uint32_t(rng())});
+    }
+    return ops;
+  }
+  // Applies an accepted request's operations to the model; the values and statuses it answers.
+  void apply(const std::vector<Op>& ops, std::vector<uint32_t>& values, std::vector<uint8_t>& status) {
+    for (const auto& o : ops) {
+      uint32_t& r = val.at(o.addr);
+      const uint32_t old = r;
+      uint8_t st = 0;
+      if (o.code == 1) {
+        values.push_back(old);
+      } else if (o.code == 2) {
+        r = o.value & bits.at(o.addr);
+        values.push_back(o.value);
+      } else if (o.code == 3) {
+        r = ((old & ~o.mask) | (o.value & o.mask)) & bits.at(o.addr);
+        values.push_back(old);
+      } else {
+        values.push_back(0);
+        st = 0xff;
+      }
+      status.push_back(st);
+    }
+  }
+  static std::vector<Op> ops_of(const Bytes& pay) {
+    std::vector<Op> ops;
+    for (size_t i = 16; i + 16 < pay.size(); i += 16)
+      ops.push_back(
+          {pay[i], uint32_t(le64(&pay[i]) >> 32), uint32_t(le64(&pay[i + 8])), uint32_t(le64(&pay[i + 8]) >> 32)});
+    return ops;
+  }
+
+  struct Sent {
+    Bytes f;
+    int port = 0;
+    bool bad = false;
+  };
+  Sent mutate();
+  void one(long i);
+  void check_regs(long i);
+  void sweep();
+};
+
+// One frame: a valid request of 1..8 operations with a fresh sequence number, then none, one or
+// two mutations of it (or a replay, or random bytes).
+Fuzz::Sent Fuzz::mutate() {
+  const uint64_t seq = last_seq + 1 + (rnd(4) == 0 ? rnd(1000) : 0);
+  const uint32_t id = uint32_t(rng());
+  std::vector<Op> ops = random_ops(1 + int(rnd(8)));
+  uint8_t key[16];
+  std::memcpy(key, kKey, 16);
+  Sent s;
+  Addr src = host(0);
+  src.port = uint16_t(1024 + rnd(60000));
+  const uint32_t r = rnd(22), kind = r < 16 ? r : r < 19 ? 0 : 12;  // more valid ones and header bits
+  if (kind == 1) key[rnd(16)] ^= uint8_t(1 << rnd(8));              // wrong key
+  if (kind == 9) ops.clear();                                       // no operation
+  if (kind == 10) ops = random_ops(9);                              // nine
+  uint64_t q = seq;
+  if (kind == 4)  // equal (half the time) or older
+    q = last_seq - (last_seq && rnd(2) ? 1 + rnd(uint32_t(std::min<uint64_t>(last_seq, 50))) : 0);
+  Bytes pay = request(id, q, ops, key);
+  if (kind == 13) {  // random payload, with the magic half the time
+    pay.assign(rnd(300), 0);
+    for (auto& b : pay) b = uint8_t(rng());
+    if (pay.size() >= 8 && rnd(2)) pay[0] = 'P', pay[1] = 'M', pay[2] = 'G', pay[3] = '1';
+  }
+  if (kind == 2) pay[4 + rnd(uint32_t(pay.size() - 4))] ^= uint8_t(1 << rnd(8));  // after the magic
+  if (kind == 3) pay[rnd(4)] ^= uint8_t(1 << rnd(8));                             // the magic
+  if (kind == 7) pay.resize(rnd(uint32_t(pay.size())));                           // truncated, lengths fixed
+  s.f = udp_frame(src, kBoard, pay, kind == 8 ? int(rnd(2) ? 1 + rnd(40) : -1 - int(rnd(20))) : 0);
+  if (kind == 5) s.port = 1 + int(rnd(kPorts - 1));
+  if (kind == 6) s.f.resize(14 + rnd(uint32_t(s.f.size() - 14)));         // truncated, lengths as they were
+  if (kind == 11) s.bad = true;                                           // bad FCS
+  if (kind == 12) s.f[rnd(42)] ^= uint8_t(1 << rnd(8));                   // a header bit
+  if (kind == 14) put16(s.f, 38, uint16_t(be16(s.f, 38) + 1 + rnd(16)));  // UDP length alone
+  if (kind == 15 && !captured.empty()) s.f = captured[rnd(uint32_t(captured.size()))];  // a replay
+  return s;
+}
+
+void Fuzz::one(long i) {
+  Bench& b = sc.b;
+  const Sent s = mutate();
+  const Outcome want = expect(s.f, s.port, s.bad, last_seq);
+  ++outcomes[want];
+  const Counters before = counters(b);
+  if (rnd(4) == 0) sc.with_bypass(1);
+  if (s.bad) b.bad_fcs.insert(s.f);
+  b.rx_q[s.port].push_back(s.f);
+  if (want == kPass && s.f.size() >= 14) sc.bypass_sent[s.port].push_back(s.f);
+  if (want == kAccepted) {
+    const Bytes pay(s.f.begin() + 42, s.f.begin() + 42 + (be16(s.f, 38) - 8));
+    std::vector<uint32_t> values;
+    std::vector<uint8_t> status;
+    apply(ops_of(pay), values, status);
+    last_seq = le64(&pay[8]);
+    captured.push_back(s.f);
+    Addr to{{s.f[6], s.f[7], s.f[8], s.f[9], s.f[10], s.f[11]}, be32(s.f, 26), be16(s.f, 34)};
+    sc.responses_expected.push_back(
+        udp_frame(kBoard, to, response(uint32_t(le64(&pay[0]) >> 32), last_seq, values, status)));
+  }
+  b.drain();
+  const Counters after = counters(b);
+  for (int c = 0; c < 6; ++c)
+    CHECK(after.v[c] - before.v[c] == (want != kPass && c == int(want) ? 1u : 0u),
+          "fuzz frame %ld (port %d, %zu bytes, expected %s): counter %s moved by %u\n", i, s.port, s.f.size(),
+          kOutcomeNames[want], kCounterNames[c], after.v[c] - before.v[c]);
+  check_regs(i);
+}
+
+// A valid read of every register the requests use: the model's values, OKAY.
+void Fuzz::check_regs(long i) {
+  std::vector<Op> ops;
+  std::vector<uint32_t> want;
+  for (uint32_t a : regs) {
+    ops.push_back({1, a, 0, 0});
+    want.push_back(val.at(a));
+  }
+  sc.seq = last_seq;  // good() sends the next one
+  sc.good(0x52000000u + uint32_t(i), ops, want);
+  last_seq = sc.seq;
+}
+
+// At the end, every read-write register of every context (and their status) and the aggregation
+// port: reset values, but for context 1's that the model changed. An operation a rejected request
+// carried, had it run, could have written any of them.
+void Fuzz::sweep() {
+  std::vector<Op> ops;
+  std::vector<uint32_t> want;
+  uint32_t id = 0x53000000u;
+  auto flush = [&] {
+    sc.seq = last_seq;
+    sc.good(id++, ops, want);
+    last_seq = sc.seq;
+    ops.clear();
+    want.clear();
+  };
+  auto add = [&](uint32_t a, uint32_t v) {
+    ops.push_back({1, a, 0, 0});
+    want.push_back(v);
+    if (ops.size() == 8) flush();
+  };
+  for (int c = 0; c < sc.R.contexts; ++c) {
+    add(sc.ctx(c, "CTX_STATUS"), sc.R.reset.at("CTX_STATUS"));
+    for (const auto& n : sc.R.ctx_rw) {
+      const uint32_t a = sc.ctx(c, n.c_str());
+      add(a, val.count(a) ? val.at(a) : sc.R.reset.at(n));
+    }
+  }
+  add(sc.R.g.at("AGG_PORT"), sc.R.g_reset.at("AGG_PORT"));
+  if (!ops.empty()) flush();
+}
+
+int run_fuzz(Scenario& sc, long frames, uint64_t seed) {
+  Fuzz fz(sc, seed);
+  for (long i = 0; i < frames; ++i) fz.one(i);
+  fz.sweep();
+  sc.b.drain();
+  // Every response, in order, and only those; every frame that was not a request came out of its
+  // port with the bypass traffic, unchanged and in order; nothing else left any port.
+  std::vector<Bytes> resp;
+  for (int p = 0; p < kPorts; ++p) {
+    std::vector<Bytes> rest;
+    for (const auto& f : sc.b.tx[p]) (is_from_board(f) && p == 0 ? resp : rest).push_back(f);
+    CHECK(rest == sc.bypass_sent[p], "fuzz: port %d sent %zu frames besides responses, want %zu (or altered)\n", p,
+          rest.size(), sc.bypass_sent[p].size());
+  }
+  CHECK(resp == sc.responses_expected, "fuzz: %zu responses on port 0, want %zu (or not the expected frames)\n",
+        resp.size(), sc.responses_expected.size());
+  const Counters c = counters(sc.b);
+  CHECK(c.v[5] == 0, "fuzz: %u requests counted busy (one frame at a time)\n", c.v[5]);
+  if (frames >= 100)
+    for (int k = 0; k < 6; ++k) CHECK(fz.outcomes[k] > 0, "fuzz: no frame was %s\n", kOutcomeNames[k]);
+  std::printf("mgmt_eth_tb: fuzz seed %llu: %ld frames (+ %ld read-backs):", (unsigned long long)seed, frames, frames);
+  for (int k = 0; k < 6; ++k) std::printf(" %s %ld%s", kOutcomeNames[k], fz.outcomes[k], k < 5 ? "," : "\n");
+  return board::verdict("mgmt_eth_tb");
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string regmap, serve_file;
+  long fuzz = 0;
+  uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--regmap") regmap = argv[i + 1];
     if (std::string(argv[i]) == "--serve") serve_file = argv[i + 1];
+    if (std::string(argv[i]) == "--fuzz") fuzz = std::stol(argv[i + 1]);
+    if (std::string(argv[i]) == "--seed") seed = std::stoull(argv[i + 1]);
   }
   if (!serve_file.empty()) return serve(serve_file);
   if (regmap.empty()) {
-    std::fprintf(stderr, "mgmt_eth_tb: usage: mgmt_eth_tb --regmap regmap.json | --serve PORTFILE\n");
+    std::fprintf(
+        stderr, "mgmt_eth_tb: usage: mgmt_eth_tb --regmap regmap.json [--fuzz FRAMES [--seed S]] | --serve PORTFILE\n");
     return 2;
   }
   Scenario sc;
   sc.R = load_regs(regmap);
   sc.b.reset();
+  if (fuzz > 0) return run_fuzz(sc, fuzz, seed);
   sc.program();
   sc.aggregate();
   sc.read_counters();

@@ -2,7 +2,7 @@
 # NetFPGA SUME: facts for build.tcl.
 set board_part xc7vx690tffg1761-3
 set board_top  panama_sume_top
-set board_xdc  {panama_sume.xdc panama_cdc.xdc}
+set board_xdc  {panama_sume.xdc}
 # AXI 10G Ethernet Subsystem, 10GBASE-R, 64-bit AXI-Stream, MAC configured by vectors (no
 # AXI4-Lite); port 0 holds the shared logic (QPLL, clocking), ports 1-3 use it.
 set board_ip [list \

@@ -10,6 +10,7 @@
 // (panama_mgmt_eth in the shell, docs/mgmt.md) on the ports MGMT_PORTS.
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_sume_top #(
   // Port (0-3, SFP+ cage sfp_{AGG_PORT+1}) that carries the built frames.
@@ -26,7 +27,7 @@ module panama_sume_top #(
   parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // panama-gen: mgmt-key
   parameter [47:0] MGMT_MAC = 48'h02504e4d0001,  // panama-gen: mgmt-mac
   parameter [31:0] MGMT_IP = 32'h0a0000fe,  // panama-gen: mgmt-ip
-  parameter [15:0] MGMT_UDP_PORT = 16'd9057  // panama-gen: mgmt-udp-port
+  parameter [15:0] MGMT_UDP_PORT = `PANAMA_MGMT_UDP_PORT_DEFAULT  // panama-gen: mgmt-udp-port
 ) (
   input  wire       clk_200mhz_p,      // board oscillator, 200 MHz LVDS
   input  wire       clk_200mhz_n,

@@ -2,7 +2,7 @@
 # Alveo U250: facts for build.tcl.
 set board_part xcu250-figd2104-2L-e
 set board_top  panama_u250_top
-set board_xdc  {panama_u250.xdc panama_cdc.xdc}
+set board_xdc  {panama_u250.xdc}
 # UltraScale+ integrated 100G MAC, CAUI-4 with RS-FEC, 512-bit AXI-Stream, 156.25 MHz reference,
 # 125 MHz DRP/init clock; QSFP0 = CMACE4_X0Y8 on GTY X1Y44-47, QSFP1 = CMACE4_X0Y7 on X1Y40-43.
 proc cmac_props {core gts} {

@@ -11,6 +11,7 @@
 // on the ports MGMT_PORTS.
 `timescale 1ns / 1ps
 `default_nettype none
+`include "panama_proto.vh"
 
 module panama_u250_top #(
   // Port (0 or 1, QSFP28 cage qsfp{AGG_PORT}) that carries the built frames.
@@ -27,7 +28,7 @@ module panama_u250_top #(
   parameter [127:0] MGMT_KEY = 128'h0f0e0d0c0b0a09080706050403020100,  // panama-gen: mgmt-key
   parameter [47:0] MGMT_MAC = 48'h02504e4d0001,  // panama-gen: mgmt-mac
   parameter [31:0] MGMT_IP = 32'h0a0000fe,  // panama-gen: mgmt-ip
-  parameter [15:0] MGMT_UDP_PORT = 16'd9057  // panama-gen: mgmt-udp-port
+  parameter [15:0] MGMT_UDP_PORT = `PANAMA_MGMT_UDP_PORT_DEFAULT  // panama-gen: mgmt-udp-port
 ) (
   input  wire       clk_300mhz_p,      // board oscillator, 300 MHz LVDS (DDR4 bank 0 clock)
   input  wire       clk_300mhz_n,
