@@ -97,9 +97,20 @@ enum class Kind { main, status, repair };
 
 // Status waits a worker waits for a status part: more than a peer takes to leave a jammed round
 // (kMaxProbes + 1, rule 6); with adaptive waits, room for peers whose waits differ by up to 2x.
-constexpr int kStatusWaits = 4, kStatusWaitsAdaptive = 6;
+constexpr int kStatusWaits = 5, kStatusWaitsAdaptive = 8;
+// Re-sends of one status position (the first unsettled status part), a status wait apart. A
+// re-send the switch chip's cache does not answer reaches the accelerator and holds buffer there
+// until it is dropped as stale: repeating it every status wait (up to 9 frames per tree at a
+// status part) overflowed the accelerator's buffer nine times as often at 15 % loss.
+constexpr int kMaxResends = 2;
 // A window full after this many probes, in a repair phase, means the round is jammed (rule 6).
-constexpr size_t kMaxProbes = 2;
+// Three, not two: a slot's result reaches a worker only when all W contributions and the result
+// got through, (1 - p)^(W + 1), 44 % at 15 % loss with 4 workers; a full window (6) and two
+// probes without a result happened by chance about once per 100 slots, so workers left nearly
+// every round after its first few dozen slots (and their peers' frames then failed too): 190
+// rounds for 2 MiB at 15 %. Each probe more halves that, and costs a status wait when the
+// peers did leave the round (kStatusWaits stays above the kMaxProbes + 1 waits of leaving).
+constexpr size_t kMaxProbes = 3;
 // Probes keep going, one per silent status wait, up to this many beyond the window: a worker
 // whose every frame in the accelerator was consumed or dropped (an empty queue there) while its
 // results were lost must keep sending, or its peers' frames wait for it for good (seen at 10 %
@@ -145,13 +156,18 @@ struct TreeState {
   std::vector<std::vector<int>> plan;             // [round][vector]: kHeld, kReagg or a holder rank
   std::vector<bool> status_started;               // [round]: its first status part went out
   std::vector<bool> part_done;                    // [part]: a status showed every vector held by all
+  std::vector<bool> part_read;                    // [part]: some status of it was read (its holder bits known)
   size_t parts_done = 0;
   bool done = false;
+  bool flushed = false;             // the tree's flush frames went out (ReduceCall::flush_tree)
   size_t held = 0;                  // vectors of this tree this worker holds
   Clock::time_point last_progress;  // last in-order result, or the last status wait
   Clock::time_point last_result;    // last in-order result
   size_t give_ups = 0;              // status waits that gave up on something (PANAMA_HOST_DEBUG)
-  size_t resent_upto = 0;           // slots below this were re-sent, or need not be (JobParams::resend)
+  Clock::time_point last_resend{};  // the last re-send of the first unsettled status (JobParams::resend)
+  size_t resent_pos = 0;            // the settled position the re-sends counted in `resends` were for
+  int resends = 0;
+  Clock::time_point last_heard;  // last result of any kind for this tree (in order or late)
   size_t inflight() const { return frames_before[sent] - frames_before[std::min(acked, sent)]; }
 };
 
@@ -241,7 +257,8 @@ class ReduceCall : CallShape {
   void send_slot(size_t t);
   void build_slot(size_t t, size_t i);
   bool resend_due(size_t t) const;
-  void resend(size_t t);
+  Clock::time_point resend_at(size_t t) const;
+  void resend(size_t t, Clock::time_point now);
   void fill_status(size_t t, const Slot& sl);
   void fill_repair(size_t t, const Slot& sl);
   void skip_slot(size_t t);
@@ -261,6 +278,8 @@ class ReduceCall : CallShape {
   size_t missing() const;
   [[noreturn]] void fail_timeout(size_t missing);
   void close_range();
+  void flush_tree(size_t t);
+  uint8_t flush_pay_[4] = {};  // a flush frame's one element (-0.0)
   void finish();
   void debug_trees() const;
   void debug_leave_round(size_t t) const;
@@ -296,11 +315,14 @@ class ReduceCall : CallShape {
   size_t pay_len_ = 0;
   void emit();
   // The status wait (adaptive: StatusWait) and what derives from it: the call timeout is at
-  // least 16 status waits with repair on, the silence after which a worker holding everything
+  // least 32 status waits with repair on, the silence after which a worker holding everything
   // leaves is 12 (at least 2, at most 3/4 of the timeout).
   std::chrono::milliseconds status_wait() const;
   std::chrono::milliseconds timeout() const;
   std::chrono::milliseconds silence() const;
+  bool peer_missing(size_t t) const;
+  std::chrono::milliseconds call_silence() const;  // the longest leave_after of the trees
+  std::chrono::milliseconds leave_after(size_t t) const;
   Clock::time_point last_progress_;
   Clock::time_point last_vector_;  // the last time a vector was newly held (or the call's start)
   std::chrono::milliseconds stall() const;
@@ -345,7 +367,7 @@ std::chrono::milliseconds ReduceCall::status_wait() const {
 // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
 std::chrono::milliseconds ReduceCall::timeout() const {
   const std::chrono::milliseconds t(p_.timeout_ms);
-  return repair ? std::max(t, 16 * status_wait()) : t;
+  return repair ? std::max(t, 32 * status_wait()) : t;
 }
 
 // How long a worker that holds every result waits in silence before it leaves (it may have
@@ -356,6 +378,31 @@ std::chrono::milliseconds ReduceCall::timeout() const {
 std::chrono::milliseconds ReduceCall::silence() const {
   const auto w = status_wait();
   return std::max(2 * w, std::min(timeout() * 3 / 4, 12 * w));
+}
+
+// A status this worker read shows a peer still missing a vector of tree t (a part read and not
+// shown done since): the peer needs this worker's frames for every repair it gets.
+bool ReduceCall::peer_missing(size_t t) const {
+  const TreeState& s = tr_[t];
+  for (size_t q = 0; q < s.ns; ++q)
+    if (s.part_read[q] && !s.part_done[q]) return true;
+  return false;
+}
+
+std::chrono::milliseconds ReduceCall::call_silence() const {
+  auto d = silence();
+  for (size_t t = 0; t < T; ++t) d = std::max(d, leave_after(t));
+  return d;
+}
+
+// How long a worker that holds every vector of tree t goes without hearing any result of it
+// (in order or late: a late one is a peer behind completing a slot with this worker's queued
+// frame) before it leaves the tree. While a status it read shows a peer still missing a vector,
+// twice the silence (24 status waits, below the peers' timeout of 32 for the next call, in
+// case this worker missed the final status); with repair, the peer's every frame needs it.
+std::chrono::milliseconds ReduceCall::leave_after(size_t t) const {
+  if (!peer_missing(t)) return silence();
+  return std::max(silence(), std::min(timeout() * 3 / 4, 24 * status_wait()));
 }
 
 // How long a call with repair on may go without a newly completed vector while some are missing
@@ -388,7 +435,8 @@ void ReduceCall::plan_tree(size_t t) {
   for (size_t i = 0; i < s.n; ++i) s.slots.push_back(Slot{Kind::main, 0, i, false, false, {}});
   s.frames_before.assign(s.slots.size() + 1, 0);
   s.part_done.assign(s.ns, false);
-  s.last_progress = s.last_result = Clock::now();
+  s.part_read.assign(s.ns, false);
+  s.last_progress = s.last_result = s.last_heard = Clock::now();
 }
 
 // Lays out tree t's next round: ns status parts, then one repair slot per vector (slot j of the
@@ -525,18 +573,28 @@ void ReduceCall::send_slot(size_t t) {
 // (re-sending every kind of slot measured no better and overflowed the accelerator's buffer more).
 bool ReduceCall::resend_due(size_t t) const {
   const TreeState& s = tr_[t];
-  return p_.resend && repair && !s.done && s.settled < s.sent && s.resent_upto <= s.settled &&
-         s.slots[s.settled].kind == Kind::status;
+  return p_.resend && repair && !s.done && s.settled < s.sent && s.slots[s.settled].kind == Kind::status &&
+         (s.resent_pos != s.settled || s.resends < kMaxResends);
+}
+
+// When the next re-send of tree t is due: one status wait after the tree's last progress or its
+// last re-send, whichever is later. Re-sends repeat while the tree waits at the status (every
+// status wait, at most `copies` frames each time, kMaxResends times): one asking answered from
+// the cache that is lost again on the way back, or a re-sent contribution lost on the way in,
+// no longer leaves the worker a round behind its peers.
+Clock::time_point ReduceCall::resend_at(size_t t) const {
+  const TreeState& s = tr_[t];
+  return std::max(s.last_progress, s.last_resend) + status_wait();
 }
 
 // Sends the first unsettled status slots again, once each: up to `copies` of them, so that a
 // status part whose copies all went without a result is asked for again whole. The same frames:
 // same VID, same COOKIE, the payload of the first sending. A re-sent slot is no round-trip
 // sample (Karn).
-void ReduceCall::resend(size_t t) {
+void ReduceCall::resend(size_t t, Clock::time_point now) {
   TreeState& s = tr_[t];
-  size_t i = std::max(s.settled, s.resent_upto), n = 0;
-  for (; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
+  size_t n = 0;
+  for (size_t i = s.settled; i < s.sent && n < s.copies && s.slots[i].kind == Kind::status; ++i) {
     if (s.slots[i].skipped) continue;
     build_slot(t, i);
     emit();
@@ -544,7 +602,9 @@ void ReduceCall::resend(size_t t) {
     ++stats_.resent;
     ++n;
   }
-  s.resent_upto = i;
+  s.last_resend = now;
+  if (s.resent_pos != s.settled) s.resent_pos = s.settled, s.resends = 0;
+  ++s.resends;
 }
 
 // A status part's payload: this worker's holder bits for the part's vectors, as they are now.
@@ -686,15 +746,19 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
   }
   std::copy(hold.begin(), hold.end(), s.plan[r].begin() + static_cast<std::ptrdiff_t>(v0));
   s.part[r][q] = Part::known;
+  s.part_read[q] = true;
   if (all && !s.part_done[q]) {
     s.part_done[q] = true;
     if (++s.parts_done == s.ns) s.done = true;  // every worker holds every vector of this tree
   }
 }
 
+// A slot's tag sums to W only when every worker re-aggregated (W x 1) or exactly one forwarded
+// the sum it holds (W, the others -0.0): any other mix of plans gives a different tag. So a
+// result with tag W is vector j's exact sum whatever this worker's plan was, and it is taken
+// also by a worker that sent a filler for lack of the round's status (its peers' forward
+// completed with it); before, such a worker stayed without the vector for another round.
 void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
-  const auto& pl = tr_[t].plan[static_cast<size_t>(sl.round)];
-  if (pl.empty() || pl[sl.index] == kHeld) return;                              // a slot this worker has no plan for
   if (codec_.decode(codec_.get(pay, C - 1)) != static_cast<double>(W)) return;  // not every worker took part
   const size_t k = sl.index * T + t;
   if (!have_[k]) ++stats_.repaired;
@@ -742,6 +806,7 @@ bool ReduceCall::all_done() {
 void ReduceCall::send_windows() {
   for (size_t t = 0; t < T; ++t) {
     TreeState& s = tr_[t];
+    if (s.done && !s.flushed) flush_tree(t);
     while (!s.done && (s.sent < s.slots.size() || add_round(t))) {
       const Action a = next_action(t);
       if (a == Action::wait) break;
@@ -749,14 +814,22 @@ void ReduceCall::send_windows() {
         skip_slot(t);
         continue;
       }
-      // A status part may exceed the window by its copies: a worker that sent -0.0 into slots
-      // the others skipped gets those acknowledged only by the next status's result, so a
-      // status must be able to go out with the window full. Only one part's copies, though: a
-      // round of a 16 MiB tensor has 17 parts per tree, and sending them all at once (51
-      // full-size frames with 3 copies) overflowed the accelerator's buffer, losing the last
-      // parts' statuses in almost every round.
-      const size_t extra = s.slots[s.sent].kind == Kind::status ? s.copies : 0;
-      if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes + extra) break;
+      // Status parts are not held back by the window: a round's first part goes out only once
+      // everything before it settled (next_action), so what the window still counts then are
+      // frames given up on, and a worker whose window was full of them (fillers, or repair
+      // frames whose results were lost) sent the next part's copies only one probe per silent
+      // status wait: on two levels at 10 % loss the workers of one leaf sat at one round's
+      // status and those of the other at the next round's, neither able to send the part the
+      // other waited at, until the call timed out. Status frames meet the peers (a status
+      // result acknowledges everything before it); only their number is bounded: two parts'
+      // copies unsettled at a time (a 16 MiB tensor has 17 parts per tree and round, and
+      // sending them all at once, 51 full-size frames with 3 copies, overflowed the
+      // accelerator's buffer, losing the last parts' statuses in almost every round).
+      if (s.slots[s.sent].kind == Kind::status) {
+        if (s.frames_before[s.sent] - s.frames_before[s.settled] >= 2 * s.copies) break;
+      } else if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + s.probes) {
+        break;
+      }
       send_slot(t);
     }
   }
@@ -765,14 +838,14 @@ void ReduceCall::send_windows() {
 // The call's timeout while a main stream is open, else the status wait.
 Clock::time_point ReduceCall::next_deadline() const {
   Clock::time_point deadline = last_progress_ + timeout();
-  if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + silence());
+  if (repair && held_ == K) deadline = std::min(deadline, last_progress_ + call_silence());
   if (repair && held_ < K) deadline = std::min(deadline, last_vector_ + stall());
   for (size_t t = 0; t < T; ++t) {
     const TreeState& s = tr_[t];
     if (!s.done && repair && (s.inflight() > 0 || s.settled < s.sent))
       deadline = std::min(deadline, s.last_progress + tree_wait(t));
-    if (resend_due(t)) deadline = std::min(deadline, s.last_progress + status_wait());
-    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_result + silence());
+    if (resend_due(t)) deadline = std::min(deadline, resend_at(t));
+    if (!s.done && repair && s.held == s.n) deadline = std::min(deadline, s.last_heard + leave_after(t));
   }
   return deadline;
 }
@@ -783,7 +856,7 @@ bool ReduceCall::on_silence() {
   // Holding every result and hearing nothing more: done. The data is exact, and a peer
   // still repairing would be producing results with this worker's frames (it needs every
   // member for every slot). Typically this worker missed the final status.
-  if (repair && held_ == K && now - last_progress_ >= silence()) return true;
+  if (repair && held_ == K && now - last_progress_ >= call_silence()) return true;
   if (give_up_stalled(now)) return false;
   if (now < last_progress_ + timeout()) return false;
   const size_t miss = missing();
@@ -801,15 +874,15 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     TreeState& s = tr_[t];
     // The same for one tree: its peers that saw the final status have left it, so what
     // this worker still sends there would never complete.
-    if (!s.done && repair && s.held == s.n && now - s.last_result >= silence()) {
+    if (!s.done && repair && s.held == s.n && now - s.last_heard >= leave_after(t)) {
       s.done = true;
       moved = true;
       continue;
     }
     // One status wait of silence: ask again for the first outstanding results (a switch chip
     // with a result cache answers at once when this worker's copy was lost).
-    if (resend_due(t) && now - s.last_progress >= status_wait()) {
-      resend(t);
+    if (resend_due(t) && now >= resend_at(t)) {
+      resend(t, now);
       moved = true;
     }
     if (s.done || !repair || (s.inflight() == 0 && s.settled == s.sent) || now - s.last_progress < tree_wait(t))
@@ -850,6 +923,11 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   // i >= s.sent: an earlier call's result, or one for a slot we have not sent: not ours.
   // A skipped slot: this worker sent nothing there, so no sum can be ours.
   if (i >= s.sent || s.slots[i].skipped) {
+    // The sum of the flush frames (flush_tree), of this call or of the previous one: expected,
+    // and of no use.
+    if (repair &&
+        ((i >= s.span - s.copies && i < s.span) || (next_vid_[t] - h.vid >= 1 && next_vid_[t] - h.vid <= s.copies)))
+      return;
     // The previous call's range: a result that came after that call ended (typically the
     // second copy of the status that showed every vector held).
     const uint32_t back = next_vid_[t] - h.vid;
@@ -882,7 +960,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   // Any first result is progress for the call timeout (results still come); an in-order one
   // also for its tree.
   const auto now = Clock::now();
-  last_progress_ = now;
+  last_progress_ = s.last_heard = now;
   // A late result while this tree waits at a status part: a slot before it completed just now,
   // so peers are still sending the slots before the status (they are behind, not gone). The
   // status wait starts again: giving up the status now would put this worker a round ahead of
@@ -970,8 +1048,37 @@ void ReduceCall::fail_stalled(size_t miss) {
                        " s (a peer stopped answering or the loss is too heavy)");
 }
 
+// When this worker leaves tree t (done, by a status or by silence, or at the call's end), it
+// sends `copies` one-element frames of -0.0 into the last VIDs of the tree's reserved range,
+// which no slot of a call ever reaches (the region holds 2^24 VIDs per call; a tree that used
+// its range up to there sends none). Every worker sends them when it leaves, so the
+// accelerator sees a head from every member at the end of the range, drops as incomplete every
+// frame still queued before it, and sums the flush (its result is dropped here). Without them,
+// frames a worker sent into slots its peers had skipped stayed queued after the tree ended
+// (the peers send nothing more on it), held the contribution buffer's shared pool of that
+// port for the rest of the call, and the other tree's frames overflowed there round after
+// round: at 10 % loss, every worker missed the same vector for 25.6 s and the call failed.
+void ReduceCall::flush_tree(size_t t) {
+  TreeState& s = tr_[t];
+  if (s.flushed || !repair || s.n == 0) return;
+  s.flushed = true;
+  if (s.span < s.copies || s.span - s.copies < s.sent) return;
+  codec_.put(flush_pay_, 0, neg0_);
+  spec_.hdr.tid = static_cast<uint8_t>(p_.first_tid + static_cast<int>(t));
+  spec_.hdr.flags = 0;
+  pay_ = flush_pay_;
+  pay_len_ = es;
+  for (size_t i = s.span - s.copies; i < s.span; ++i) {
+    spec_.hdr.vid = next_vid_[t] + static_cast<uint32_t>(i);
+    spec_.hdr.cookie = cookie_hi_ | (uint64_t{3} << 30) | i;
+    spec_.ip_id = static_cast<uint16_t>(stats_.vectors_sent + stats_.resent);
+    emit();
+  }
+}
+
 // The call's range is used up whatever happened: the next call starts after it.
 void ReduceCall::close_range() {
+  for (size_t t = 0; t < T; ++t) flush_tree(t);
   t_.flush();  // whatever the backend still holds leaves now, not at the next call
   for (size_t t = 0; t < T; ++t) {
     prev_span_[t] = static_cast<uint32_t>(tr_[t].span);

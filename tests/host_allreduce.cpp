@@ -329,12 +329,23 @@ TEST(HostProtocol, RepairReaggregatesADroppedVector) {
   }
   EXPECT_TRUE(found);
   // The next call starts after the reserved ranges, and a clean call needs one status (in c
-  // copies) per tree.
+  // copies) per tree, and each tree's flush when the worker leaves it: c one-element frames in
+  // the last VIDs of the tree's range.
   tr.sent.clear();
   tr.drop_vid = -1;
   ar.reduce_f32(v.data(), 8);
-  ASSERT_EQ(tr.sent.size(), 2u + 2u * c);
+  ASSERT_EQ(tr.sent.size(), 2u + 2u * c + 2u * c);
   EXPECT_EQ(wire::parse_header(tr.sent[0]).vid, 5u + 2u * (c + 5u));
+  const uint32_t base = 5u + 2u * (c + 5u), span = 1u + 2u * (c + 1u);  // one vector per tree
+  size_t flush = 0;
+  for (const auto& f : tr.sent) {
+    const auto h = wire::parse_header(f);
+    if (h.vid < base + span - c) continue;
+    ++flush;
+    EXPECT_LT(h.vid, base + span);
+    EXPECT_EQ(h.count, 1);
+  }
+  EXPECT_EQ(flush, 2u * c);
 }
 
 TEST(HostProtocol, FailedBufferIsLeftUntouched) {
@@ -808,7 +819,7 @@ TEST(HostAllReduce, SilentPeerEndsInBoundedTime) {
   p.jid = 4;
   p.count = 362;
   p.timeout_ms = 250;
-  p.status_wait_ms = 15;  // with repair on the call timeout is at least 16 status waits
+  p.status_wait_ms = 15;  // with repair on the call timeout is at least 32 status waits
   const auto in = tensors(2, 2000, 1, ref::Fmt::fp32);
   JobParams q = p;
   const Outcome o = run_workers(bed, in, {0, 1}, q, 1);
