@@ -19,11 +19,11 @@ namespace panama::host {
 // Only a frame whose L4 checksum field holds that pseudo-header sum is completed; fragments and
 // frames with a computed checksum (even a wrong one) pass unchanged.
 void complete_l4_checksum(wire::Bytes& f);
-// Whether a frame is aggregation traffic (IPv4 without options, UDP to `port`): the stand-ins'
-// links leave its checksum as it came (the engine does not read it), port 0: no frame is.
+// Whether a frame is aggregation traffic as the accelerator's parser classifies it
+// (wire::classify): the stand-ins' links leave its checksum as it came (the engine does not read
+// it); port 0: no frame is.
 inline bool agg_udp(const uint8_t* d, size_t len, uint16_t port) {
-  return port != 0 && len >= 38 && d[12] == 0x08 && d[13] == 0x00 && d[14] == 0x45 && d[23] == 17 &&
-         wire::get16(d + 36) == port;
+  return port != 0 && wire::classify(d, len, port) == wire::Class::aggregation;
 }
 
 class AfPacketFabric : public Fabric {
