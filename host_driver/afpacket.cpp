@@ -178,14 +178,15 @@ void AfPacketFabric::flush_port(size_t port) {
   q.clear();
 }
 
-void AfPacketFabric::wait(Clock::time_point until) {
-  std::vector<pollfd>& p = pfd_;
+void poll_until(std::vector<pollfd>& fds, Clock::time_point until) {
   const auto now = Clock::now();
   int ms = 0;
   if (until > now)
     ms = static_cast<int>(std::min<long long>(
         std::chrono::duration_cast<std::chrono::microseconds>(until - now).count() / 1000 + 1, 100));
-  (void)poll(p.data(), p.size(), ms);
+  (void)poll(fds.data(), fds.size(), ms);
 }
+
+void AfPacketFabric::wait(Clock::time_point until) { poll_until(pfd_, until); }
 
 }  // namespace panama::host

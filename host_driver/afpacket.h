@@ -26,6 +26,10 @@ inline bool agg_udp(const uint8_t* d, size_t len, uint16_t port) {
   return port != 0 && wire::classify(d, len, port) == wire::Class::aggregation;
 }
 
+// Waits in poll() on `fds` until one is readable or `until` (at most 100 ms: the loop's stop
+// and export checks): the stand-in fabrics' wait().
+void poll_until(std::vector<pollfd>& fds, Clock::time_point until);
+
 class AfPacketFabric : public Fabric {
  public:
   // Opens and binds one socket per interface (port p = ifaces[p]); throws std::runtime_error.

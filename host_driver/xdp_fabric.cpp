@@ -37,14 +37,7 @@ void XdpFabric::flush() {
   for (auto* p : ports_) p->flush();
 }
 
-void XdpFabric::wait(Clock::time_point until) {
-  const auto now = Clock::now();
-  int ms = 0;
-  if (until > now)
-    ms = static_cast<int>(std::min<long long>(
-        std::chrono::duration_cast<std::chrono::microseconds>(until - now).count() / 1000 + 1, 100));
-  (void)poll(pfd_.data(), pfd_.size(), ms);
-}
+void XdpFabric::wait(Clock::time_point until) { poll_until(pfd_, until); }
 
 XdpPorts::XdpPorts(const std::vector<std::string>& ifaces, int threads, uint16_t agg_port,
                    const std::vector<int>& tid_thread)
