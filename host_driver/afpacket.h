@@ -44,7 +44,7 @@ class AfPacketFabric : public Fabric {
   void send_swap(int port, wire::Bytes& f) override;
   void flush() override;
   void wait(Clock::time_point until) override;
-  uint64_t send_errors() const { return send_errors_; }
+  uint64_t send_errors() const override { return send_errors_; }
 
  private:
   bool fill(int port);  // one recvmmsg; false when nothing was waiting

@@ -183,11 +183,6 @@ struct Lane {
   std::unique_ptr<Fabric> fab;
   std::unique_ptr<Engine> eng;
   std::unique_ptr<SwitchChip> chip;
-  uint64_t send_errors() const {
-    if (auto* a = dynamic_cast<const AfPacketFabric*>(fab.get())) return a->send_errors();
-    if (auto* x = dynamic_cast<const XdpFabric*>(fab.get())) return x->send_errors();
-    return 0;
-  }
 };
 
 // The threads' counters as one: numbers summed (max_queue: the largest), a context's entry from
@@ -251,7 +246,7 @@ struct StandIn {
       if (err.empty()) err = e;
     nlohmann::ordered_json j;
     uint64_t send_errors = 0;
-    for (const Lane& l : lanes) send_errors += l.send_errors();
+    for (const Lane& l : lanes) send_errors += l.fab->send_errors();
     if (err.empty()) {
       j = merge_lanes(parts, owner);
       last_acc = j["accelerator"];

@@ -261,6 +261,8 @@ class Fabric {
   // Like send(), but the fabric may keep f's buffer and leave another (with some capacity) in
   // f: the stand-in's loop sends this way, so that a frame is not copied to be queued.
   virtual void send_swap(int port, wire::Bytes& f) { send(port, f); }
+  // Frames the links could not send (counted, dropped).
+  virtual uint64_t send_errors() const { return 0; }
 };
 
 // How long a frame picked for reordering waits for another frame to overtake it.

@@ -32,7 +32,7 @@ class XdpFabric : public Fabric {
   void send(int port, const wire::Bytes& f) override;
   void flush() override;
   void wait(Clock::time_point until) override;
-  uint64_t send_errors() const { return send_errors_; }
+  uint64_t send_errors() const override { return send_errors_; }
 
  private:
   std::vector<XdpTransport*> ports_;
