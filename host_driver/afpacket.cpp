@@ -52,12 +52,13 @@ AfPacketFabric::AfPacketFabric(const std::vector<std::string>& ifaces, uint16_t 
 }
 
 void complete_l4_checksum(wire::Bytes& f) {
-  if (f.size() < 34 || f[12] != 0x08 || f[13] != 0x00 || (f[14] >> 4) != 4) return;
-  const size_t ihl = static_cast<size_t>(f[14] & 15) * 4;
-  const uint8_t proto = f[23];
-  const size_t l4 = 14 + ihl;
-  const size_t total = wire::get16(&f[16]);
-  if (ihl < 20 || total < ihl || 14 + total > f.size()) return;
+  namespace off = wire::off;
+  if (f.size() < off::udp || wire::get16(&f[off::eth_type]) != wire::kEtherTypeIpv4 || (f[off::ip] >> 4) != 4) return;
+  const size_t ihl = static_cast<size_t>(f[off::ip] & 15) * 4;
+  const uint8_t proto = f[off::ip_proto];
+  const size_t l4 = off::ip + ihl;
+  const size_t total = wire::get16(&f[off::ip_total_len]);
+  if (ihl < 20 || total < ihl || off::ip + total > f.size()) return;
   const size_t len = total - ihl;
   size_t csum_off;
   if (proto == 17 && len >= 8)
@@ -67,9 +68,9 @@ void complete_l4_checksum(wire::Bytes& f) {
   else
     return;
   // A fragment's L4 checksum covers the whole datagram: never touched here.
-  if ((wire::get16(&f[20]) & 0x3FFF) != 0) return;
+  if ((wire::get16(&f[off::ip_frag]) & 0x3FFF) != 0) return;
   uint32_t sum = 0;
-  for (size_t i = 26; i < 34; i += 2) sum += wire::get16(&f[i]);
+  for (size_t i = off::ip_src; i < off::ip_dst + 4; i += 2) sum += wire::get16(&f[i]);
   sum += proto;
   sum += static_cast<uint32_t>(len);
   // Left to offload, the field holds the folded pseudo-header sum: anything else is a checksum
