@@ -95,27 +95,59 @@ namespace {
 
 enum class Kind { main, status, repair };
 
+// PANAMA_HOST_DEBUG: one line per status part decided (read or given up), with the time.
+void debug_status(int rank, size_t t, size_t r, size_t q, const char* what) {
+  static const bool on = std::getenv("PANAMA_HOST_DEBUG") != nullptr;
+  if (!on) return;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  std::fprintf(stderr, "rank %d tree %zu round %zu part %zu %s at %lld\n", rank, t, r, q, what,
+               static_cast<long long>(ms % 10000000));
+}
+
 // Status waits a worker waits for a status part: more than a peer takes to leave a jammed round
-// (kMaxProbes + 1, rule 6); with adaptive waits, room for peers whose waits differ by up to 2x.
+// (kLeaveWaits, rule 6); with adaptive waits, room for peers whose waits differ by up to 2x.
 constexpr int kStatusWaits = 5, kStatusWaitsAdaptive = 8;
+// After status parts given up, the next is waited for longer (doubling, up to this many status
+// waits; reset when a status part is read): a backoff, so that workers that drifted apart by a
+// round meet again (2026-11-28). At 20 % loss on two levels the workers of a job drifted up to
+// eleven rounds apart: a worker behind (its round's slots taking longer) reached each status
+// after its peers had given it up, and all went from round to round at the same pace of status
+// waits, never meeting. Now the worker ahead waits longer at each status it gives up, until the
+// one behind arrives (its copies complete with the ones still queued in the accelerator); when
+// every worker missed a status together (all its copies lost), the next waits are longer for all.
+constexpr int kStatusWaitsMax = 16;
 // Re-sends of one status position (the first unsettled status part), a status wait apart. A
 // re-send the switch chip's cache does not answer reaches the accelerator and holds buffer there
 // until it is dropped as stale: repeating it every status wait (up to 9 frames per tree at a
 // status part) overflowed the accelerator's buffer nine times as often at 15 % loss.
 constexpr int kMaxResends = 2;
-// A window full after this many probes, in a repair phase, means the round is jammed (rule 6).
-// Three, not two: a slot's result reaches a worker only when all W contributions and the result
-// got through, (1 - p)^(W + 1), 44 % at 15 % loss with 4 workers; a full window (6) and two
-// probes without a result happened by chance about once per 100 slots, so workers left nearly
+// Status waits in a row without any result of a tree, its window full, in a repair phase: the
+// round is jammed (rule 6), and the worker leaves the rest of it. Four, not three: a slot's
+// result reaches a worker only when all W contributions and the result got through,
+// (1 - p)^(W + 1), 44 % at 15 % loss with 4 workers; with two probes (three silent waits) a
+// full window and no result happened by chance about once per 100 slots, so workers left nearly
 // every round after its first few dozen slots (and their peers' frames then failed too): 190
-// rounds for 2 MiB at 15 %. Each probe more halves that, and costs a status wait when the
-// peers did leave the round (kStatusWaits stays above the kMaxProbes + 1 waits of leaving).
-constexpr size_t kMaxProbes = 3;
-// Probes keep going, one per silent status wait, up to this many beyond the window: a worker
-// whose every frame in the accelerator was consumed or dropped (an empty queue there) while its
-// results were lost must keep sending, or its peers' frames wait for it for good (seen at 10 %
-// loss: every worker stuck at one VID of a tree with its probes used up).
+// rounds for 2 MiB at 15 %. kStatusWaits stays above it.
+constexpr size_t kLeaveWaits = 4;
+// Probes (one frame more per silent status wait) keep going up to this many beyond the window
+// while no result of the tree's current phase has come: a worker whose every frame in the
+// accelerator was consumed or dropped while its results were lost must keep sending, or its
+// peers' frames wait for it for good (seen at 10 % loss: every worker stuck at one VID of a
+// tree with its probes used up). The cap bounds what a worker ahead of its peers (still in the
+// round before, or at its status) queues in the accelerator.
 constexpr size_t kProbeCap = 32;
+// Once a result of the phase (the main vectors, or the round) came, the peers are known to be
+// in it, and a silent status wait frees the whole window instead (rule 6). With probes only,
+// at 20 % loss on two levels (a result reaches a worker for one slot in six, 0.8^8) one leaf's
+// workers missed a run of results and stopped a window and 32 probes past their last one while
+// the other leaf's went on; the accelerators overflowed with the leading leaf's frames and
+// every worker of the job waited for good (no result at all for 6.4 s, in the main phase).
+// In a round the peers have been seen in, a worker leaves only after kLeaveWaits silent waits
+// *and* so many frames without a result that chance gives it once in kLeaveOdds rounds (n q
+// (1 - q)^L for n slots and a result for a fraction q of the frames): at one result in six, four silent waits came by
+// chance in nearly every round (each window of 6 frames silent one time in three), and every round ended at about the
+// same slot, so the vectors behind it were never repaired.
+constexpr double kLeaveOdds = 100;
 
 struct Slot {
   Kind kind = Kind::main;
@@ -129,7 +161,7 @@ struct Slot {
 
 // What round r's status says of one vector (TreeState::plan).
 constexpr int kHeld = -2;   // every worker holds it: nothing to do
-constexpr int kReagg = -1;  // nobody holds it: re-aggregate; >= 0: the lowest-rank holder forwards
+constexpr int kReagg = -1;  // some worker lacks it: re-aggregate
 
 enum class Part : uint8_t { undecided, known, failed };
 
@@ -143,17 +175,20 @@ struct TreeState {
   std::vector<Slot> slots;            // the reserved VID range laid out so far, in VID order
   size_t sent = 0, settled = 0;       // slots handled (sent or skipped); settled prefix (results in VID order)
   std::vector<size_t> frames_before;  // frames_before[i]: frames actually sent at positions < i
-  // Slots known to have left the accelerator's queues: a result for a later or equal VID came
-  // back. Only these free window credit; a slot given up by the status wait may still sit in
-  // the accelerator waiting for a slower peer, and sending more would overflow its buffer.
+  // Slots that no longer count in the window: a result for a later or equal VID came back
+  // (they left the accelerator's queues), or a status wait went by without any result while
+  // the peers are known to be in the same phase (kLeaveOdds).
   size_t acked = 0;
-  // One extra frame per status wait without any result (like a TCP retransmission timeout
-  // sending one segment): if a peer's contribution at the head of the window was lost, the
-  // peer's next frame makes the accelerator drop the incomplete vector and results flow again.
-  size_t probes = 0;                              // at most kProbeCap: one more frame per silent status wait
+  size_t status_misses = 0;                       // status parts given up since one was last read
+  size_t silent = 0;                              // status waits given up in a row without a result of this tree
+  size_t probes = 0;                              // frames beyond the window (kProbeCap)
+  bool heard_main = false;                        // a result of a main slot came
+  int heard_round = -1;                           // the latest round a repair result came for
+  size_t frames_at_result = 0;                    // frames_before[sent] when the last result came
+  size_t results = 0;                             // first results of this tree's slots (kLeaveOdds)
   std::vector<std::vector<Part>> part;            // [round][part]
   std::vector<std::vector<uint8_t>> copies_lost;  // [round][part]: copies settled without a result
-  std::vector<std::vector<int>> plan;             // [round][vector]: kHeld, kReagg or a holder rank
+  std::vector<std::vector<int>> plan;             // [round][vector]: kHeld or kReagg
   std::vector<bool> status_started;               // [round]: its first status part went out
   std::vector<bool> part_done;                    // [part]: a status showed every vector held by all
   std::vector<bool> part_read;                    // [part]: some status of it was read (its holder bits known)
@@ -274,6 +309,7 @@ class ReduceCall : CallShape {
   Clock::time_point next_deadline() const;
   bool on_silence();  // true: the call is over
   bool give_up_stalled(Clock::time_point now);
+  void on_silent_wait(size_t t);
   void take_frame(const uint8_t* rx, size_t len);
   size_t missing() const;
   [[noreturn]] void fail_timeout(size_t missing);
@@ -315,8 +351,8 @@ class ReduceCall : CallShape {
   size_t pay_len_ = 0;
   void emit();
   // The status wait (adaptive: StatusWait) and what derives from it: the call timeout is at
-  // least 32 status waits with repair on, the silence after which a worker holding everything
-  // leaves is 12 (at least 2, at most 3/4 of the timeout).
+  // least 40 status waits with repair on, the silence after which a worker holding everything
+  // leaves is 24 (at least 2, at most 3/4 of the timeout).
   std::chrono::milliseconds status_wait() const;
   std::chrono::milliseconds timeout() const;
   std::chrono::milliseconds silence() const;
@@ -367,17 +403,18 @@ std::chrono::milliseconds ReduceCall::status_wait() const {
 // it and its peers leave a jammed round; the call timeout (a dead peer) is kept above that.
 std::chrono::milliseconds ReduceCall::timeout() const {
   const std::chrono::milliseconds t(p_.timeout_ms);
-  return repair ? std::max(t, 32 * status_wait()) : t;
+  return repair ? std::max(t, 40 * status_wait()) : t;
 }
 
 // How long a worker that holds every result waits in silence before it leaves (it may have
 // missed the final status): several status waits, since a peer still repairing can need a
 // few in a row, but well inside the peers' timeout, which starts at about the same time.
 // A peer that still misses a vector can spend several status waits getting out of a jammed
-// round (rule 6 of docs/host.md), so this is well above that but below the peer's timeout.
+// round (rule 6 of docs/host.md) and up to kStatusWaitsMax at a status, so this is above both
+// together but below the peer's timeout. (12 until 2026-11-28, with status waits of at most 5.)
 std::chrono::milliseconds ReduceCall::silence() const {
   const auto w = status_wait();
-  return std::max(2 * w, std::min(timeout() * 3 / 4, 12 * w));
+  return std::max(2 * w, std::min(timeout() * 3 / 4, 24 * w));
 }
 
 // A status this worker read shows a peer still missing a vector of tree t (a part read and not
@@ -398,11 +435,13 @@ std::chrono::milliseconds ReduceCall::call_silence() const {
 // How long a worker that holds every vector of tree t goes without hearing any result of it
 // (in order or late: a late one is a peer behind completing a slot with this worker's queued
 // frame) before it leaves the tree. While a status it read shows a peer still missing a vector,
-// twice the silence (24 status waits, below the peers' timeout of 32 for the next call, in
-// case this worker missed the final status); with repair, the peer's every frame needs it.
+// 3/4 of the call timeout (30 status waits by default; below the peers' timeout for the next
+// call, in case this worker missed the final status): with repair, the peer's every frame
+// needs it, and a longer --timeout-ms keeps it longer (statuses lost several times in a row
+// are silence too, at high loss).
 std::chrono::milliseconds ReduceCall::leave_after(size_t t) const {
   if (!peer_missing(t)) return silence();
-  return std::max(silence(), std::min(timeout() * 3 / 4, 24 * status_wait()));
+  return std::max(silence(), timeout() * 3 / 4);
 }
 
 // How long a call with repair on may go without a newly completed vector while some are missing
@@ -510,7 +549,11 @@ void ReduceCall::settle_lost(size_t t, size_t upto, uint32_t seen_vid) {
       // The part is failed only when every copy went without a result.
       const size_t r = static_cast<size_t>(sl.round);
       Part& pt = s.part[r][sl.index];
-      if (++s.copies_lost[r][sl.index] >= s.copies && pt == Part::undecided) pt = Part::failed;
+      if (++s.copies_lost[r][sl.index] >= s.copies && pt == Part::undecided) {
+        pt = Part::failed;
+        ++s.status_misses;
+        debug_status(p_.rank, t, r, sl.index, "given up");
+      }
     }
   }
 }
@@ -620,21 +663,16 @@ void ReduceCall::fill_status(size_t t, const Slot& sl) {
   }
 }
 
-// A repair slot's payload, from the round's plan for its vector.
+// A repair slot's payload: the worker's input again and tag 1 (re-aggregation), the same for
+// every worker that sends the slot. A worker without the part's status sends it too (it sends
+// every slot of the part it does not skip, next_action): the others' plan for a slot they send
+// is always re-aggregation, so the slot completes valid with it.
 void ReduceCall::fill_repair(size_t t, const Slot& sl) {
-  const TreeState& s = tr_[t];
   spec_.payload.assign(C * es, 0);
   for (size_t e = 0; e < C; ++e) codec_.put(spec_.payload.data(), e, neg0_);
-  const auto& pl = s.plan[static_cast<size_t>(sl.round)];
-  const int h = pl.empty() ? kHeld : pl[sl.index];
   const size_t k = sl.index * T + t, cnt = elems_of(k);
-  if (h == kReagg) {  // nobody holds it: everyone sends its input again, tag 1
-    std::memcpy(spec_.payload.data(), data_ + k * Cd * es, cnt * es);
-    codec_.put(spec_.payload.data(), C - 1, codec_.encode(1.0));
-  } else if (h == p_.rank) {  // the designated holder forwards the sum, tag W
-    std::memcpy(spec_.payload.data(), out_ + k * Cd * es, cnt * es);
-    codec_.put(spec_.payload.data(), C - 1, codec_.encode(static_cast<double>(W)));
-  }  // everybody else: -0.0 everywhere (x + -0 = x exactly), tag -0
+  std::memcpy(spec_.payload.data(), data_ + k * Cd * es, cnt * es);
+  codec_.put(spec_.payload.data(), C - 1, codec_.encode(1.0));
 }
 
 void ReduceCall::skip_slot(size_t t) {
@@ -674,19 +712,27 @@ ReduceCall::Action ReduceCall::next_action(size_t t) {
   if (s.part[r][q] != Part::known && s.part_done[q]) return Action::skip;  // its status part was not sent
   if (s.part[r][q] == Part::undecided) return Action::wait;
   // Without the part's status this worker does not know which of its slots the others send:
-  // it sends -0.0 (tag -0.0) to every one. Where the others send, the sum completes (invalid
-  // for lack of this worker's tag) and their results keep flowing; where they do not, the
-  // accelerator drops the lone frame as incomplete. Skipping instead would leave the others'
-  // frames waiting for a contribution that never comes, and their windows jammed.
+  // it sends every one, re-aggregating (fill_repair). Where the others send, their plan is
+  // re-aggregation too and the slot completes valid; where they do not, the accelerator drops
+  // the lone frame as incomplete. Skipping instead would leave the others' frames waiting for a
+  // contribution that never comes, and their windows jammed. (Until 2026-11-28 the plan could
+  // forward a holder's sum, so such a worker sent -0.0 fillers, which completed a forward
+  // valid but a re-aggregation invalid: at 20 % loss on two levels a round's status reached a
+  // worker in about half the rounds, and the other half repaired almost nothing.)
   //
-  // Except when this worker holds every vector of the part: then its peers either saw the part
-  // done (every vector held by all: they send nothing more for it, and 362 lone fillers only
-  // jammed this worker's window until it left the round, every round, taking the slots its
-  // peers needed further on with it: the 16 MiB failures of docs/host.md) or need slots of it
-  // that this worker cannot make valid without the plan anyway (a filler only completes them
-  // invalid). Skipping is safe: a peer's frame for such a slot is dropped as incomplete as
-  // soon as this worker's next frame, at a later VID, reaches the accelerator.
-  if (s.part[r][q] == Part::failed) return part_held(t, q) ? Action::skip : Action::send;
+  // Except when this worker holds every vector of the part and no status it read showed a peer
+  // missing one of them: then its peers most likely saw the part done (every vector held by
+  // all: they send nothing more for it, and 362 lone frames only jammed this worker's window
+  // until it left the round, every round, taking the slots its peers needed further on with
+  // it: the 16 MiB failures of docs/host.md). Skipping is safe: a peer's frame for such a slot
+  // is dropped as incomplete as soon as this worker's next frame, at a later VID, reaches the
+  // accelerator. A holder that read a status showing a peer missing a vector of the part sends
+  // (until 2026-11-28 it skipped as well: at 15 % loss on two levels, peers that lost every
+  // status for a while sent the part's slots round after round while the one worker holding it
+  // all skipped them, so nothing completed, and it left the tree by silence while they still
+  // needed it).
+  if (s.part[r][q] == Part::failed)
+    return part_held(t, q) && !(s.part_read[q] && !s.part_done[q]) ? Action::skip : Action::send;
   return s.plan[r][sl.index] == kHeld ? Action::skip : Action::send;
 }
 
@@ -698,7 +744,9 @@ std::chrono::milliseconds ReduceCall::tree_wait(size_t t) const {
   const TreeState& s = tr_[t];
   for (size_t i = s.settled; i < s.sent; ++i)
     if (s.slots[i].kind == Kind::status && !s.slots[i].skipped)
-      return (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits) * status_wait();
+      return std::min(kStatusWaitsMax, (p_.adaptive_wait ? kStatusWaitsAdaptive : kStatusWaits)
+                                           << std::min<size_t>(s.status_misses, 2)) *
+             status_wait();
   return status_wait();
 }
 
@@ -721,7 +769,6 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
   std::vector<int> hold(nv);
   bool all = true;
   for (size_t v = 0; v < nv; ++v) {
-    int holder = -1;
     size_t holders = 0;
     for (size_t g = 0; g < G; ++g) {
       const double x = codec_.decode(codec_.get(pay, v * G + g));
@@ -731,13 +778,9 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
         return;
       }
       const uint64_t m = static_cast<uint64_t>(x);
-      for (size_t b = 0; b < ranks_here; ++b)
-        if ((m >> b) & 1) {
-          ++holders;
-          if (holder < 0) holder = static_cast<int>(g * B + b);
-        }
+      for (size_t b = 0; b < ranks_here; ++b) holders += (m >> b) & 1;
     }
-    hold[v] = holders == W ? kHeld : holder;
+    hold[v] = holders == W ? kHeld : kReagg;
     all &= holders == W;
   }
   if (s.plan[r].empty()) {
@@ -745,6 +788,8 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
     ++stats_.repair_rounds;
   }
   std::copy(hold.begin(), hold.end(), s.plan[r].begin() + static_cast<std::ptrdiff_t>(v0));
+  if (s.part[r][q] != Part::known) debug_status(p_.rank, t, r, q, "read");
+  s.status_misses = 0;
   s.part[r][q] = Part::known;
   s.part_read[q] = true;
   if (all && !s.part_done[q]) {
@@ -753,11 +798,11 @@ void ReduceCall::decode_part(size_t t, int round, size_t q, const uint8_t* pay, 
   }
 }
 
-// A slot's tag sums to W only when every worker re-aggregated (W x 1) or exactly one forwarded
-// the sum it holds (W, the others -0.0): any other mix of plans gives a different tag. So a
-// result with tag W is vector j's exact sum whatever this worker's plan was, and it is taken
-// also by a worker that sent a filler for lack of the round's status (its peers' forward
-// completed with it); before, such a worker stayed without the vector for another round.
+// A slot's tag sums to W only when every worker re-aggregated (W x 1; a worker that sent
+// nothing leaves the slot incomplete, and the accelerator drops it). So a result with tag W is
+// vector j's exact sum, the same tree-order sum as the lost one (same ports, same order). The
+// check still guards against a peer with another plan (the forward of earlier versions: the
+// holder's sum with tag W, the others -0.0 with tag -0.0; a mix gives k + W).
 void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
   if (codec_.decode(codec_.get(pay, C - 1)) != static_cast<double>(W)) return;  // not every worker took part
   const size_t k = sl.index * T + t;
@@ -891,19 +936,63 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
     // go on with the schedule, the repair rounds pick it up.
     settle_lost(t, s.sent, 0);
     ++s.give_ups;
-    if (s.inflight() > 0) s.probes = std::min<size_t>(s.probes + 1, kProbeCap);
-    // A window still full after the probes, in a repair phase: this worker's frames went
-    // into VIDs the others have left behind (they gave up on this round and moved on), and
-    // no result will ever acknowledge them. Leave the rest of the round; the next status
-    // (outside the window) meets the others, and its result acknowledges everything.
-    if (s.inflight() >= static_cast<size_t>(cc_[t].allowed()) + kMaxProbes) {
-      if (std::getenv("PANAMA_HOST_DEBUG")) debug_leave_round(t);
-      while (s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair) skip_slot(t);
-    }
+    on_silent_wait(t);
     s.last_progress = now;
     moved = true;
   }
   return moved;
+}
+
+// A status wait of tree t went by without any result while frames were out (rule 6): frees the
+// window or sends a probe, and leaves a jammed round.
+void ReduceCall::on_silent_wait(size_t t) {
+  TreeState& s = tr_[t];
+  const size_t allowed = static_cast<size_t>(cc_[t].allowed());
+  const bool full = s.inflight() >= allowed + s.probes;
+  const Slot* last = s.sent > 0 ? &s.slots[s.sent - 1] : nullptr;
+  const bool in_round = last && last->kind != Kind::main;
+  // In a round the peers are taken to be there once its status went out (read or given up: a
+  // status lost for everyone leaves everyone without it, and they all re-aggregate every slot,
+  // rule 5); in the main phase, once a main result came.
+  const bool peers_here = last && (in_round || s.heard_main);
+  // A status part given up: its copies no longer hold the window (they are bounded by their
+  // own number, send_windows), and the silence before it does not count towards leaving the
+  // round it opens.
+  if (last && last->kind == Kind::status) {
+    s.acked = s.sent;
+    s.probes = 0;
+    s.silent = 0;
+    return;
+  }
+  if (peers_here) {
+    // If a peer's contribution at the head of the window was lost, this worker's next frames
+    // make the accelerator drop the incomplete vector and results flow again; if its own
+    // results were lost, its frames have left the accelerator anyway.
+    s.acked = s.sent;
+    s.probes = 0;
+  } else if (s.inflight() > 0) {
+    s.probes = std::min(s.probes + 1, kProbeCap);
+  }
+  const bool repair_next = s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair;
+  if (!in_round || !repair_next) {
+    s.silent = 0;  // silence at a status part or in the main phase never leaves a round
+    return;
+  }
+  // Frames without a result that chance explains once in kLeaveOdds rounds, at this tree's
+  // rate of results so far.
+  const double q =
+      std::clamp(static_cast<double>(s.results) / std::max<size_t>(1, s.frames_before[s.sent]), 0.01, 0.99);
+  const double rare = std::ceil(std::log(std::max(2.0, static_cast<double>(s.n) * q * kLeaveOdds)) / -std::log1p(-q));
+  const size_t since = s.frames_before[s.sent] - s.frames_at_result;
+  const bool jammed = peers_here ? since >= std::min(rare, 4096.0) : full;
+  if (++s.silent >= kLeaveWaits && jammed) {
+    // This worker's frames went into VIDs the others have left behind (they gave up on this
+    // round and moved on), and no result will ever acknowledge them. Leave the rest of the
+    // round; the next status (outside the window) meets the others, and its result
+    // acknowledges everything.
+    if (std::getenv("PANAMA_HOST_DEBUG")) debug_leave_round(t);
+    while (s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair) skip_slot(t);
+  }
 }
 
 // Accepts only final sums of this job for a slot of this call.
@@ -961,12 +1050,27 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   // also for its tree.
   const auto now = Clock::now();
   last_progress_ = s.last_heard = now;
+  s.silent = 0;
+  s.frames_at_result = s.frames_before[s.sent];
+  ++s.results;
+  // Peers known to send the same phase: a main result, or a repair result of the round (a status
+  // result shows they reached the round's status, not that they send its slots).
+  if (sl.kind == Kind::main)
+    s.heard_main = true;
+  else if (sl.kind == Kind::repair)
+    s.heard_round = std::max(s.heard_round, sl.round);
   // A late result while this tree waits at a status part: a slot before it completed just now,
   // so peers are still sending the slots before the status (they are behind, not gone). The
   // status wait starts again: giving up the status now would put this worker a round ahead of
   // them, and on two levels at 10 % loss workers then leapfrogged one another round after round
   // (each waiting at a status the others had already left) until the call timed out.
-  if (late && s.settled < s.sent && s.slots[s.settled].kind == Kind::status) s.last_progress = now;
+  // Only a result of the round just before the status (or of the main phase before the first
+  // one) says so: a late first result of an older slot (a peer's re-send answered from a cache,
+  // passed down to every member of its leaf) kept resetting the wait, and at 15 % loss on two
+  // levels a worker then sat at one status for the whole stall bound.
+  if (late && s.settled < s.sent && s.slots[s.settled].kind == Kind::status &&
+      (sl.kind == Kind::main ? s.slots[s.settled].round == 0 : sl.round + 1 >= s.slots[s.settled].round))
+    s.last_progress = now;
   if (!late) {
     if (i > s.settled) settle_lost(t, i, h.vid);
     s.settled = i + 1;
@@ -1018,11 +1122,14 @@ void ReduceCall::debug_leave_round(size_t t) const {
     }
   }
   const Slot& nx = s.slots[std::min(s.sent, s.slots.size() - 1)];
-  std::fprintf(stderr,
-               "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
-               "fillers %zu, main %zu) allowed %d probes %zu acked %zu settled %zu sent %zu\n",
-               p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, fill, mainf, cc_[t].allowed(), s.probes, s.acked,
-               s.settled, s.sent);
+  std::fprintf(
+      stderr,
+      "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
+      "fillers %zu, main %zu) allowed %d silent %zu acked %zu settled %zu sent %zu at %lld\n",
+      p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, fill, mainf, cc_[t].allowed(), s.silent, s.acked,
+      s.settled, s.sent,
+      static_cast<long long>(
+          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count() % 10000000));
 }
 
 void ReduceCall::fail_timeout(size_t miss) {
@@ -1038,7 +1145,7 @@ void ReduceCall::fail_timeout(size_t miss) {
 }
 
 void ReduceCall::fail_stalled(size_t miss) {
-  if (std::getenv("PANAMA_HOST_DEBUG")) debug_missing();
+  if (std::getenv("PANAMA_HOST_DEBUG")) debug_missing(), debug_trees();
   close_range();
   const auto secs = std::chrono::duration_cast<std::chrono::milliseconds>(stall()).count() / 1000.0;
   char b[64];
@@ -1111,10 +1218,10 @@ void ReduceCall::debug_trees() const {
     const TreeState& z = tr_[u];
     const Slot* nx = z.sent < z.slots.size() ? &z.slots[z.sent] : nullptr;
     std::fprintf(stderr,
-                 "rank %d tree %zu: n %zu sent %zu settled %zu acked %zu inflight %zu probes %zu held %zu done "
+                 "rank %d tree %zu: n %zu sent %zu settled %zu acked %zu inflight %zu silent %zu held %zu done "
                  "%d next kind %d round %d index %zu cwnd %d give_ups %zu since_progress %lld ms since_result %lld ms "
                  "since_call_progress %lld ms\n",
-                 p_.rank, u, z.n, z.sent, z.settled, z.acked, z.inflight(), z.probes, z.held, z.done,
+                 p_.rank, u, z.n, z.sent, z.settled, z.acked, z.inflight(), z.silent, z.held, z.done,
                  nx ? static_cast<int>(nx->kind) : -1, nx ? nx->round : -1, nx ? nx->index : 0, cc_[u].allowed(),
                  z.give_ups, ms_since(z.last_progress), ms_since(z.last_result), ms_since(last_progress_));
   }

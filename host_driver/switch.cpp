@@ -143,8 +143,25 @@ SwitchChip::Cache& SwitchChip::cache(size_t context) {
   if (c.sums.empty()) {
     c.sums.resize(p_.result_cache);
     c.cookies.resize(2 * p_.result_cache * static_cast<size_t>(ports_));
+    c.ups.resize(p_.result_cache);
   }
   return c;
+}
+
+void SwitchChip::remember_up(size_t context, const wire::Bytes& f) {
+  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return;
+  const uint32_t vid = wire::parse_header(f).vid;
+  Cached& s = cache(context).ups[vid % p_.result_cache];
+  s.used = true;
+  s.vid = vid;
+  s.frame.assign(f.begin(), f.end());
+}
+
+int SwitchChip::up_port(const wire::Bytes& f, int upstream_port) const {
+  wire::Mac dst;
+  std::copy(f.begin(), f.begin() + 6, dst.begin());
+  const auto it = fdb_.find(dst);
+  return it != fdb_.end() ? it->second : upstream_port;
 }
 
 wire::Bytes* SwitchChip::remember(size_t context, const wire::Bytes& f, int mark) {
@@ -172,10 +189,21 @@ bool SwitchChip::recall(int port, const wire::Bytes& f) {
     const size_t rc = p_.result_cache;
     Cookie& k = cc.cookies[(h.vid % (2 * rc)) * static_cast<size_t>(ports_) + static_cast<size_t>(port)];
     const Cached& s = cc.sums[h.vid % rc];
+    const bool same_frame = k.used && k.vid == h.vid && k.cookie == h.cookie;  // this port's frame again
     if (s.used && s.vid == h.vid) {
-      if (!k.used || k.vid != h.vid || k.cookie != h.cookie) return false;  // not this port's frame again
+      if (!same_frame) return false;
       enqueue(port, copy(s.frame), s.mark);
       ++ctr_[static_cast<size_t>(port)].recalled;
+      return true;
+    }
+    // An upstream-mode context that sent this VID's partial sum up but never passed its final
+    // sum down (lost on the way down, or not built above yet): the same partial again, up. The
+    // parent answers it from its cache, relays it further, or (its first copy lost on the way
+    // up) sums it; a copy it already has is behind the first in its queue and dropped as stale.
+    const Cached& u = cc.ups[h.vid % rc];
+    if (!c.multicast && same_frame && u.used && u.vid == h.vid) {
+      enqueue(up_port(u.frame, c.upstream_port), copy(u.frame));
+      ++ctr_[static_cast<size_t>(port)].relayed;
       return true;
     }
     // On its way to the accelerator: remember whose frame it was.
@@ -325,10 +353,9 @@ void SwitchChip::from_accelerator(EngineOut& o) {
     replicate(c.members, -1, std::move(f), mark ? 1 : 0);
     return;
   }
-  wire::Mac dst;
-  std::copy(f.begin(), f.begin() + 6, dst.begin());
-  auto it = fdb_.find(dst);
-  enqueue(it != fdb_.end() ? it->second : c.upstream_port, std::move(f));
+  remember_up(static_cast<size_t>(o.context), f);
+  const int up = up_port(f, c.upstream_port);
+  enqueue(up, std::move(f));
 }
 
 void SwitchChip::from_engine(EngineOut o, Clock::time_point now) {
@@ -497,7 +524,8 @@ nlohmann::ordered_json SwitchChip::counters_json() const {
                  {"injected_drops", c.injected_drops},
                  {"injected_dups", c.injected_dups},
                  {"injected_reorders", c.injected_reorders},
-                 {"recalled", c.recalled}});
+                 {"recalled", c.recalled},
+                 {"relayed", c.relayed}});
   return a;
 }
 

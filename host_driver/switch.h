@@ -107,7 +107,8 @@ struct ChipParams {
 struct PortCounters {
   uint64_t rx_frames = 0, rx_bytes = 0, tx_frames = 0, tx_bytes = 0, queue_drops = 0, ce_marked = 0, max_queue = 0,
            flooded = 0, filtered = 0, injected_drops = 0, injected_dups = 0, injected_reorders = 0,
-           recalled = 0;  // contributions answered from the result cache
+           recalled = 0,  // contributions answered from the result cache
+      relayed = 0;        // contributions whose partial sum this chip sent up again (an upstream-mode context)
 };
 
 // The switch chip beside a board shell (panama-host switch --shell): the board's frames all come
@@ -144,7 +145,11 @@ class SwitchChip {
   // A frame received from link `port`, before the accelerator: true when it is a contribution
   // whose result is in the cache and whose COOKIE is that of the contribution this port sent
   // for the VID before (a re-send); the cached result is then queued to `port` (counted
-  // `recalled`) and the frame must not go to the accelerator.
+  // `recalled`) and the frame must not go to the accelerator. In an upstream-mode context whose
+  // result for the VID never came down, a re-send of a VID whose partial sum this chip sent up
+  // sends that partial up again instead (counted `relayed` at `port`): the parent's chip answers
+  // it from its own cache, or relays it further up, so a final sum lost on the way down to this
+  // switch can be asked for by the workers below it. false otherwise.
   bool recall(int port, const wire::Bytes& f);
   const wire::CtxFile& contexts() const { return ctx_; }
   void set_board(const BoardSide& b) { board_ = b; }
@@ -176,6 +181,11 @@ class SwitchChip {
   void from_accelerator(EngineOut& o);  // a frame the accelerator built (m_agg)
   // A final sum sent to the members, kept; the kept copy (nullptr when the cache is off).
   wire::Bytes* remember(size_t context, const wire::Bytes& f, int mark);
+  // A partial sum sent up by an upstream-mode context, kept (recall() may send it up again).
+  void remember_up(size_t context, const wire::Bytes& f);
+  // Where an upstream-mode context's partial sums go: the port of their destination MAC, else
+  // the context's upstream port.
+  int up_port(const wire::Bytes& f, int upstream_port) const;
   bool built_by_board(const wire::Bytes& f) const;
   int ports_;
   std::vector<int> all_ports_;  // 0 .. ports_ - 1
@@ -242,6 +252,7 @@ class SwitchChip {
   struct Cache {
     std::vector<Cached> sums;
     std::vector<Cookie> cookies;
+    std::vector<Cached> ups;  // upstream mode: the partial sum of VID v sent up, in slot v mod result_cache
   };
   Cache& cache(size_t context);  // sized on first use
   std::vector<Cache> cache_;     // per context index

@@ -548,6 +548,89 @@ TEST(HostSwitchChip, ResultCacheAnswersOnlyTheSameFrameAgain) {
   EXPECT_FALSE(off.recall(0, contribution(20, 1)));
 }
 
+// Two levels (docs/host.md "Recall"): the final sum of VID 7 reaches the root's members but is
+// lost on its way down to the leaf. A worker's re-send at the leaf misses the leaf's cache (no
+// sum came down); the leaf sends its partial sum of VID 7 up again, byte for byte, and the
+// root's chip answers that from its cache to the leaf alone; passed down, it reaches the leaf's
+// members. Only the same frame again is relayed: another COOKIE, a VID never sent up, a
+// multicast-mode context, or the cache off go on to the accelerator as before.
+TEST(HostSwitchChip, UpstreamContextSendsItsPartialUpAgainForAReSend) {
+  auto frame = [](uint32_t vid, uint64_t cookie, uint8_t flags, const wire::Mac& dst) {
+    wire::FrameSpec s;
+    s.eth_dst = dst;
+    s.hdr.jid = 5;
+    s.hdr.vid = vid;
+    s.hdr.cookie = cookie;
+    s.hdr.flags = flags;
+    s.payload.assign(16, static_cast<uint8_t>(vid + flags));
+    return wire::build_frame(s);
+  };
+  const wire::Mac agg{0x02, 0, 0, 0, 0, 0x99}, group{0x01, 0x00, 0x5e, 0x01, 0x01, 0x01};
+  wire::CtxFile lc;  // leaf: workers on ports 0 and 1, the root behind port 2
+  lc.contexts.resize(1);
+  lc.contexts[0].jid = 5;
+  lc.contexts[0].members = {0, 1};
+  lc.contexts[0].multicast = false;
+  lc.contexts[0].upstream_port = 2;
+  lc.contexts[0].src_mac = {0x02, 0xaa, 0, 0, 0, 1};
+  SwitchChip leaf(3, lc, ChipParams{});
+  SwitchChip root(2, one_ctx(2, 1, 5), ChipParams{});  // the leaf's uplink on root port 0
+  EXPECT_FALSE(leaf.recall(0, frame(7, 70, 0, agg)));
+  EXPECT_FALSE(leaf.recall(1, frame(7, 71, 0, agg)));
+  EXPECT_FALSE(leaf.recall(0, frame(7, 70, 0, agg)));  // a re-send before the leaf summed VID 7
+  // The leaf's accelerator sums VID 7 (COOKIE of the lowest member) and sends it up.
+  leaf.from_engine(EngineOut{-1, 0, frame(7, 70, 0, agg)}, Clock::now());
+  wire::Bytes up1, up2, g;
+  ASSERT_TRUE(leaf.pop_due(2, Clock::now(), up1));
+  EXPECT_EQ(drain(leaf, 3), (std::vector<int>{0, 0, 0}));
+  // The root takes it and the other leaf's partial, sums, multicasts (and keeps) the result.
+  EXPECT_FALSE(root.recall(0, up1));
+  EXPECT_FALSE(root.recall(1, frame(7, 90, 0, agg)));
+  root.from_engine(EngineOut{-1, 0, frame(7, 70, wire::kFlagResult, group)}, Clock::now());
+  EXPECT_EQ(drain(root, 2), (std::vector<int>{1, 1}));  // port 0's copy is lost on the way down
+  // VID 8 sent up too; a frame with another COOKIE for it (not the frame port 0 sent), or one
+  // for VID 9 (never sent up), goes on to the accelerator.
+  EXPECT_FALSE(leaf.recall(0, frame(8, 80, 0, agg)));
+  EXPECT_FALSE(leaf.recall(1, frame(8, 81, 0, agg)));
+  leaf.from_engine(EngineOut{-1, 0, frame(8, 80, 0, agg)}, Clock::now());
+  EXPECT_EQ(drain(leaf, 3), (std::vector<int>{0, 0, 1}));
+  EXPECT_FALSE(leaf.recall(0, frame(8, 88, 0, agg)));
+  EXPECT_FALSE(leaf.recall(1, frame(9, 91, 0, agg)));
+  EXPECT_EQ(drain(leaf, 3), (std::vector<int>{0, 0, 0}));
+  // Worker 0's re-send: the partial goes up again, the same bytes.
+  EXPECT_TRUE(leaf.recall(0, frame(7, 70, 0, agg)));
+  EXPECT_EQ(leaf.counters()[0].relayed, 1u);
+  ASSERT_TRUE(leaf.pop_due(2, Clock::now(), up2));
+  EXPECT_EQ(up2, up1);
+  EXPECT_EQ(drain(leaf, 3), (std::vector<int>{0, 0, 0}));
+  // The root answers it from its cache, to the leaf's port alone.
+  EXPECT_TRUE(root.recall(0, up2));
+  EXPECT_EQ(root.counters()[0].recalled, 1u);
+  ASSERT_TRUE(root.pop_due(0, Clock::now(), g));
+  EXPECT_TRUE(wire::parse_header(g).result());
+  EXPECT_EQ(drain(root, 2), (std::vector<int>{0, 0}));
+  // Passed down at the leaf: both members get it, and the leaf now answers from its own cache.
+  leaf.from_engine(EngineOut{2, -1, g}, Clock::now());
+  EXPECT_EQ(drain(leaf, 3), (std::vector<int>{1, 1, 0}));
+  EXPECT_TRUE(leaf.recall(1, frame(7, 71, 0, agg)));
+  EXPECT_EQ(leaf.counters()[1].recalled, 1u);
+  EXPECT_EQ(leaf.counters()[1].relayed, 0u);
+  EXPECT_EQ(drain(leaf, 3), (std::vector<int>{0, 1, 0}));
+  // A multicast-mode context (the root) never relays: a re-send of a VID it has not built goes on.
+  EXPECT_FALSE(root.recall(1, frame(8, 91, 0, agg)));
+  EXPECT_FALSE(root.recall(1, frame(8, 91, 0, agg)));
+  EXPECT_EQ(drain(root, 2), (std::vector<int>{0, 0}));
+  // Cache off: nothing is kept or relayed.
+  ChipParams off;
+  off.result_cache = 0;
+  SwitchChip leaf_off(3, lc, off);
+  EXPECT_FALSE(leaf_off.recall(0, frame(7, 70, 0, agg)));
+  leaf_off.from_engine(EngineOut{-1, 0, frame(7, 70, 0, agg)}, Clock::now());
+  EXPECT_EQ(drain(leaf_off, 3), (std::vector<int>{0, 0, 1}));
+  EXPECT_FALSE(leaf_off.recall(0, frame(7, 70, 0, agg)));
+  EXPECT_EQ(drain(leaf_off, 3), (std::vector<int>{0, 0, 0}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // All-reduce through the in-process stand-in on the SystemC live model
 
