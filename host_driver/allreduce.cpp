@@ -121,32 +121,28 @@ constexpr int kStatusWaitsMax = 16;
 // until it is dropped as stale: repeating it every status wait (up to 9 frames per tree at a
 // status part) overflowed the accelerator's buffer nine times as often at 15 % loss.
 constexpr int kMaxResends = 2;
-// Status waits in a row without any result of a tree, its window full, in a repair phase: the
-// round is jammed (rule 6), and the worker leaves the rest of it. Four, not three: a slot's
-// result reaches a worker only when all W contributions and the result got through,
-// (1 - p)^(W + 1), 44 % at 15 % loss with 4 workers; with two probes (three silent waits) a
-// full window and no result happened by chance about once per 100 slots, so workers left nearly
-// every round after its first few dozen slots (and their peers' frames then failed too): 190
-// rounds for 2 MiB at 15 %. kStatusWaits stays above it.
+// Status waits in a row without any result of a tree, in a repair round, before the worker
+// leaves the rest of the round (rule 6; with kLeaveOdds). kStatusWaits stays above it.
 constexpr size_t kLeaveWaits = 4;
-// Probes (one frame more per silent status wait) keep going up to this many beyond the window
-// while no result of the tree's current phase has come: a worker whose every frame in the
-// accelerator was consumed or dropped while its results were lost must keep sending, or its
-// peers' frames wait for it for good (seen at 10 % loss: every worker stuck at one VID of a
-// tree with its probes used up). The cap bounds what a worker ahead of its peers (still in the
-// round before, or at its status) queues in the accelerator.
+// In the main phase before its first result, a silent status wait allows one frame more (a
+// probe), up to this many beyond the window: a worker whose every frame in the accelerator was
+// consumed or dropped while its results were lost must keep sending, or its peers' frames wait
+// for it for good (seen at 10 % loss: every worker stuck at one VID of a tree with its probes
+// used up).
 constexpr size_t kProbeCap = 32;
-// Once a result of the phase (the main vectors, or the round) came, the peers are known to be
-// in it, and a silent status wait frees the whole window instead (rule 6). With probes only,
-// at 20 % loss on two levels (a result reaches a worker for one slot in six, 0.8^8) one leaf's
-// workers missed a run of results and stopped a window and 32 probes past their last one while
-// the other leaf's went on; the accelerators overflowed with the leading leaf's frames and
-// every worker of the job waited for good (no result at all for 6.4 s, in the main phase).
-// In a round the peers have been seen in, a worker leaves only after kLeaveWaits silent waits
-// *and* so many frames without a result that chance gives it once in kLeaveOdds rounds (n q
-// (1 - q)^L for n slots and a result for a fraction q of the frames): at one result in six, four silent waits came by
-// chance in nearly every round (each window of 6 frames silent one time in three), and every round ended at about the
-// same slot, so the vectors behind it were never repaired.
+// Once a main result came, and in a repair round once its status went out (read or given up),
+// a silent status wait frees the whole window instead (rule 6). With probes only, at 20 % loss
+// on two levels (a result reaches a worker for one slot in six, 0.8^8) one leaf's workers
+// missed a run of results and stopped a window and 32 probes past their last one while the
+// other leaf's went on; the accelerators overflowed with the leading leaf's frames and every
+// worker of the job waited for good (no result at all for 6.4 s, in the main phase).
+// A worker leaves a round after kLeaveWaits silent waits *and* so many frames without a result
+// that chance gives it once in kLeaveOdds rounds (n q (1 - q)^L for n slots and a result for a
+// fraction q of the frames). Until 2026-11-28 four silent waits with the window full were
+// enough: at one result in six a window of 6 frames is silent one time in three, so every round
+// ended by chance at about the same slot and the vectors behind it were never repaired. (Two
+// were enough before that: at 15 % loss on one level workers left nearly every round after its
+// first few dozen slots, 190 rounds for 2 MiB.)
 constexpr double kLeaveOdds = 100;
 
 struct Slot {
@@ -183,7 +179,6 @@ struct TreeState {
   size_t silent = 0;                              // status waits given up in a row without a result of this tree
   size_t probes = 0;                              // frames beyond the window (kProbeCap)
   bool heard_main = false;                        // a result of a main slot came
-  int heard_round = -1;                           // the latest round a repair result came for
   size_t frames_at_result = 0;                    // frames_before[sent] when the last result came
   size_t results = 0;                             // first results of this tree's slots (kLeaveOdds)
   std::vector<std::vector<Part>> part;            // [round][part]
@@ -1053,12 +1048,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   s.silent = 0;
   s.frames_at_result = s.frames_before[s.sent];
   ++s.results;
-  // Peers known to send the same phase: a main result, or a repair result of the round (a status
-  // result shows they reached the round's status, not that they send its slots).
-  if (sl.kind == Kind::main)
-    s.heard_main = true;
-  else if (sl.kind == Kind::repair)
-    s.heard_round = std::max(s.heard_round, sl.round);
+  if (sl.kind == Kind::main) s.heard_main = true;  // the peers are known to send the main phase
   // A late result while this tree waits at a status part: a slot before it completed just now,
   // so peers are still sending the slots before the status (they are behind, not gone). The
   // status wait starts again: giving up the status now would put this worker a round ahead of

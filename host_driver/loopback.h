@@ -66,7 +66,8 @@ class LoopbackFabric : public Fabric {
     std::lock_guard<std::mutex> l(mu_);
     up_loss_[static_cast<size_t>(port)] = p;
   }
-  // Drops every frame to the host on `port` for which `f` returns true (deterministic faults).
+  // Drops every frame to the host on `port` (-1: on every port) for which `f` returns true
+  // (deterministic faults).
   void set_down_filter(int port, std::function<bool(const wire::Bytes&)> f) {
     std::lock_guard<std::mutex> l(mu_);
     filter_port_ = port;
@@ -90,7 +91,7 @@ class LoopbackFabric : public Fabric {
     {
       std::lock_guard<std::mutex> l(mu_);
       const double p = loss[static_cast<size_t>(port)];
-      const bool filtered = dir == &Link::down && port == filter_port_ && filter_ && filter_(f);
+      const bool filtered = dir == &Link::down && (filter_port_ < 0 || port == filter_port_) && filter_ && filter_(f);
       if (filtered || (p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p)) {
         ++dropped_;
         return;

@@ -1103,6 +1103,43 @@ TEST(HostRepair, ResentStatusPartsAreAnsweredFromTheResultCache) {
   EXPECT_LE(recalled, o.stats[0].resent);
 }
 
+// No worker ever reads a status (every status result is dropped on every link, the cache's
+// answers included) while contributions are lost on the way in (nobody holds those vectors).
+// Without the plan every worker sends its input again to every slot of the part (docs/host.md
+// rule 5), so the slots complete valid and the lost vectors are re-aggregated, and each worker
+// leaves once it holds everything. With -0.0 fillers instead (before 2026-11-28) such slots
+// completed invalid and nothing was ever repaired without a status.
+TEST(HostRepair, WorkersWithoutAnyStatusRepairByReaggregation) {
+  const Config cfg = design(4);
+  const std::vector<int> port_of{2, 0, 1};
+  Bed bed(cfg, ctx_for(port_of, 1, 6), ChipParams{});
+  std::atomic<uint64_t> dropped_status{0};
+  bed.fab.set_down_filter(-1, [&dropped_status](const wire::Bytes& f) {
+    if (f.size() < wire::kHeaderBytes) return false;
+    const auto h = wire::parse_header(f);
+    const bool status = h.result() && h.count < 100;  // 30 holder words; data vectors carry 361
+    dropped_status += status;
+    return status;
+  });
+  bed.fab.set_up_loss(0, 0.08);  // rank 1's contributions
+  JobParams p;
+  p.jid = 6;
+  p.window.max = 8;
+  p.count = 362;
+  p.timeout_ms = 3000;
+  p.status_wait_ms = 40;
+  const auto in = tensors(3, 362 * 29 + 5, 5, ref::Fmt::fp32);
+  const Outcome o = run_workers(bed, in, port_of, p, 2);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r << " " << bed.finish();
+    EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+    EXPECT_EQ(o.stats[static_cast<size_t>(r)].repair_rounds, 0u) << "rank " << r;  // no status read
+    EXPECT_GT(o.stats[static_cast<size_t>(r)].repaired, 0u) << "rank " << r;       // repaired all the same
+  }
+  EXPECT_GT(dropped_status.load(), 0u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The soft engine (switch --engine soft): the behaviour rules in C++ with CPU tree-order sums.
 
