@@ -1067,6 +1067,17 @@ TEST(HostRepair, BothDirections) { repair_run(2, 0.02, 0.02, 7); }
 // Issue 12: 5 % in both directions on every link.
 TEST(HostRepair, FivePercentEveryLinkBothWays) { repair_run(2, 0.05, 0.05, 11, true); }
 
+// One tree of job 6, window 8, full-size vectors, a short status wait: the repair tests below.
+JobParams small_repair_job() {
+  JobParams p;
+  p.jid = 6;
+  p.window.max = 8;
+  p.count = 362;
+  p.timeout_ms = 3000;
+  p.status_wait_ms = 40;
+  return p;
+}
+
 // A worker whose status results are lost after its peers received theirs (every first copy
 // of every status result to rank 0 is dropped): its re-sends after a silent status wait are
 // answered from the switch chip's result cache (docs/host.md "Recall"), and the sums stay exact.
@@ -1082,12 +1093,7 @@ TEST(HostRepair, ResentStatusPartsAreAnsweredFromTheResultCache) {
     return h.result() && h.count < 100 && seen.insert(h.vid).second;
   });
   bed.fab.set_loss(2, 0.05, 3);  // and a few of rank 0's other results, so that there are rounds
-  JobParams p;
-  p.jid = 6;
-  p.window.max = 8;
-  p.count = 362;
-  p.timeout_ms = 3000;
-  p.status_wait_ms = 40;
+  const JobParams p = small_repair_job();
   const auto in = tensors(3, 362 * 30 + 5, 3, ref::Fmt::fp32);
   const Outcome o = run_workers(bed, in, port_of, p, 2);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
@@ -1122,12 +1128,7 @@ TEST(HostRepair, WorkersWithoutAnyStatusRepairByReaggregation) {
     return status;
   });
   bed.fab.set_up_loss(0, 0.08);  // rank 1's contributions
-  JobParams p;
-  p.jid = 6;
-  p.window.max = 8;
-  p.count = 362;
-  p.timeout_ms = 3000;
-  p.status_wait_ms = 40;
+  const JobParams p = small_repair_job();
   const auto in = tensors(3, 362 * 29 + 5, 5, ref::Fmt::fp32);
   const Outcome o = run_workers(bed, in, port_of, p, 2);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
