@@ -124,24 +124,25 @@ constexpr int kMaxResends = 2;
 // Status waits in a row without any result of a tree, in a repair round, before the worker
 // leaves the rest of the round (rule 6; with kLeaveOdds). kStatusWaits stays above it.
 constexpr size_t kLeaveWaits = 4;
-// Until the peers are known to send the same phase (the main phase before its first result, a
-// round whose status this worker lost and of which it heard nothing), a silent status wait
-// allows one frame more (a probe), up to this many beyond the window: a worker whose every frame in the accelerator was
+// In the main phase before its first result, a silent status wait allows one frame more (a
+// probe), up to this many beyond the window: a worker whose every frame in the accelerator was
 // consumed or dropped while its results were lost must keep sending, or its peers' frames wait
 // for it for good (seen at 10 % loss: every worker stuck at one VID of a tree with its probes
 // used up).
 constexpr size_t kProbeCap = 32;
-// Once a main result came, and in a repair round once one of its status parts was read or a
-// repair result of it came, a silent status wait frees the whole window instead (rule 6). With probes only, at 20 %
-// loss on two levels (a result reaches a worker for one slot in six, 0.8^8) one leaf's workers missed a run of results
-// and stopped a window and 32 probes past their last one while the other leaf's went on; the accelerators overflowed
-// with the leading leaf's frames and every worker of the job waited for good (no result at all for 6.4 s, in the main
-// phase). A worker leaves a round after kLeaveWaits silent waits *and* so many frames without a result that chance
-// gives it once in kLeaveOdds rounds (n q (1 - q)^L for n slots and a result for a fraction q of the frames). Until
-// 2026-11-28 four silent waits with the window full were enough: at one result in six a window of 6 frames is silent
-// one time in three, so every round ended by chance at about the same slot and the vectors behind it were never
-// repaired. (Two were enough before that: at 15 % loss on one level workers left nearly every round after its first few
-// dozen slots, 190 rounds for 2 MiB.)
+// Once a main result came, and in a repair round once its status went out (read or given up),
+// a silent status wait frees the whole window instead (rule 6). With probes only, at 20 % loss
+// on two levels (a result reaches a worker for one slot in six, 0.8^8) one leaf's workers
+// missed a run of results and stopped a window and 32 probes past their last one while the
+// other leaf's went on; the accelerators overflowed with the leading leaf's frames and every
+// worker of the job waited for good (no result at all for 6.4 s, in the main phase).
+// A worker leaves a round after kLeaveWaits silent waits *and* so many frames without a result
+// that chance gives it once in kLeaveOdds rounds (n q (1 - q)^L for n slots and a result for a
+// fraction q of the frames). Until 2026-11-28 four silent waits with the window full were
+// enough: at one result in six a window of 6 frames is silent one time in three, so every round
+// ended by chance at about the same slot and the vectors behind it were never repaired. (Two
+// were enough before that: at 15 % loss on one level workers left nearly every round after its
+// first few dozen slots, 190 rounds for 2 MiB.)
 constexpr double kLeaveOdds = 100;
 
 struct Slot {
@@ -178,7 +179,6 @@ struct TreeState {
   size_t silent = 0;                              // status waits given up in a row without a result of this tree
   size_t probes = 0;                              // frames beyond the window (kProbeCap)
   bool heard_main = false;                        // a result of a main slot came
-  int heard_round = -1;                           // the latest round a repair result came for
   size_t frames_at_result = 0;                    // frames_before[sent] when the last result came
   size_t results = 0;                             // first results of this tree's slots (kLeaveOdds)
   std::vector<std::vector<Part>> part;            // [round][part]
@@ -946,19 +946,10 @@ void ReduceCall::on_silent_wait(size_t t) {
   const bool full = s.inflight() >= allowed + s.probes;
   const Slot* last = s.sent > 0 ? &s.slots[s.sent - 1] : nullptr;
   const bool in_round = last && last->kind != Kind::main;
-  // The peers are known to send the same phase: in the main phase once a main result came; in a
-  // round once one of its status parts was read (every worker contributed to it) or a repair
-  // result of it came. A worker that lost the round's status and has heard nothing of it sends
-  // probes only: its peers may be rounds behind, and a window per silent wait (tried) filled
-  // the accelerator's buffer until the status copies it sent next were dropped on admission,
-  // the one place where the peers behind could have met it (at 20 % loss on two levels, one
-  // tree's leaves drifted 13 rounds apart and heard nothing for 30 s).
-  const auto round_heard = [&] {
-    const size_t r = static_cast<size_t>(last->round);
-    return s.heard_round >= last->round ||
-           std::find(s.part[r].begin(), s.part[r].end(), Part::known) != s.part[r].end();
-  };
-  const bool peers_here = last && (in_round ? round_heard() : s.heard_main);
+  // In a round the peers are taken to be there once its status went out (read or given up: a
+  // status lost for everyone leaves everyone without it, and they all re-aggregate every slot,
+  // rule 5); in the main phase, once a main result came.
+  const bool peers_here = last && (in_round || s.heard_main);
   // A status part given up: its copies no longer hold the window (they are bounded by their
   // own number, send_windows), and the silence before it does not count towards leaving the
   // round it opens.
@@ -1057,8 +1048,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   s.silent = 0;
   s.frames_at_result = s.frames_before[s.sent];
   ++s.results;
-  if (sl.kind == Kind::main) s.heard_main = true;  // the peers are known to send the phase
-  if (sl.kind == Kind::repair) s.heard_round = std::max(s.heard_round, sl.round);
+  if (sl.kind == Kind::main) s.heard_main = true;  // the peers are known to send the main phase
   // A late result while this tree waits at a status part: a slot before it completed just now,
   // so peers are still sending the slots before the status (they are behind, not gone). The
   // status wait starts again: giving up the status now would put this worker a round ahead of
