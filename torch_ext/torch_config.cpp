@@ -56,7 +56,7 @@ const std::vector<std::pair<std::string, std::string>>& variables() {
       {"PANAMA_TREES", "aggregation trees T (TIDs 0..T-1, default 1)"},
       {"PANAMA_FIRST_VID", "the contexts' first VID: one for every tree or V0,V1,... (default 0)"},
       {"PANAMA_MAX_ELEMS", "elements per vector at most (default and ceiling: the design's MAX_ELEMS)"},
-      {"PANAMA_TIMEOUT_MS", "error after this long without a result (default 2000; with repair >= 16 status waits)"},
+      {"PANAMA_TIMEOUT_MS", "error after this long without a result (default 2000; with repair >= 40 status waits)"},
       {"PANAMA_STATUS_WAIT_MS", "loss repair's status wait (default 200)"},
       {"PANAMA_REPAIR_ROUNDS", "loss repair rounds per call (default 16, 0: off)"},
       {"PANAMA_WINDOW_INIT", "initial window per tree, vectors (default min(4, max))"},
