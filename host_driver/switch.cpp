@@ -148,14 +148,18 @@ SwitchChip::Cache& SwitchChip::cache(size_t context) {
   return c;
 }
 
-void SwitchChip::remember_up(size_t context, const wire::Bytes& f) {
-  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return;
+SwitchChip::Cached* SwitchChip::keep(size_t context, std::vector<Cached> Cache::*slots, const wire::Bytes& f) {
+  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return nullptr;
   const uint32_t vid = wire::parse_header(f).vid;
-  Cached& s = cache(context).ups[vid % p_.result_cache];
+  // The same VID again (a duplicated frame) takes the same slot: the newer copy.
+  Cached& s = (cache(context).*slots)[vid % p_.result_cache];
   s.used = true;
   s.vid = vid;
   s.frame.assign(f.begin(), f.end());
+  return &s;
 }
+
+void SwitchChip::remember_up(size_t context, const wire::Bytes& f) { keep(context, &Cache::ups, f); }
 
 int SwitchChip::up_port(const wire::Bytes& f, int upstream_port) const {
   wire::Mac dst;
@@ -165,15 +169,10 @@ int SwitchChip::up_port(const wire::Bytes& f, int upstream_port) const {
 }
 
 wire::Bytes* SwitchChip::remember(size_t context, const wire::Bytes& f, int mark) {
-  if (p_.result_cache == 0 || context >= cache_.size() || f.size() < wire::kHeaderBytes) return nullptr;
-  const uint32_t vid = wire::parse_header(f).vid;
-  // The same VID again (a duplicated frame) takes the same slot: the newer copy.
-  Cached& s = cache(context).sums[vid % p_.result_cache];
-  s.used = true;
-  s.vid = vid;
-  s.frame.assign(f.begin(), f.end());
-  s.mark = mark;
-  return &s.frame;
+  Cached* s = keep(context, &Cache::sums, f);
+  if (!s) return nullptr;
+  s->mark = mark;
+  return &s->frame;
 }
 
 bool SwitchChip::recall(int port, const wire::Bytes& f) {

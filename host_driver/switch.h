@@ -256,6 +256,8 @@ class SwitchChip {
   };
   Cache& cache(size_t context);  // sized on first use
   std::vector<Cache> cache_;     // per context index
+  // f into its VID's slot of a context's sums or ups (nullptr when the cache is off or f is short).
+  Cached* keep(size_t context, std::vector<Cached> Cache::*slots, const wire::Bytes& f);
 };
 
 // Moves frames between the stand-in's ports and the outside.
