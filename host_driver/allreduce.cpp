@@ -95,13 +95,16 @@ namespace {
 
 enum class Kind { main, status, repair };
 
+// PANAMA_HOST_DEBUG lines' time: milliseconds of the clock, modulo 10^7 (compared across workers).
+long long debug_ms() {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
+  return static_cast<long long>(ms % 10000000);
+}
+
 // PANAMA_HOST_DEBUG: one line per status part decided (read or given up), with the time.
 void debug_status(int rank, size_t t, size_t r, size_t q, const char* what) {
   static const bool on = std::getenv("PANAMA_HOST_DEBUG") != nullptr;
-  if (!on) return;
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count();
-  std::fprintf(stderr, "rank %d tree %zu round %zu part %zu %s at %lld\n", rank, t, r, q, what,
-               static_cast<long long>(ms % 10000000));
+  if (on) std::fprintf(stderr, "rank %d tree %zu round %zu part %zu %s at %lld\n", rank, t, r, q, what, debug_ms());
 }
 
 // Status waits a worker waits for a status part: more than a peer takes to leave a jammed round
@@ -942,24 +945,13 @@ bool ReduceCall::give_up_stalled(Clock::time_point now) {
 // window or sends a probe, and leaves a jammed round.
 void ReduceCall::on_silent_wait(size_t t) {
   TreeState& s = tr_[t];
-  const size_t allowed = static_cast<size_t>(cc_[t].allowed());
-  const bool full = s.inflight() >= allowed + s.probes;
-  const Slot* last = s.sent > 0 ? &s.slots[s.sent - 1] : nullptr;
-  const bool in_round = last && last->kind != Kind::main;
-  // In a round the peers are taken to be there once its status went out (read or given up: a
-  // status lost for everyone leaves everyone without it, and they all re-aggregate every slot,
-  // rule 5); in the main phase, once a main result came.
-  const bool peers_here = last && (in_round || s.heard_main);
-  // A status part given up: its copies no longer hold the window (they are bounded by their
-  // own number, send_windows), and the silence before it does not count towards leaving the
-  // round it opens.
-  if (last && last->kind == Kind::status) {
-    s.acked = s.sent;
-    s.probes = 0;
-    s.silent = 0;
-    return;
-  }
-  if (peers_here) {
+  const Slot& last = s.slots[s.sent - 1];  // give_up_stalled: frames were out
+  // The window is freed once the peers are taken to send the same phase: in a round once its
+  // status went out (read or given up: a status lost for everyone leaves everyone without it,
+  // and they all re-aggregate every slot, rule 5; a given-up status's own copies never hold the
+  // window, they are bounded by their own number in send_windows); in the main phase once a
+  // main result came. Before that, probes.
+  if (last.kind != Kind::main || s.heard_main) {
     // If a peer's contribution at the head of the window was lost, this worker's next frames
     // make the accelerator drop the incomplete vector and results flow again; if its own
     // results were lost, its frames have left the accelerator anyway.
@@ -968,9 +960,10 @@ void ReduceCall::on_silent_wait(size_t t) {
   } else if (s.inflight() > 0) {
     s.probes = std::min(s.probes + 1, kProbeCap);
   }
-  const bool repair_next = s.sent < s.slots.size() && s.slots[s.sent].kind == Kind::repair;
-  if (!in_round || !repair_next) {
-    s.silent = 0;  // silence at a status part or in the main phase never leaves a round
+  // Only silence among a round's repair slots counts towards leaving it: not at a status part
+  // (nor the silence before one, for the round it opens), not in the main phase.
+  if (last.kind != Kind::repair || s.sent == s.slots.size() || s.slots[s.sent].kind != Kind::repair) {
+    s.silent = 0;
     return;
   }
   // Frames without a result that chance explains once in kLeaveOdds rounds, at this tree's
@@ -979,8 +972,7 @@ void ReduceCall::on_silent_wait(size_t t) {
       std::clamp(static_cast<double>(s.results) / std::max<size_t>(1, s.frames_before[s.sent]), 0.01, 0.99);
   const double rare = std::ceil(std::log(std::max(2.0, static_cast<double>(s.n) * q * kLeaveOdds)) / -std::log1p(-q));
   const size_t since = s.frames_before[s.sent] - s.frames_at_result;
-  const bool jammed = peers_here ? since >= std::min(rare, 4096.0) : full;
-  if (++s.silent >= kLeaveWaits && jammed) {
+  if (++s.silent >= kLeaveWaits && since >= std::min(rare, 4096.0)) {
     // This worker's frames went into VIDs the others have left behind (they gave up on this
     // round and moved on), and no result will ever acknowledge them. Leave the rest of the
     // round; the next status (outside the window) meets the others, and its result
@@ -1095,10 +1087,10 @@ size_t ReduceCall::missing() const {
 }
 
 // PANAMA_HOST_DEBUG: what fills tree t's window when the worker leaves a round: unacknowledged
-// frames by kind, and fillers (-0.0 into a part this worker does not know).
+// frames by kind, and blind ones (repair frames sent without the part's status).
 void ReduceCall::debug_leave_round(size_t t) const {
   const TreeState& s = tr_[t];
-  size_t st = 0, rep = 0, fill = 0, mainf = 0;
+  size_t st = 0, rep = 0, blind = 0, mainf = 0;
   for (size_t i = std::min(s.acked, s.sent); i < s.sent; ++i) {
     const Slot& z = s.slots[i];
     if (z.skipped) continue;
@@ -1108,18 +1100,15 @@ void ReduceCall::debug_leave_round(size_t t) const {
       ++mainf;
     } else {
       ++rep;
-      if (s.part[static_cast<size_t>(z.round)][z.index / s.vp] != Part::known) ++fill;
+      if (s.part[static_cast<size_t>(z.round)][z.index / s.vp] != Part::known) ++blind;
     }
   }
   const Slot& nx = s.slots[std::min(s.sent, s.slots.size() - 1)];
-  std::fprintf(
-      stderr,
-      "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
-      "fillers %zu, main %zu) allowed %d silent %zu acked %zu settled %zu sent %zu at %lld\n",
-      p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, fill, mainf, cc_[t].allowed(), s.silent, s.acked,
-      s.settled, s.sent,
-      static_cast<long long>(
-          std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch()).count() % 10000000));
+  std::fprintf(stderr,
+               "rank %d tree %zu leaves round %d at index %zu: inflight %zu (status %zu, repair %zu of which "
+               "blind %zu, main %zu) allowed %d silent %zu acked %zu settled %zu sent %zu at %lld\n",
+               p_.rank, t, nx.round, nx.index, s.inflight(), st, rep, blind, mainf, cc_[t].allowed(), s.silent, s.acked,
+               s.settled, s.sent, debug_ms());
 }
 
 void ReduceCall::fail_timeout(size_t miss) {
