@@ -1078,6 +1078,14 @@ JobParams small_repair_job() {
   return p;
 }
 
+// A status part's result in those tests: the short RESULT frames (a few dozen holder words;
+// data vectors carry 361 elements).
+bool status_result(const wire::Bytes& f) {
+  if (f.size() < wire::kHeaderBytes) return false;
+  const auto h = wire::parse_header(f);
+  return h.result() && h.count < 100;
+}
+
 // A worker whose status results are lost after its peers received theirs (every first copy
 // of every status result to rank 0 is dropped): its re-sends after a silent status wait are
 // answered from the switch chip's result cache (docs/host.md "Recall"), and the sums stay exact.
@@ -1085,13 +1093,9 @@ TEST(HostRepair, ResentStatusPartsAreAnsweredFromTheResultCache) {
   const Config cfg = design(4);
   const std::vector<int> port_of{2, 0, 1};
   Bed bed(cfg, ctx_for(port_of, 1, 6), ChipParams{});
-  // Status results are the short ones (31 vectors: 31 holder words; data vectors carry 361).
   std::set<uint32_t> seen;
-  bed.fab.set_down_filter(2, [&seen](const wire::Bytes& f) {
-    if (f.size() < wire::kHeaderBytes) return false;
-    const auto h = wire::parse_header(f);
-    return h.result() && h.count < 100 && seen.insert(h.vid).second;
-  });
+  bed.fab.set_down_filter(
+      2, [&seen](const wire::Bytes& f) { return status_result(f) && seen.insert(wire::parse_header(f).vid).second; });
   bed.fab.set_loss(2, 0.05, 3);  // and a few of rank 0's other results, so that there are rounds
   const JobParams p = small_repair_job();
   const auto in = tensors(3, 362 * 30 + 5, 3, ref::Fmt::fp32);
@@ -1121,9 +1125,7 @@ TEST(HostRepair, WorkersWithoutAnyStatusRepairByReaggregation) {
   Bed bed(cfg, ctx_for(port_of, 1, 6), ChipParams{});
   std::atomic<uint64_t> dropped_status{0};
   bed.fab.set_down_filter(-1, [&dropped_status](const wire::Bytes& f) {
-    if (f.size() < wire::kHeaderBytes) return false;
-    const auto h = wire::parse_header(f);
-    const bool status = h.result() && h.count < 100;  // 30 holder words; data vectors carry 361
+    const bool status = status_result(f);
     dropped_status += status;
     return status;
   });
