@@ -1,4 +1,4 @@
-// A design's config.json (gen/config.h Config::from_json) on any JSON text: a Config, or one
+// A design's config.json (gen/config/config.h Config::from_json) on any JSON text: a Config, or one
 // ConfigError. A Config read writes back the same, and its register map loads in the controller
 // (host_driver/controller.h parse_regmap).
 #include <string>

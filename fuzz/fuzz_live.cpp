@@ -1,4 +1,4 @@
-// The RTL harnesses' --live line protocol (testbench/live_protocol.h), served to any request
+// The RTL harnesses' --live line protocol (standin/engines/live_protocol.h), served to any request
 // stream: each request is handled or the server stops with one std::runtime_error line. The
 // design behind it is a stand-in that checks what reaches it.
 #include <cstdio>

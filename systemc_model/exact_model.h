@@ -1,5 +1,5 @@
 // The model's own arithmetic of exact-sum mode (numerics.md "Exact-sum mode"). Independent of the
-// RTL (gen/exactsum.cpp) and of the tests' reference (testbench/exact_ref.h): a superaccumulator
+// RTL (gen/emit/exactsum.cpp) and of the tests' reference (testbench/exact_ref.h): a superaccumulator
 // of signed 64-bit digits in radix 2^32 (no carries while adding), normalised once, then the top
 // 64 bits as a window plus a sticky bit are rounded to the format.
 #pragma once

@@ -23,7 +23,7 @@
 #include "Vaddtree.h"
 #include "exact_ref.h"
 #include "ref_float.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // AXI4-Lite master helpers for Verilator testbenches: single writes and reads on any Verilated
 // top with the s_axil_* ports of <prefix>_regs (docs/rtl.md "Register file"), programming a
 // CTX.json through the register map, and reading every counter into the counters.json layout of
-// tools.md. Header-only; needs gen/regmap.h (link panama_config) and wire/ctx.h (panama_wire).
+// tools.md. Header-only; needs gen/config/regmap.h (link panama_config) and wire/ctx.h (panama_wire).
 //
 // The tick callback advances the design by one clock cycle (one rising edge, with the
 // evaluations around it); whatever the helpers set on the inputs before calling it is sampled on

@@ -1,6 +1,6 @@
 // The tests' reference of exact-sum mode (numerics.md "Exact-sum mode"): the exact sum of the
 // leaves in a wide integer, rounded once. Written for the tests only: it shares nothing with the
-// RTL emitter (gen/exactsum.cpp) nor the SystemC model, and is itself checked against rational
+// RTL emitter (gen/emit/exactsum.cpp) nor the SystemC model, and is itself checked against rational
 // arithmetic by tests/exact_ref_check.py.
 //
 // Method: positive and negative leaves go to two unsigned accumulators (base 2^32 limbs) in

@@ -12,7 +12,7 @@
 
 #include "Vaddtree.h"
 #include "ref_float.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 
 int main(int argc, char** argv) {

@@ -22,7 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "Vparser.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 #include "wire.h"
 

@@ -35,7 +35,7 @@
 #include "config.h"
 #include "regmap.h"
 #include "regs_rtl.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 
 namespace {

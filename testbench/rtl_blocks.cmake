@@ -10,10 +10,10 @@ function(panama_parser_tb name frames)
   set(exe ${CMAKE_CURRENT_BINARY_DIR}/parser_${name}/obj/tb_parser_${name})
   panama_generate(${gen_dir} parser_${name} top OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_parser.v ARGS ${ARGN})
   panama_verilate_tb(${exe} PREFIX Vparser TOP panama_parser
-    INCLUDES ${CMAKE_SOURCE_DIR}/wire ${CMAKE_SOURCE_DIR}/testbench
+    INCLUDES ${CMAKE_SOURCE_DIR}/wire ${CMAKE_SOURCE_DIR}/testbench ${CMAKE_SOURCE_DIR}/standin/engines
     INPUTS ${gen_dir}/panama_parser.v ${CMAKE_CURRENT_SOURCE_DIR}/parser_tb.cpp ${CMAKE_SOURCE_DIR}/wire/wire.cpp
     DEPENDS ${gen_dir}/config.json ${gen_dir}/panama_parser.v ${CMAKE_CURRENT_SOURCE_DIR}/parser_tb.cpp
-            ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${CMAKE_SOURCE_DIR}/wire/wire.cpp ${CMAKE_SOURCE_DIR}/wire/wire.h)
+            ${CMAKE_SOURCE_DIR}/standin/engines/vl_util.h ${CMAKE_SOURCE_DIR}/wire/wire.cpp ${CMAKE_SOURCE_DIR}/wire/wire.h)
   add_test(NAME parser.${name} COMMAND ${exe} --config ${gen_dir}/config.json --frames ${frames} --seed 1 --idle 20)
   set_tests_properties(parser.${name} PROPERTIES LABELS "rtl;parser")
 endfunction()
@@ -49,11 +49,11 @@ if(TARGET panama_model)
     endif()
     panama_generate(${gen_dir} regs_${name} top OUTPUT ${gen_dir}/config.json ${gen_dir}/panama_regs.v ARGS ${ARGN})
     panama_verilate_tb(${exe} PREFIX Vregs TOP panama_regs FLAGS --public-flat-rw LDFLAGS "${ldflags}"
-      INCLUDES ${CMAKE_SOURCE_DIR}/wire ${CMAKE_SOURCE_DIR}/gen ${CMAKE_SOURCE_DIR}/systemc_model
-               ${CMAKE_SOURCE_DIR}/numerics ${CMAKE_SOURCE_DIR}/testbench
+      INCLUDES ${CMAKE_SOURCE_DIR}/wire ${CMAKE_SOURCE_DIR}/gen/config ${CMAKE_SOURCE_DIR}/systemc_model
+               ${CMAKE_SOURCE_DIR}/numerics ${CMAKE_SOURCE_DIR}/testbench ${CMAKE_SOURCE_DIR}/standin/engines
       INPUTS ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp ${libs}
       DEPENDS ${gen_dir}/config.json ${gen_dir}/panama_regs.v ${CMAKE_CURRENT_SOURCE_DIR}/regs_tb.cpp
-              ${CMAKE_CURRENT_SOURCE_DIR}/axil.h ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h panama_model panama_wire
+              ${CMAKE_CURRENT_SOURCE_DIR}/axil.h ${CMAKE_SOURCE_DIR}/standin/engines/vl_util.h panama_model panama_wire
               panama_config)
     add_test(NAME regs.${name} COMMAND ${exe} --config ${gen_dir}/config.json --cycles ${cycles} --seed 1)
     set_tests_properties(regs.${name} PROPERTIES LABELS "rtl;regs")

@@ -8,7 +8,7 @@
 set -euo pipefail
 BUILD=$1
 CONF=$2
-[ -d "$CONF/in" ] || { echo "SKIP: $CONF not found (shared/ must sit beside the repository)"; exit 77; }
+[ -d "$CONF/in" ] || { echo "FAIL: $CONF not found (tests/conformance/ is part of the repository)"; exit 1; }
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/panama_install.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
@@ -49,6 +49,6 @@ done
 # The RTL was verilated in the per-user cache from the installed harness, not from the checkout.
 mk=$(find "$HOME/.cache/panama/rtl_cache" -name 'Vtop.mk' | head -1)
 [ -n "$mk" ] || { echo "FAIL: no verilated design in $HOME/.cache/panama/rtl_cache"; exit 1; }
-grep -q "$P/share/panama/harness/testbench/rtl_harness.cpp" "$mk" || { echo "FAIL: harness not taken from the prefix"; exit 1; }
+grep -q "$P/share/panama/harness/standin/engines/rtl_harness.cpp" "$mk" || { echo "FAIL: harness not taken from the prefix"; exit 1; }
 if grep -q "$SRC/" "$mk"; then echo "FAIL: the verilated design refers to the source tree $SRC"; exit 1; fi
 echo "PASS: the RTL engine verilated the design from $P into the per-user cache"

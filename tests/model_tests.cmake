@@ -1,7 +1,7 @@
 # Tests of the wire-format library, the register map, the SystemC model and panama-sim.
 # Included from tests/CMakeLists.txt; paths are relative to this file. Each target is defined
 # only when its sources exist, so that a partial checkout still configures.
-set(PANAMA_CONFORMANCE_DIR ${CMAKE_CURRENT_LIST_DIR}/../../shared/conformance)
+set(PANAMA_CONFORMANCE_DIR ${CMAKE_CURRENT_LIST_DIR}/conformance)
 set(_mt ${CMAKE_CURRENT_LIST_DIR})
 
 if(TARGET panama_wire AND EXISTS ${_mt}/test_wire.cpp)

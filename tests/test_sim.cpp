@@ -79,7 +79,7 @@ std::string without_build_progress(const std::string& err) {
 class Sim : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!exists(kConf + "/ctx.json")) GTEST_SKIP() << kConf << " not found (shared/ must sit beside the repository)";
+    ASSERT_TRUE(exists(kConf + "/ctx.json")) << kConf << " not found (tests/conformance/ is part of the repository)";
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir = std::string(::testing::TempDir()) + "/panama_sim_" + info->name();
     std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "'").c_str());

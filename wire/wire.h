@@ -1,4 +1,4 @@
-// The aggregation wire format, version 1 (shared/spec/wire-format.md): field layout,
+// The aggregation wire format, version 1 (docs/spec/wire-format.md): field layout,
 // classification, well-formedness, building worker frames and the frames the accelerator
 // builds. Used by the SystemC model, the testbenches, the tests and the host driver.
 #pragma once

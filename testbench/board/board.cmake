@@ -31,12 +31,12 @@ function(panama_board_tb name)
     OUTPUT ${dir}/${name}_tb
     COMMAND ${VERILATOR} --cc --exe --build -j 1 -O3 -Wno-fatal -Werror-USERERROR -I${CMAKE_SOURCE_DIR}/rtl -I${PANAMA_BOARD_DEFS_DIR} --Mdir ${dir}
             -o ${name}_tb --top-module ${arg_TOP} ${arg_FLAGS}
-            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} -I${CMAKE_SOURCE_DIR}/wire ${cflags_extra}"
+            -CFLAGS "-O1 -std=c++17 -I${CMAKE_CURRENT_SOURCE_DIR}/board -I${CMAKE_CURRENT_SOURCE_DIR} -I${CMAKE_SOURCE_DIR}/standin/engines -I${CMAKE_SOURCE_DIR}/wire ${cflags_extra}"
             ${arg_SOURCES} ${tb_src}
     DEPENDS ${arg_SOURCES} ${tb_src} ${CMAKE_CURRENT_SOURCE_DIR}/board/board_tb.h ${CMAKE_SOURCE_DIR}/rtl/panama_require.vh
             ${PANAMA_BOARD_DEFS_DIR}/panama_defs.vh ${PANAMA_BOARD_DEFS_DIR}/panama_proto.vh
             ${CMAKE_SOURCE_DIR}/wire/protocol.h
-            ${CMAKE_CURRENT_SOURCE_DIR}/tb_util.h ${arg_DEPENDS}
+            ${CMAKE_SOURCE_DIR}/standin/engines/vl_util.h ${arg_DEPENDS}
     COMMENT "verilator ${name}_tb"
     VERBATIM)
   add_custom_target(tb_${name} ALL DEPENDS ${dir}/${name}_tb)

@@ -31,7 +31,7 @@
 #include "Vpanama_l2sw.h"
 #include "board_tb.h"
 #include "protocol.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 
 namespace {

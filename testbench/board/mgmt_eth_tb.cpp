@@ -34,7 +34,7 @@
 #include "Vpanama_board_shell.h"
 #include "board_tb.h"
 #include "siphash_ref.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 #include "protocol.h"
 #include "wire.h"

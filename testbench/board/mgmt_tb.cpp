@@ -15,7 +15,7 @@
 #include "board_tb.h"
 #include "protocol.h"
 #include "siphash_ref.h"
-#include "tb_util.h"
+#include "vl_util.h"
 #include "verilated.h"
 
 namespace {

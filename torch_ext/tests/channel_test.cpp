@@ -1,5 +1,5 @@
 // panama_torch's core without PyTorch (docs/torch.md "Tests"): the configuration's validation, and
-// the Channel over in-process links to the soft stand-in (host_driver/loopback.h), checked
+// the Channel over in-process links to the soft stand-in (standin/loopback.h), checked
 // against the tree-order sum of numerics/ref_float.h.
 #include <gtest/gtest.h>
 

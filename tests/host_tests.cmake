@@ -1,0 +1,142 @@
+# The host library's and the stand-in's tests (docs/host.md "Tests"): GoogleTest suites, the
+# network-namespace testbeds (label netns, Skipped where namespaces are refused) and each data path.
+set(PANAMA_HOST_TESTS ${CMAKE_CURRENT_SOURCE_DIR})
+if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
+  add_executable(test_host ${PANAMA_HOST_TESTS}/host_allreduce.cpp ${PANAMA_HOST_TESTS}/host_alloc_count.cpp
+                           ${PANAMA_HOST_TESTS}/host_controller.cpp
+                           ${PANAMA_HOST_TESTS}/host_mgmt.cpp ${PANAMA_HOST_TESTS}/host_flow.cpp)
+  target_link_libraries(test_host PRIVATE panama_standin GTest::gtest_main)
+  target_compile_definitions(test_host PRIVATE PANAMA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                                               PANAMA_HOST="$<TARGET_FILE:panama-host>")
+  add_dependencies(test_host panama-host)
+  # One test per process: the SystemC live model elaborates once per process.
+  # 5 % loss on every link, in process: the repair does not yet succeed on every run (a vector can
+  # stay missing after the last round, docs/host.md), so it runs only with the long tests.
+  gtest_discover_tests(test_host PROPERTIES LABELS "host" DISCOVERY_TIMEOUT 30
+                       TEST_FILTER "-HostRepair.FivePercentEveryLinkBothWays")
+  if(PANAMA_LONG_TESTS)
+    add_test(NAME host.repair.five_percent
+             COMMAND test_host --gtest_filter=HostRepair.FivePercentEveryLinkBothWays)
+    set_tests_properties(host.repair.five_percent PROPERTIES LABELS "host;long" TIMEOUT 300)
+  endif()
+endif()
+if(EXISTS ${PANAMA_HOST_TESTS}/host_netns.sh)
+  add_executable(host_treesum ${PANAMA_HOST_TESTS}/host_treesum.cpp)
+  target_link_libraries(host_treesum PRIVATE panama_numerics)
+  # scripts/testbed, bench-host and fairness find it at build/host_driver/host_treesum.
+  set_target_properties(host_treesum PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/host_driver)
+  # The host's exact-sum accumulator against rational arithmetic (exact-sum mode's edge cases).
+  add_test(NAME exact.host_sum COMMAND python3 ${PANAMA_HOST_TESTS}/exact_ref_check.py $<TARGET_FILE:host_treesum> 2000 exact)
+  set_tests_properties(exact.host_sum PROPERTIES LABELS "exact;host")
+  # The same end-to-end test on every backend (udp runs every case; docs/host.md "Tests").
+  set(backends udp tins)
+  if(PANAMA_HAVE_DPDK)
+    list(APPEND backends dpdk)
+  endif()
+  foreach(b ${backends})
+    add_test(NAME host.netns.${b}
+             COMMAND ${CMAKE_COMMAND} -E env BACKEND=${b}
+                     bash ${PANAMA_HOST_TESTS}/host_netns.sh $<TARGET_FILE:panama-host> $<TARGET_FILE:host_treesum>
+                     ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
+    set_tests_properties(host.netns.${b} PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
+                                                 SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
+if(EXISTS ${PANAMA_HOST_TESTS}/host_controller.sh)
+  add_test(NAME host.controller
+           COMMAND bash ${PANAMA_HOST_TESTS}/host_controller.sh $<TARGET_FILE:panama-host> $<TARGET_FILE:host_treesum>
+                   ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
+  set_tests_properties(host.controller PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
+                                                  SKIP_RETURN_CODE 77)
+endif()
+# scripts/testbed: a two-level topology, duplicated frames, a worker killed mid-run (small tensors).
+set(PANAMA_TESTBED ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR} --rtl ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
+add_test(NAME host.testbed.two_level COMMAND bash ${PANAMA_TESTBED} --two-level --workers 4 --trees 2 --elems 30000 --iterations 2 --timeout 90)
+add_test(NAME host.testbed.dup COMMAND bash ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 40000 --iterations 3 --dup 0.05 --timeout 90)
+add_test(NAME host.testbed.kill COMMAND bash ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 20000 --iterations 100000
+                                        --kill-rank 1 --kill-after 2 --kill-bound 20 --worker-args "--timeout-ms 2000" --timeout 60)
+# The whole board shell (panama-gen --board sume) in the stand-in, programmed and read only over
+# Ethernet management (docs/host.md "Board shell").
+add_test(NAME host.testbed.shell COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+                                         --shell --mgmt net --workers 4 --trees 2 --elems 30000 --iterations 2 --timeout 120)
+# The same with the switch functions in the board's RTL (panama-gen --standalone): the stand-in
+# around it is only wires.
+add_test(NAME host.testbed.shell_standalone COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+                                         --shell --standalone --mgmt net --workers 4 --trees 2 --elems 30000
+                                         --iterations 2 --timeout 120)
+# Three standalone boards, two levels, every one programmed over Ethernet from one server
+# (requests to the root and leaf1 cross the other boards' switches). A result crosses up to five
+# Verilated boards: the testbed scales the workers' waits to the boards' speed measured through
+# management at start (docs/host.md), which a loaded 2-core machine slows down many times.
+add_test(NAME host.testbed.shell_two_level COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+                                         --shell --standalone --mgmt net --two-level --workers 4 --trees 2
+                                         --elems 30000 --iterations 2 --timeout 240)
+# 10 % loss, 2 % duplicates and 5 % reordering in and out of every port of the first stand-in
+# (on two levels: leaf0's, the uplink included), model engine: exact results through loss repair.
+add_test(NAME host.testbed.loss10 COMMAND bash ${PANAMA_TESTBED} --engine model --workers 4 --trees 2 --mib 1
+                                          --loss 0.10 --dup 0.02 --reorder 0.05 --fault-seed 3 --timeout 240)
+add_test(NAME host.testbed.loss10_two_level COMMAND bash ${PANAMA_TESTBED} --engine model --two-level --workers 4 --trees 2
+                                                    --mib 1 --loss 0.10 --dup 0.02 --reorder 0.05 --fault-seed 3
+                                                    --timeout 240)
+set_tests_properties(host.testbed.two_level host.testbed.dup host.testbed.kill host.testbed.shell host.testbed.shell_standalone
+                     host.testbed.shell_two_level host.testbed.loss10 host.testbed.loss10_two_level
+                     PROPERTIES LABELS "host;netns" TIMEOUT 1200 RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
+# Exact mode's outputs do not depend on which port each worker uses (tree mode's may): two
+# placements through the testbed on the model engine (tests/placement.sh).
+add_test(NAME exact.placement COMMAND bash ${CMAKE_SOURCE_DIR}/tests/placement.sh ${CMAKE_BINARY_DIR})
+set_tests_properties(exact.placement PROPERTIES LABELS "exact;host;netns" TIMEOUT 300 RESOURCE_LOCK panama_netns
+                                                SKIP_RETURN_CODE 77)
+# 5 % random loss in and out of every worker port, exact results (loss repair, docs/host.md). Not
+# in the default run: at 5 % the repair does not yet succeed on every seed (docs/host.md), and a
+# default test must not depend on luck. `cmake -DPANAMA_LONG_TESTS=ON` then `ctest -L long`.
+if(PANAMA_LONG_TESTS)
+  add_test(NAME host.testbed.loss5 COMMAND bash ${PANAMA_TESTBED} --workers 4 --trees 2 --elems 150000 --loss 0.05 --timeout 120)
+  add_test(NAME host.testbed.loss5_two_level COMMAND bash ${PANAMA_TESTBED} --two-level --workers 4 --trees 2 --elems 100000
+                                                     --loss 0.05 --dup 0.02 --fault-seed 3 --timeout 200
+                                                     --worker-args "--status-wait-ms 600 --timeout-ms 8000")
+  set_tests_properties(host.testbed.loss5 host.testbed.loss5_two_level
+                       PROPERTIES LABELS "host;netns;long" TIMEOUT 900 RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
+endif()
+# Stop under load (issue 33): each engine (soft, model, rtl, board shell) under a continuous flood
+# stops within 2 s of SIGTERM with complete final counters; a worker and a controller stop on a
+# signal with one line and no output file.
+if(EXISTS ${PANAMA_HOST_TESTS}/host_stop_load.sh)
+  add_test(NAME host.stop_under_load
+           COMMAND bash ${PANAMA_HOST_TESTS}/host_stop_load.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
+  set_tests_properties(host.stop_under_load PROPERTIES LABELS "host;netns" TIMEOUT 1500 RESOURCE_LOCK panama_netns
+                       SKIP_RETURN_CODE 77)
+endif()
+# Final counters after every stopping signal on both engines; the controller's refusals before any write.
+if(EXISTS ${PANAMA_HOST_TESTS}/host_switch_ctl.sh)
+  add_test(NAME host.switch_ctl
+           COMMAND bash ${PANAMA_HOST_TESTS}/host_switch_ctl.sh $<TARGET_FILE:panama-host>
+                   ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz ${CMAKE_SOURCE_DIR}/rtl_out/p8_100g_250mhz)
+  set_tests_properties(host.switch_ctl PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
+                       SKIP_RETURN_CODE 77)
+endif()
+
+# Each data path of issue 30 through the soft stand-in (docs/host.md "Backends"), bit-exact, at 0 %
+# and at 5 % loss on every port: scripts/testbed --engine soft --backend NAME; standin_*: the
+# stand-in's own AF_XDP links, one loop or two (switch --backend xdp --threads M). SKIP (77) where
+# namespaces, or the backend (AF_XDP), are refused.
+# NAME:ENVIRONMENT:ARGS; dpdk_af_xdp insists on the net_af_xdp PMD (refused: SKIP, not af_packet).
+set(PANAMA_DATAPATHS "udp::--backend udp" "udp_sendmmsg:PANAMA_HOST_GSO=0:--backend udp" "xdp::--backend xdp"
+                     "udp_threads2::--backend udp --threads 2" "xdp_threads2::--backend xdp --threads 2"
+                     "standin_xdp::--backend xdp --switch-backend xdp"
+                     "standin_xdp_threads2::--backend udp --switch-backend xdp --switch-threads 2")
+if(PANAMA_HAVE_DPDK)
+  list(APPEND PANAMA_DATAPATHS "dpdk_af_xdp:PANAMA_DPDK_PMD=af_xdp:--backend dpdk")
+endif()
+foreach(dp ${PANAMA_DATAPATHS})
+  string(REGEX MATCH "^[^:]+" dp_name "${dp}")
+  string(REGEX REPLACE "^[^:]+:([^:]*):.*" "\\1" dp_env "${dp}")
+  string(REGEX REPLACE "^[^:]+:[^:]*:" "" dp_args "${dp}")
+  separate_arguments(dp_args)
+  foreach(loss 0 5)
+    add_test(NAME host.datapath.${dp_name}.loss${loss}
+             COMMAND ${CMAKE_COMMAND} -E env ${dp_env} bash ${PANAMA_TESTBED} --engine soft ${dp_args} --workers 3 --trees 2 --elems 100000
+                     --iterations 2 --loss 0.0${loss} --timeout 90)
+    set_tests_properties(host.datapath.${dp_name}.loss${loss} PROPERTIES LABELS "host;netns;datapath" TIMEOUT 300
+                         RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
+  endforeach()
+endforeach()
