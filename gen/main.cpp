@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "boards.h"
+#include "cli_parse.h"
 #include "emit.h"
 
 int main(int argc, char** argv) {
@@ -52,17 +53,7 @@ int main(int argc, char** argv) {
   app.add_option("--prefix", in.prefix, "module name prefix");
   app.add_option("--module", in.module, "top (the accelerator) or addtree (the SIMD adder tree alone)");
   app.add_option("--sum", in.sum, "tree (fixed tree order, default) or exact (one rounding of the exact sum)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::string msg = e.what();
-    if (msg.empty()) msg = e.get_name();
-    std::fprintf(stderr, "panama-gen: %s\n", msg.c_str());
-    return 2;
-  }
+  if (const auto code = panama::parse_command_line(app, argc, argv, "panama-gen")) return *code;
   if (list_boards) {
     for (const auto& b : boards())
       std::printf("%-6s %-22s top %-16s core --ports %d --gbps %g --mhz %g  %s\n", b.name.c_str(), b.part.c_str(),

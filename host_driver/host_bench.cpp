@@ -95,10 +95,14 @@ int main(int argc, char** argv) {
   double seconds = 1.0;
   size_t elems = 1 << 20;
   int trees = 2, count = 362;
+  const char* usage = "usage: host_bench [--seconds S] [--elems N] [--trees T] [--count C]\n";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has = i + 1 < argc;
-    if (a == "--seconds" && has)
+    if (a == "--help" || a == "-h") {
+      std::fputs(usage, stdout);
+      return 0;
+    } else if (a == "--seconds" && has)
       seconds = std::atof(argv[++i]);
     else if (a == "--elems" && has)
       elems = std::strtoull(argv[++i], nullptr, 10);
@@ -107,7 +111,7 @@ int main(int argc, char** argv) {
     else if (a == "--count" && has)
       count = std::atoi(argv[++i]);
     else {
-      std::fprintf(stderr, "usage: host_bench [--seconds S] [--elems N] [--trees T] [--count C]\n");
+      std::fputs(usage, stderr);
       return 2;
     }
   }

@@ -25,6 +25,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_parse.h"
 #include "config.h"
 #include "ctx.h"
 #include "keep_io.h"
@@ -403,21 +404,7 @@ int main(int argc, char** argv) {
   bn->add_option("--rtl", bench_rtl, "generator output directory")->required();
   bn->add_option("--vectors", bench_vectors, "vectors per port")->check(CLI::Range(1, 10000000));
   bn->add_option("--elems", bench_elems, "elements per frame (default MAX_ELEMS)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::CallForAllHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::string msg = e.what();
-    for (auto& ch : msg)
-      if (ch == '\n') ch = ' ';
-    std::cerr << "panama-sim: " << msg << "\n";
-    return 2;
-  }
+  if (const auto code = panama::parse_command_line(app, argc, argv, "panama-sim")) return *code;
   try {
     if (bn->parsed()) return bench(bench_rtl, bench_vectors, bench_elems);
     if (tg->parsed()) {

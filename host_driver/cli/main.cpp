@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli.h"
+#include "cli_parse.h"
 
 namespace {
 
@@ -37,11 +38,7 @@ int main(int argc, char** argv) {
     CLI::App* cmd = app.add_subcommand(e.name, e.about);
     subcommands.emplace_back(cmd, e.declare(*cmd));
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (const auto code = panama::parse_command_line(app, argc, argv, "panama-host")) return *code;
   try {
     for (const auto& [cmd, run] : subcommands)
       if (cmd->parsed()) return run();

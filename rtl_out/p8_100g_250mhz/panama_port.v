@@ -10,7 +10,7 @@
 // One port of the accelerator (docs/rtl.md): receive stage, parser, bypass FIFO with
 // commit/rewind, contribution memory of linked beats, descriptor queues per context, admission
 // (accelerator.md rule 2), and transmit to mPP. The buffer sizes are computed by panama-gen
-// (buffer_plan in gen/top.cpp) and passed down by the instance in <prefix>_core; every width is
+// (buffer_plan in gen/emit/top.cpp) and passed down by the instance in <prefix>_core; every width is
 // derived here from them (docs/rtl.md, "Parameter contracts").
 module panama_port #(
   // Contexts (JID, TID), 1..256.
@@ -434,7 +434,7 @@ localparam [15:0] RM_AGG_PORT_RESET = 16'h2360;
   // are implicit (beat + 1), then the frames freed since, in the order they were freed (their own
   // links chain their beats). The segments after the current one wait in a FIFO of
   // {first beat, beat count} (block RAM): every free segment is a freed contribution of at least
-  // 64 + ES bytes, so fewer than SEGS of them wait at once (gen/top.cpp, buffer_plan).
+  // 64 + ES bytes, so fewer than SEGS of them wait at once (gen/emit/top.cpp, buffer_plan).
   reg [BW+SBW-1:0] seg_mem [0:SEGS-1];
   // Committed allocation point: the next free beat, the beats left in its segment, whether that
   // segment is the fresh one, and the FIFO entry of the segment after it.

@@ -221,7 +221,8 @@ fs::path build_harness(const std::string& rtl_dir, const Config& cfg, const std:
       << vflags << " --Mdir " << (tmp / "obj").string() << " --prefix Vtop --top-module "
       << (variant == "shell" ? cfg.in.prefix + "_board_shell" : cfg.top_name()) << " -o " << (tmp / "harness").string()
       << " -CFLAGS \"-std=c++17 -O1 -I" << tmp.string() << " -I" << src << "/gen/config -I" << src << "/wire -I" << src
-      << "/systemc_model -I" << src << "/standin/engines -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << vdefs << "\""
+      << "/systemc_model -I" << src << "/standin/engines -I" << src << "/numerics " << PANAMA_HARNESS_CFLAGS << vdefs
+      << "\""
       << " -LDFLAGS \"" << hp.link << "\""
       << " -F " << (fs::absolute(rtl_dir) / "filelist.f").string() << " " << src
       << (variant == "shell" ? "/standin/engines/shell_harness.cpp" : "/standin/engines/rtl_harness.cpp") << " >"
