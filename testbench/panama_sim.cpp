@@ -1,6 +1,6 @@
 // panama-sim: replays per-port pcaps through the accelerator (tools.md, "Packet-level simulation").
 //
-//   panama-sim replay --rtl DIR --engine rtl|model --contexts CTX.json --in-dir IN --out-dir OUT
+//   panama-sim replay --design DIR --engine rtl|model --contexts CTX.json --in-dir IN --out-dir OUT
 //                     [--seed S] [--idle PCT] [--backpressure PCT]
 //                     [--trace FILE.fst | --coverage FILE.dat] [--stats]    (rtl engine only)
 //
@@ -53,7 +53,7 @@ struct ReplayArgs {
 Config load_config(const std::string& dir) {
   const std::string path = dir + "/config.json";
   std::ifstream in(path);
-  if (!in) throw Fatal(path + ": cannot open (is --rtl a panama-gen output directory?)");
+  if (!in) throw Fatal(path + ": cannot open (is --design a panama-gen output directory?)");
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -366,7 +366,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   ReplayArgs a;
   auto add_common = [&](CLI::App* s, bool engine) {
-    s->add_option("--rtl", a.rtl, "generator output directory (holds config.json)")->required();
+    s->add_option("--design,--rtl", a.rtl, kDesignHelp)->envname("PANAMA_DESIGN")->required();
     if (engine) s->add_option("--engine", a.engine, "rtl or model")->required()->check(CLI::IsMember({"rtl", "model"}));
     s->add_option("--contexts", a.contexts, "CTX.json")->required();
     s->add_option("--in-dir", a.in_dir, "directory of portNN.pcap inputs")->required();
@@ -391,7 +391,7 @@ int main(int argc, char** argv) {
   uint64_t tg_seed = 1;
   int tg_vectors = 20;
   CLI::App* tg = app.add_subcommand("gen-traffic", "write a regression scenario's pcaps and CTX.json");
-  tg->add_option("--rtl", tg_rtl, "generator output directory")->required();
+  tg->add_option("--design,--rtl", tg_rtl, kDesignHelp)->envname("PANAMA_DESIGN")->required();
   tg->add_option("--scenario", tg_scenario,
                  "line-rate, mixed, faults, timeout, fill, refill, skips, late, abuse or abuse-exact")
       ->required();
@@ -401,7 +401,7 @@ int main(int argc, char** argv) {
   std::string bench_rtl;
   int bench_vectors = 2000, bench_elems = 0;
   CLI::App* bn = app.add_subcommand("bench", "measure the model's speed on synthetic full-rate traffic");
-  bn->add_option("--rtl", bench_rtl, "generator output directory")->required();
+  bn->add_option("--design,--rtl", bench_rtl, kDesignHelp)->envname("PANAMA_DESIGN")->required();
   bn->add_option("--vectors", bench_vectors, "vectors per port")->check(CLI::Range(1, 10000000));
   bn->add_option("--elems", bench_elems, "elements per frame (default MAX_ELEMS)");
   if (const auto code = panama::parse_command_line(app, argc, argv, "panama-sim")) return *code;

@@ -14,6 +14,12 @@
 
 namespace panama {
 
+// The help of every tool's design-folder option: `--design DIR` (or PANAMA_DESIGN in the
+// environment); the tool's older names for it (--rtl, --regmap) stay as aliases.
+inline constexpr const char* kDesignHelp =
+    "the generated design's folder (panama-gen --out: config.json, regmap.json); also PANAMA_DESIGN. "
+    "Old names, still accepted: --rtl, --regmap";
+
 // Parses the command line into app. Returns no value when the run goes on, else the exit code
 // (0 after --help, 2 after a usage error).
 inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv, const char* prog) {
