@@ -140,3 +140,9 @@ foreach(dp ${PANAMA_DATAPATHS})
                          RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
   endforeach()
 endforeach()
+
+# The soft engine's SIMD lane kernels against the scalar reference (numerics.md), every SIMD level
+# this CPU runs (docs/host.md "Soft engine").
+add_executable(test_lane_sum ${CMAKE_CURRENT_SOURCE_DIR}/host_lane_sum_test.cpp)
+target_link_libraries(test_lane_sum PRIVATE panama_standin panama_numerics GTest::gtest_main)
+gtest_discover_tests(test_lane_sum PROPERTIES LABELS "host" DISCOVERY_TIMEOUT 30)

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "config.h"
+#include "lane_sum.h"
 #include "ref_float.h"
 #include "regmap.h"
 #include "switch.h"
@@ -22,6 +23,7 @@ namespace {
 
 // accelerator.md rule 10, per port: regmap.h's PortCounter order and counters.json names.
 using PortCtr = PortCounter;
+using standin::LaneSum;
 
 constexpr size_t kQueueCap = 4096;  // contributions per (port, context): beyond, `overflow`
 
@@ -258,9 +260,9 @@ class SoftEngine : public Engine {
       store(out, i, node[0]);
     }
   }
-  // fp32: the same tree, level by level over whole vectors (the compiler vectorises the adds;
-  // lane-wise IEEE additions under the design's MXCSR mode give the bits of ref::add), NaN made
-  // canonical at the end (a NaN anywhere below stays a NaN up the tree, as in ref::add). The
+  // fp32: the same tree, level by level over whole vectors in SIMD registers (lane_sum.h: each
+  // lane one IEEE addition under the design's MXCSR mode, the bits of ref::add), NaN made
+  // canonical when stored (a NaN anywhere below stays a NaN up the tree, as in ref::add). The
   // first level reads the payloads where they are (a missing leaf is -0.0, added as such).
   void sum_fp32(size_t count, uint8_t* out) {
     ref::MxcsrScope mx(ftz_);
@@ -268,55 +270,20 @@ class SoftEngine : public Engine {
     if (acc_.size() < need) acc_.resize(need);
     float* a = acc_.data();
     if (leaves_ == 1) {
-      leaf_into(a, pay_.empty() ? nullptr : pay_[0], nullptr, count);
+      // A tree of one adds nothing: the leaf is copied (-0.0 when the port is not a member).
+      const uint8_t* x = pay_.empty() ? nullptr : pay_[0];
+      if (x)
+        std::memcpy(a, x, 4 * count);
+      else
+        std::fill(a, a + count, -0.0f);
     } else {
       for (size_t k = 0; k < leaves_ / 2; ++k)
-        leaf_into(a + k * count, 2 * k < pay_.size() ? pay_[2 * k] : nullptr,
-                  2 * k + 1 < pay_.size() ? pay_[2 * k + 1] : nullptr, count);
+        lanes_.leaves(a + k * count, 2 * k < pay_.size() ? pay_[2 * k] : nullptr,
+                      2 * k + 1 < pay_.size() ? pay_[2 * k + 1] : nullptr, count);
     }
     for (size_t w = leaves_ / 2; w > 1; w /= 2)
-      for (size_t k = 0; k < w / 2; ++k) add_into(a + k * count, a + 2 * k * count, a + (2 * k + 1) * count, count);
-    for (size_t i = 0; i < count; ++i) {
-      uint32_t v;
-      std::memcpy(&v, a + i, 4);
-      if (std::isnan(a[i])) v = 0x7FC00000u;
-      std::memcpy(out + 4 * i, &v, 4);
-    }
-  }
-  // d = x + y over two leaves' payloads (little-endian fp32; nullptr: -0.0 everywhere). One leaf
-  // alone (leaves_ == 1, y == nullptr and a single port) is copied: a tree of one adds nothing.
-  void leaf_into(float* d, const uint8_t* x, const uint8_t* y, size_t n) const {
-    if (leaves_ == 1) {
-      for (size_t i = 0; i < n; ++i) {
-        float u = -0.0f;
-        if (x) std::memcpy(&u, x + 4 * i, 4);
-        d[i] = u;
-      }
-      return;
-    }
-    if (x && y) {
-      for (size_t i = 0; i < n; ++i) {
-        float u, v;
-        std::memcpy(&u, x + 4 * i, 4);
-        std::memcpy(&v, y + 4 * i, 4);
-        d[i] = u + v;
-      }
-    } else if (x || y) {
-      // The missing leaf is a real -0.0 operand (nz_, not a constant the compiler could drop:
-      // under DAZ, subnormal + -0.0 is not the subnormal).
-      const uint8_t* z = x ? x : y;
-      const float m = nz_;
-      for (size_t i = 0; i < n; ++i) {
-        float u;
-        std::memcpy(&u, z + 4 * i, 4);
-        d[i] = x ? u + m : m + u;
-      }
-    } else {
-      std::fill(d, d + n, -0.0f);
-    }
-  }
-  static void add_into(float* d, const float* x, const float* y, size_t n) {  // d may be x (in place)
-    for (size_t i = 0; i < n; ++i) d[i] = x[i] + y[i];
+      for (size_t k = 0; k < w / 2; ++k) lanes_.add(a + k * count, a + 2 * k * count, a + (2 * k + 1) * count, count);
+    lanes_.store(out, a, count);
   }
 
   uint32_t load(const uint8_t* p, size_t i) const {
@@ -342,7 +309,7 @@ class SoftEngine : public Engine {
   std::vector<const uint8_t*> pay_;  // build(): each port's payload (nullptr: not a member)
   std::vector<uint32_t> node_;       // sum_generic's tree
   std::vector<float> acc_;           // sum_fp32's levels, kept across frames
-  float nz_ = -0.0f;
+  LaneSum lanes_;                    // sum_fp32's kernels, the widest SIMD level of this CPU
   uint64_t frames_ = 0, agg_tx_ = 0;
 };
 
