@@ -40,10 +40,17 @@ case $case_ in
     testbed "DDP on the panama group, 4 workers" --engine soft --workers 4 --placement 1,3,0,2 \
       --torch "$here/check_ddp.py" pg 4
     testbed "DDP on Gloo with panama_torch.allreduce_hook, 2 workers" --engine soft --workers 2 --placement 1,0 \
+      --torch "$here/check_ddp.py" hook 4
+    # 3 workers: 1/3 is not exact in binary, so a division before the sum and one after give other
+    # bits; the reference divides as DDP does, each rank's gradient times 1/W before the sum.
+    testbed "DDP on the panama group, 3 workers" --engine soft --workers 3 --placement 2,0,1 \
+      --torch "$here/check_ddp.py" pg 4
+    testbed "DDP on Gloo with panama_torch.allreduce_hook, 3 workers" --engine soft --workers 3 --placement 1,2,0 \
       --torch "$here/check_ddp.py" hook 4 ;;
   determinism)
     # The parameters after N steps, workers on ports 0,1,2,3 and on 3,1,0,2 (the SystemC model:
-    # the soft engine sums in tree order only). Exact sums: identical. Tree sums: reported.
+    # the soft engine sums in tree order only). Exact sums: identical. Tree sums: must differ (else
+    # the placements did not change the tree order and the exact check proves nothing).
     status=0
     for sum in exact tree; do
       gen "$work/d_$sum" --sum "$sum"
@@ -62,8 +69,12 @@ PY
       if [ "$sum" = exact ]; then
         [ "$diff" = 0 ] && echo "exact sums: the parameters after 6 steps are bitwise identical under both placements ($total values)" ||
           { echo "FAIL: exact sums: $diff of $total parameters differ between the placements"; status=1; }
-      else
+      elif [ "$diff" -gt 0 ]; then
         echo "tree sums: $diff of $total parameters differ between the placements after 6 steps (the tree order follows the ports)"
+      else
+        # Without this the exact-sum check above could pass because placement changed nothing.
+        echo "FAIL: tree sums: the parameters are identical under both placements: the placements did not change the tree order"
+        status=1
       fi
     done
     exit $status ;;
