@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "controller.h"
+#include "format.h"
 #include "mgmt_client.h"
 #include "parse_num.h"
 #include "wire.h"
@@ -323,11 +324,16 @@ void write_job_desc(const ControllerOpts& o, const RegLayout& l) {
       if (k == n) return v;
     throw std::runtime_error("regmap.json has no " + n + " register");
   };
-  const uint32_t fmt = ident("FORMAT") & 3u;
+  Format fmt;
+  try {
+    fmt = format_from_code(ident("FORMAT") & 3u);
+  } catch (const FormatError& e) {
+    throw std::runtime_error("regmap.json: FORMAT: " + std::string(e.what()));
+  }
   nlohmann::ordered_json jd;
   jd["ports"] = l.ports;
   jd["max_elems"] = ident("MAX_ELEMS");
-  jd["format"] = fmt == 0 ? "fp32" : fmt == 1 ? "bf16" : fmt == 2 ? "fp16" : "unknown";
+  jd["format"] = to_string(fmt);
   jd["ftz"] = (ident("FORMAT") >> 8 & 1u) != 0;
   if (o.job >= 0) {
     jd["job"] = o.job;
