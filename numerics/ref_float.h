@@ -15,26 +15,15 @@
 #include <vector>
 #include <xmmintrin.h>
 
+#include "format.h"
+
 namespace panama::ref {
 
-enum class Fmt { fp32, bf16, fp16 };
+// The format type is panama::Format (format.h); these names are the reference's own spelling.
+using Fmt = panama::Format;
+using FmtBits = panama::FormatBits;
 
-struct FmtBits {
-  int width, exp_bits, frac_bits;
-  uint32_t qnan;
-};
-
-inline FmtBits fmt_bits(Fmt f) {
-  switch (f) {
-    case Fmt::fp32:
-      return {32, 8, 23, 0x7FC00000u};
-    case Fmt::bf16:
-      return {16, 8, 7, 0x7FC0u};
-    case Fmt::fp16:
-      return {16, 5, 10, 0x7E00u};
-  }
-  return {32, 8, 23, 0x7FC00000u};
-}
+inline FmtBits fmt_bits(Fmt f) { return panama::format_bits(f); }
 
 // Sets MXCSR for the duration of a scope (FTZ bit 15, DAZ bit 6), restoring it afterwards.
 class MxcsrScope {

@@ -13,6 +13,7 @@
 #include "afpacket.h"
 #include "cli.h"
 #include "config.h"
+#include "design.h"
 #include "controller.h"
 #include "parse_num.h"
 #include "rtl_engine.h"
@@ -34,11 +35,7 @@ struct SwitchOpts {
 
 // --prepare: verilate the design's harness now (cached), so that a later start is immediate.
 int prepare_harness(const SwitchOpts& o) {
-  std::ifstream in(o.rtl + "/config.json");
-  if (!in) throw std::runtime_error("cannot open " + o.rtl + "/config.json");
-  std::printf(
-      "%s\n",
-      rtl::harness_executable(o.rtl, Config::from_json(nlohmann::json::parse(in)), o.shell ? "shell" : "").c_str());
+  std::printf("%s\n", rtl::harness_executable(o.rtl, load_design(o.rtl).config, o.shell ? "shell" : "").c_str());
   return 0;
 }
 
@@ -288,10 +285,8 @@ struct StandIn {
 // --shell: where the board's built frames and management responses leave (config.json "board").
 BoardSide board_side(const std::string& rtl_dir) {
   const std::string path = rtl_dir + "/config.json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.contains("board") || !j["board"].contains("shell") || !j["board"].contains("mgmt"))
+  const nlohmann::json j = load_design(rtl_dir).json;
+  if (!j.contains("board") || !j["board"].contains("shell") || !j["board"].contains("mgmt"))
     throw std::runtime_error("--shell: " + rtl_dir + " is not a board output (panama-gen --board NAME --out DIR)");
   BoardSide b;
   b.agg_port = j["board"]["shell"].value("agg_port", -1);
@@ -360,7 +355,7 @@ int run_switch(const SwitchOpts& o) {
       l.fab = std::make_unique<AfPacketFabric>(names, ctx.agg_port);
     l.eng = o.shell               ? make_shell_engine(o.rtl, static_cast<int>(names.size()))
             : o.engine == "model" ? make_model_engine(o.rtl, ctx)
-            : o.engine == "soft"  ? make_soft_engine(read_config(o.rtl), ctx)
+            : o.engine == "soft"  ? make_soft_engine(load_design(o.rtl).config, ctx)
                                   : make_rtl_engine(o.rtl, o.contexts, static_cast<int>(names.size()));
     ChipParams cp = sp.chip;
     cp.loss_seed += static_cast<uint64_t>(t);  // each lane its own fault sequence

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "config.h"
+#include "design.h"
 #include "live.h"
 
 namespace panama::host {
@@ -38,17 +39,6 @@ class ModelEngine : public Engine {
 
 }  // namespace
 
-Config read_config(const std::string& rtl_dir) {
-  const std::string path = rtl_dir + "/config.json";
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot open " + path + " (is --rtl a generator output directory?)");
-  try {
-    return Config::from_json(nlohmann::json::parse(in));
-  } catch (const std::exception& e) {
-    throw std::runtime_error(path + ": " + e.what());
-  }
-}
-
 namespace {
 
 bool is_multicast(const uint8_t* mac) { return mac[0] & 1; }
@@ -69,13 +59,13 @@ bool mark_ce(wire::Bytes& g) {
 }  // namespace
 
 wire::CtxFile load_contexts(const std::string& rtl_dir, const std::string& ctx_path, int* ports) {
-  const Config cfg = read_config(rtl_dir);
+  const Config cfg = load_design(rtl_dir).config;
   if (ports) *ports = cfg.in.ports;
   return wire::load_ctx(ctx_path, cfg.in.ports, cfg.in.contexts);
 }
 
 std::unique_ptr<Engine> make_model_engine(const std::string& rtl_dir, const wire::CtxFile& ctx) {
-  return make_model_engine(read_config(rtl_dir), ctx);
+  return make_model_engine(load_design(rtl_dir).config, ctx);
 }
 
 std::unique_ptr<Engine> make_model_engine(const Config& cfg, const wire::CtxFile& ctx) {

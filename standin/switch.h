@@ -66,7 +66,6 @@ class Engine {
 // RTL_DIR/config.json for the design parameters.
 std::unique_ptr<Engine> make_model_engine(const std::string& rtl_dir, const wire::CtxFile& ctx);
 std::unique_ptr<Engine> make_model_engine(const Config& cfg, const wire::CtxFile& ctx);
-Config read_config(const std::string& rtl_dir);  // RTL_DIR/config.json; throws std::runtime_error
 // The accelerator's behaviour rules on whole frames in C++, tree-order sums with the host CPU's
 // addition (standin/engines/soft_engine.cpp): a stand-in that is not the bottleneck of a benchmark.
 std::unique_ptr<Engine> make_soft_engine(const Config& cfg, const wire::CtxFile& ctx);

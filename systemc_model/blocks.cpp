@@ -177,7 +177,7 @@ uint32_t RegFile::read(uint32_t addr) {
     case RegMap::kMaxElems:
       return static_cast<uint32_t>(cfg_.max_elems);
     case RegMap::kFormat:
-      return static_cast<uint32_t>(cfg_.in.format) | (cfg_.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
+      return rtl_code(cfg_.in.format) | (cfg_.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
              (cfg_.exact_sum() ? 0x200u : 0u);
     case RegMap::kBufferBytes:
       return static_cast<uint32_t>(cfg_.buffer_bytes);
@@ -502,18 +502,6 @@ void AggTx::tick(uint64_t now) {
 ResultBuilder::ResultBuilder(sc_core::sc_module_name n, const Config& cfg, AggTx& agg)
     : sc_module(n), cfg_(cfg), agg_(agg) {}
 
-static ref::Fmt ref_fmt(Format f) {
-  switch (f) {
-    case Format::fp32:
-      return ref::Fmt::fp32;
-    case Format::bf16:
-      return ref::Fmt::bf16;
-    case Format::fp16:
-      return ref::Fmt::fp16;
-  }
-  return ref::Fmt::fp32;
-}
-
 void ResultBuilder::build(int ci, const RegFile::Ctx& c, const std::vector<const Held*>& heads, uint64_t now) {
   const int n = cfg_.in.ports, es = cfg_.fmt.elem_bytes;
   const Held* base = nullptr;
@@ -529,7 +517,7 @@ void ResultBuilder::build(int ci, const RegFile::Ctx& c, const std::vector<const
   const size_t count = base->hdr.count;
   // numerics.md: per element, a balanced tree over port indices, absent leaves -0.0. The leaves
   // are padded to P = next power of two; the reference addition is the host CPU's.
-  const ref::Fmt fmt = ref_fmt(cfg_.in.format);
+  const Format fmt = cfg_.in.format;
   const bool ftz = cfg_.in.subnormals == Subnormals::ftz;
   size_t leaves = 1;
   while (leaves < static_cast<size_t>(n)) leaves *= 2;

@@ -142,9 +142,7 @@ struct Design {
         F(cfg.at("frac_bits").get<int>()),
         WD(1 + E + F),
         fmt_s(cfg.at("format").get<std::string>()),
-        fmt(fmt_s == "fp32"   ? Fmt::fp32
-            : fmt_s == "bf16" ? Fmt::bf16
-                              : Fmt::fp16),
+        fmt(panama::parse_format(fmt_s)),
         ftz(cfg.at("subnormals") == "ftz"),
         exact(cfg.value("sum", std::string("tree")) == "exact"),
         xfmt(fmt == Fmt::fp32   ? panama::xref::fp32()

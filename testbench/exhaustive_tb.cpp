@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "exhaustive_tb: needs a 2-port bf16 or fp16 tree and a slice within 2^32 pairs\n");
     return 2;
   }
-  const panama::ref::Fmt fmt = fs == "bf16" ? panama::ref::Fmt::bf16 : panama::ref::Fmt::fp16;
+  const panama::Format fmt = panama::parse_format(fs);
   const bool ftz = cfg.at("subnormals") == "ftz";
   // ref::add for a 16-bit format is double_to_half(half_to_double(a) + half_to_double(b)); the
   // operand values are tabulated once (2^16 of them) instead of decoded 2^33 times.

@@ -22,7 +22,7 @@ out=$work/out
 tclsh "$here/board_vivado_stub.tcl" "$out" >"$work/stub.txt" || { grep ERROR "$work/stub.txt"; exit 1; }
 top=$(sed -n 's/^top //p' "$work/stub.txt")
 part=$(sed -n 's/^part //p' "$work/stub.txt")
-core=$(sed -n 's/.*"top": "\(.*_top\)".*/\1/p' "$out/config.json" | grep -v "$top" | head -1)
+core=$(python3 "$here/../scripts/pypanama/design.py" "$out" top)
 case $part in
   xc7*) family=xc7 ;;
   xcu*|xcvu*p*|xczu*) family=xcup ;;

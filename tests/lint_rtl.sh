@@ -4,10 +4,11 @@
 # usage: lint_rtl.sh PANAMA_GEN WORKDIR panama-gen-args...
 set -euo pipefail
 gen=$1; work=$2; shift 2
+design=$(cd "$(dirname "$0")/.." && pwd)/scripts/pypanama/design.py
 rm -rf "$work"; mkdir -p "$work"
 "$gen" "$@" --out "$work/rtl"
 cd "$work/rtl"
-top=$(sed -n 's/.*"top": "\(.*\)".*/\1/p' config.json)
+top=$(python3 "$design" . top)
 files=$(tr '\n' ' ' <filelist.f)
 # The top module is the last file of filelist.f while the full datapath is being built.
 last=$(tail -n 1 filelist.f); last=${last%.v}

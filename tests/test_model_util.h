@@ -112,9 +112,7 @@ inline Bytes bypass_frame(int port, int n, size_t len = 100) {
 // Expected sum of one vector: per element, ref::tree_sum over ports in index order.
 inline std::vector<uint32_t> expected_sum(const Config& c, const std::vector<std::vector<uint32_t>>& per_port,
                                           const std::vector<int>& members) {
-  const ref::Fmt fmt = c.in.format == Format::fp32   ? ref::Fmt::fp32
-                       : c.in.format == Format::bf16 ? ref::Fmt::bf16
-                                                     : ref::Fmt::fp16;
+  const Format fmt = c.in.format;
   std::vector<bool> mask(c.in.ports, false);
   for (int p : members) mask[p] = true;
   size_t count = 0;

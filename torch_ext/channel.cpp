@@ -5,47 +5,22 @@
 
 #include <sys/mman.h>
 
-#include "dpdk_transport.h"
+#include "backends.h"
 #include "ref_float.h"
-#include "tins_transport.h"
-#include "udp_transport.h"
 
 namespace panama::torchx {
 
 namespace {
 
-std::unique_ptr<host::Transport> open_udp(const Config& c, host::JobParams& p) {
-  host::UdpParams up;
-  up.iface = c.iface;
-  up.port = static_cast<uint16_t>(c.port);
-  up.agg_ip = wire::parse_ipv4(c.agg_ip);
-  up.group_ip = wire::parse_ipv4(c.group_ip);
-  auto t = std::make_unique<host::UdpTransport>(up);
-  p.ip_src = t->local_ip();
-  p.ip_dst = up.agg_ip;
-  return t;
-}
-
-host::RawParams raw_params(const Config& c) {
-  host::RawParams rp;
-  rp.iface = c.iface;
-  rp.port = static_cast<uint16_t>(c.port);
-  rp.agg_ip = wire::parse_ipv4(c.agg_ip);
-  rp.group_ip = wire::parse_ipv4(c.group_ip);
-  rp.agg_mac = c.agg_mac;
-  rp.eal = c.eal;
-  return rp;
-}
-
-template <class T>
-std::unique_ptr<host::Transport> open_raw(const Config& c, host::JobParams& p) {
-  const host::RawParams rp = raw_params(c);
-  auto t = std::make_unique<T>(rp);
-  p.ip_src = t->local_ip();
-  p.ip_dst = rp.agg_ip;
-  p.eth_src = t->local_mac();
-  p.eth_dst = t->agg_mac();
-  return t;
+host::LinkOptions link_options(const Config& c) {
+  host::LinkOptions l;
+  l.iface = c.iface;
+  l.port = static_cast<uint16_t>(c.port);
+  l.agg_ip = c.agg_ip;
+  l.group_ip = c.group_ip;
+  l.agg_mac = c.agg_mac;
+  l.eal = c.eal;
+  return l;
 }
 
 // The value the start-up probe sends at element i: 1.0 at even elements, 1 + 2^-(p-3) at odd ones
@@ -53,14 +28,14 @@ std::unique_ptr<host::Transport> open_raw(const Config& c, host::JobParams& p) {
 // of up to four of them is exact in the format, so the expected result does not depend on the
 // order of the sum (tree or exact, any ports), while an accelerator that reads the elements in
 // another format (an fp32 word as two bf16 halves, bf16 bits as fp16) sums something else.
-double probe_value(Elem f, size_t i) {
-  const int p = f == Elem::fp32 ? 24 : f == Elem::bf16 ? 8 : 11;
+double probe_value(Format f, size_t i) {
+  const int p = frac_bits(f) + 1;
   return i % 2 == 0 ? 1.0 : 1.0 + std::ldexp(1.0, -(p - 3));
 }
 
-uint32_t encode(Elem f, double v) {
-  if (f == Elem::fp32) return ref::float_to_bits(static_cast<float>(v));
-  return ref::double_to_half(v, ref::fmt_bits(f == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16), false);
+uint32_t encode(Format f, double v) {
+  if (f == Format::fp32) return ref::float_to_bits(static_cast<float>(v));
+  return ref::double_to_half(v, format_bits(f), false);
 }
 
 void put(uint8_t* b, size_t es, size_t i, uint32_t v) { std::memcpy(b + es * i, &v, es); }  // little-endian
@@ -73,25 +48,17 @@ uint32_t get(const uint8_t* b, size_t es, size_t i) {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, LinkOpener>>& link_backends() {
-  static const std::vector<std::pair<std::string, LinkOpener>> v = {
-      {"udp", open_udp},
-      {"tins", open_raw<host::TinsTransport>},
-      {"dpdk", open_raw<host::DpdkTransport>},
-  };
-  return v;
+std::string backend_list() {
+  std::string names;
+  for (const auto& b : host::backends()) names += (names.empty() ? "" : ", ") + b.first;
+  return names;
 }
 
 Channel::Channel(const Config& c, int rank, int world) : cfg_(c), p_(c.job_params(rank, world)) {
-  LinkOpener open = nullptr;
-  std::string names;
-  for (const auto& [name, fn] : link_backends()) {
-    names += (names.empty() ? "" : ", ") + name;
-    if (name == cfg_.backend) open = fn;
-  }
-  if (!open) throw PanamaError(Cause::config, "PANAMA_BACKEND='" + cfg_.backend + "': one of " + names);
+  const host::BackendOpener open = host::find_backend(cfg_.backend);
+  if (!open) throw PanamaError(Cause::config, "PANAMA_BACKEND='" + cfg_.backend + "': one of " + backend_list());
   try {
-    link_ = open(cfg_, p_);
+    link_ = open(link_options(cfg_), p_);
   } catch (const std::exception& e) {
     throw PanamaError(Cause::transport,
                       "opening the " + cfg_.backend + " link on PANAMA_IFACE=" + cfg_.iface + ": " + e.what());
@@ -113,11 +80,11 @@ void Channel::start() {
     throw PanamaError(Cause::config, "cannot reserve the job's buffer of " + std::to_string(buf_bytes_ >> 20) +
                                          " MiB (PANAMA_BUFFER_MB)");
   buf_ = static_cast<uint8_t*>(m);
-  if (cfg_.format != Elem::fp32) {
+  if (cfg_.format != Format::fp32) {
     // Every 16-bit pattern's quotient by the world size, rounded once (double holds the exact
     // value of the pattern, and its quotient to 53 bits: rounding that to 8 or 11 bits is the
     // quotient rounded once).
-    const auto fb = ref::fmt_bits(cfg_.format == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16);
+    const auto fb = format_bits(cfg_.format);
     mean16_.resize(65536);
     for (uint32_t b = 0; b < 65536; ++b)
       mean16_[b] = static_cast<uint16_t>(ref::double_to_half(ref::half_to_double(b, fb, false) / p_.world, fb, false));
@@ -272,7 +239,7 @@ void Channel::store(uint8_t* dst, const uint8_t* src, size_t n, bool mean) const
     if (dst != src) std::memcpy(dst, src, n * elem_bytes(cfg_.format));
     return;
   }
-  if (cfg_.format == Elem::fp32) {
+  if (cfg_.format == Format::fp32) {
     const float w = static_cast<float>(p_.world);
     for (size_t i = 0; i < n; ++i) {
       float x;

@@ -41,10 +41,8 @@ struct Request {
   std::function<void(std::exception_ptr)> done;
 };
 
-// The link's opener by PANAMA_BACKEND's name: fills the frames' addresses into p.
-using LinkOpener = std::unique_ptr<host::Transport> (*)(const Config& c, host::JobParams& p);
-// udp, tins, dpdk (a backend added to the host library is one more entry here).
-const std::vector<std::pair<std::string, LinkOpener>>& link_backends();
+// PANAMA_BACKEND's names, "udp, tins, dpdk, xdp": the host library's table (host_driver/backends.h).
+std::string backend_list();
 
 class Channel {
  public:

@@ -2,6 +2,7 @@
 // registers the c10d backend "panama" and the DDP hook on top of these classes.
 #include <torch/csrc/utils/pybind.h>
 
+#include "backends.h"
 #include "process_group.h"
 
 namespace py = pybind11;
@@ -32,7 +33,7 @@ void bind_config(py::module_& m) {
       .def_static("from_env", &Config::from_env, "from PANAMA_* variables and PANAMA_CONFIG's file")
       .def_static("from_dict", &Config::from_map, "the same from a dict of PANAMA_* names (tests)")
       .def_readonly("design", &Config::design)
-      .def_property_readonly("format", [](const Config& c) { return panama::torchx::to_string(c.format); })
+      .def_property_readonly("format", [](const Config& c) { return panama::to_string(c.format); })
       .def_readonly("exact_sum", &Config::exact_sum)
       .def_readonly("design_ports", &Config::design_ports)
       .def_readonly("iface", &Config::iface)
@@ -47,7 +48,7 @@ void bind_config(py::module_& m) {
   m.def("variables", &panama::torchx::variables, "every PANAMA_* name this backend reads, with its meaning");
   m.def("backends", [] {
     std::vector<std::string> v;
-    for (const auto& b : panama::torchx::link_backends()) v.push_back(b.first);
+    for (const auto& b : panama::host::backends()) v.push_back(b.first);
     return v;
   });
 }

@@ -49,15 +49,15 @@ void PanamaWork::complete(std::exception_ptr e) {
 }
 
 namespace {
-at::ScalarType scalar_type(Elem e) {
-  return e == Elem::fp32 ? at::kFloat : e == Elem::bf16 ? at::kBFloat16 : at::kHalf;
+at::ScalarType scalar_type(Format e) {
+  return e == Format::fp32 ? at::kFloat : e == Format::bf16 ? at::kBFloat16 : at::kHalf;
 }
 }  // namespace
 
 std::string unsupported(const Channel& ch, const at::Tensor& t) {
   if (t.is_sparse()) return "sparse tensors go to Gloo (the accelerator sums dense vectors)";
   if (!t.device().is_cpu()) return "tensors on " + t.device().str() + " go to Gloo (the host library reads CPU memory)";
-  const Elem f = ch.config().format;
+  const Format f = ch.config().format;
   if (t.scalar_type() != scalar_type(f))
     return std::string("tensors of dtype ") + c10::toString(t.scalar_type()) + " go to Gloo (the design sums " +
            to_string(f) + ")";
@@ -70,7 +70,7 @@ c10::intrusive_ptr<PanamaWork> submit_tensor(Channel& ch, const at::Tensor& t, b
   Request r;
   r.elems = static_cast<size_t>(t.numel());
   r.mean = mean;
-  const size_t bytes = r.elems * elem_bytes(ch.config().format);
+  const size_t bytes = r.elems * static_cast<size_t>(elem_bytes(ch.config().format));
   if (t.is_contiguous()) {
     r.fill = [t, after, bytes](uint8_t* b) {
       if (after) after->wait();

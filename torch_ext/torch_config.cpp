@@ -8,7 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "config.h"  // the generator's Config (config.json)
+#include "design.h"  // the design's folder (config.json)
+#include "job.h"
 #include "parse_num.h"
 #include "wire.h"
 
@@ -38,14 +39,12 @@ std::string to_string(Cause c) {
   return "error";
 }
 
-std::string to_string(Elem e) { return e == Elem::fp32 ? "fp32" : e == Elem::bf16 ? "bf16" : "fp16"; }
-
 const std::vector<std::pair<std::string, std::string>>& variables() {
   static const std::vector<std::pair<std::string, std::string>> v = {
       {"PANAMA_CONFIG", "a file of PANAMA_NAME=VALUE lines (# comments); the environment wins over it"},
       {"PANAMA_DESIGN", "the design's directory (panama-gen --out: config.json, regmap.json); required"},
       {"PANAMA_IFACE", "the network interface towards the accelerator; required"},
-      {"PANAMA_BACKEND", "the host library's link: udp (default), tins or dpdk"},
+      {"PANAMA_BACKEND", "the host library's link: udp (default), tins, dpdk or xdp"},
       {"PANAMA_AGG_IP", "the aggregator's (tree root's) IPv4 address; required"},
       {"PANAMA_GROUP_IP", "the job's multicast group address; required"},
       {"PANAMA_PORT", "the aggregation UDP port (default 9056)"},
@@ -148,19 +147,16 @@ void read_file(const std::string& path, std::map<std::string, std::string>& out)
   }
 }
 
-// The design's directory: its config.json (the generator's, re-derived by Config::from_json).
+// The design's directory (load_design: its config.json, re-derived by Config::from_json).
 void read_design(Config& c) {
-  const std::string path = c.design + "/config.json";
-  std::ifstream in(path);
-  if (!in) bad("PANAMA_DESIGN=" + c.design + ": no config.json there (a panama-gen output directory)");
   try {
-    const panama::Config d = panama::Config::from_json(nlohmann::json::parse(in));
-    c.format = d.in.format == Format::fp32 ? Elem::fp32 : d.in.format == Format::bf16 ? Elem::bf16 : Elem::fp16;
+    const panama::Config d = load_design(c.design).config;
+    c.format = d.in.format;
     c.exact_sum = d.exact_sum();
     c.design_ports = d.in.ports;
     c.design_max_elems = d.max_elems;
   } catch (const std::exception& e) {
-    bad("PANAMA_DESIGN=" + c.design + ": config.json: " + e.what());
+    bad("PANAMA_DESIGN=" + std::string(e.what()));
   }
 }
 
@@ -223,7 +219,7 @@ Config Config::from_map(const std::map<std::string, std::string>& env) {
   c.agg_mac = str(m, "PANAMA_AGG_MAC");
   c.eal = str(m, "PANAMA_EAL");
   if (c.backend == "udp" && (!c.agg_mac.empty() || !c.eal.empty()))
-    bad("PANAMA_AGG_MAC and PANAMA_EAL are for PANAMA_BACKEND=tins|dpdk, not udp");
+    bad("PANAMA_AGG_MAC and PANAMA_EAL are for PANAMA_BACKEND=tins|dpdk|xdp, not udp");
   if (!c.eal.empty() && c.backend != "dpdk") bad("PANAMA_EAL is for PANAMA_BACKEND=dpdk");
   c.mtu = num(m, "PANAMA_MTU", 0, 68, 65535);
   required(m, "PANAMA_JOB");
@@ -255,24 +251,24 @@ host::JobParams Config::job_params(int rank, int world) const {
   p.rank = rank;
   p.world = world;
   p.trees = trees;
-  p.elem_bytes = static_cast<int>(elem_bytes(format));
-  p.format = format == Elem::fp32 ? ref::Fmt::fp32 : format == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16;
-  const int es = p.elem_bytes;
   int link_mtu = mtu;
   if (link_mtu == 0) {
-    std::ifstream in("/sys/class/net/" + iface + "/mtu");
-    if (!(in >> link_mtu) || link_mtu < 68)
+    try {
+      link_mtu = host::iface_mtu(iface);
+    } catch (const std::exception&) {
       bad("PANAMA_IFACE=" + iface + ": no such interface here (cannot read its MTU)");
+    }
   }
   try {
-    p.count = host::JobParams::count_for(link_mtu, max_elems ? max_elems : design_max_elems, es);
+    host::set_vector_shape(p, format, link_mtu, max_elems ? max_elems : design_max_elems);
   } catch (const std::exception& e) {
     bad(e.what());
   }
   p.first_vids.assign(static_cast<size_t>(trees), first_vids[0]);
   if (first_vids.size() > 1) p.first_vids = first_vids;
-  p.window.max = window_max > 0 ? window_max : std::max(1, 12 / trees);
-  p.window.init = window_init > 0 ? window_init : std::min(4.0, p.window.max);
+  p.window.max = window_max;
+  p.window.init = window_init;
+  host::default_window(p);
   if (p.window.init > p.window.max) bad("PANAMA_WINDOW_INIT is above PANAMA_WINDOW_MAX");
   p.timeout_ms = timeout_ms;
   p.status_wait_ms = status_wait_ms;
@@ -288,7 +284,7 @@ host::JobParams Config::job_params(int rank, int world) const {
 
 size_t Config::chunk_elems(const host::JobParams& p) const {
   const size_t data = static_cast<size_t>(p.repair_rounds > 0 ? p.count - 1 : p.count);
-  const size_t per = std::max<size_t>(1, chunk_bytes / elem_bytes(format) / data);
+  const size_t per = std::max<size_t>(1, chunk_bytes / static_cast<size_t>(elem_bytes(format)) / data);
   return per * data;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "allreduce.h"
+#include "format.h"
 
 namespace panama::torchx {
 
@@ -25,16 +26,11 @@ struct PanamaError : std::runtime_error {
   Cause cause;
 };
 
-// The element formats a design sums (config.json "format").
-enum class Elem { fp32, bf16, fp16 };
-std::string to_string(Elem e);
-inline size_t elem_bytes(Elem e) { return e == Elem::fp32 ? 4 : 2; }
-
 struct Config {
   // The accelerator's design (PANAMA_DESIGN: a panama-gen output directory).
   std::string design;
-  Elem format = Elem::fp32;
-  bool exact_sum = false;  // config.json "sum": exact
+  Format format = Format::fp32;  // the design's (config.json "format")
+  bool exact_sum = false;        // config.json "sum": exact
   int design_ports = 0, design_max_elems = 0;
   // The link (PANAMA_IFACE, PANAMA_BACKEND, addresses).
   std::string iface, backend = "udp", agg_mac, eal;

@@ -7,52 +7,17 @@
 #include "exactsum.h"
 #include "fpadd.h"
 #include "protocol.h"
-#include "ref_float.h"
 
 namespace panama {
 
 const char* const kGeneratorVersion = "panama-gen 0.1.0";
 
 FormatInfo format_info(Format f) {
-  // The one format table is numerics/ref_float.h's (the reference arithmetic reads the same rows).
-  ref::Fmt r;
-  switch (f) {
-    case Format::fp32:
-      r = ref::Fmt::fp32;
-      break;
-    case Format::bf16:
-      r = ref::Fmt::bf16;
-      break;
-    case Format::fp16:
-      r = ref::Fmt::fp16;
-      break;
-    default:
-      throw ConfigError("unknown format");
-  }
-  const ref::FmtBits b = ref::fmt_bits(r);
+  const FormatBits b = format_bits(f);
   return {b.width / 8, b.exp_bits, b.frac_bits, b.qnan};
 }
 
-std::string to_string(Format f) {
-  switch (f) {
-    case Format::fp32:
-      return "fp32";
-    case Format::bf16:
-      return "bf16";
-    case Format::fp16:
-      return "fp16";
-  }
-  return "?";
-}
-
 std::string to_string(Subnormals s) { return s == Subnormals::ieee ? "ieee" : "ftz"; }
-
-Format parse_format(const std::string& s) {
-  if (s == "fp32") return Format::fp32;
-  if (s == "bf16") return Format::bf16;
-  if (s == "fp16") return Format::fp16;
-  throw ConfigError("unknown format '" + s + "' (expected fp32, bf16 or fp16)");
-}
 
 Subnormals parse_subnormals(const std::string& s) {
   if (s == "ieee") return Subnormals::ieee;
@@ -191,7 +156,11 @@ Config Config::from_json(const nlohmann::json& j) {
   in.ports = static_cast<int>(int_field(j, "ports", -kIntMax, kIntMax));
   in.gbps = num_field(j, "gbps");
   in.mhz = num_field(j, "mhz");
-  in.format = parse_format(str_field(j, "format"));
+  try {
+    in.format = parse_format(str_field(j, "format"));
+  } catch (const FormatError& e) {
+    throw ConfigError(e.what());
+  }
   in.subnormals = parse_subnormals(str_field(j, "subnormals"));
   in.contexts = static_cast<int>(int_field(j, "contexts", -kIntMax, kIntMax));
   in.max_elems = static_cast<int>(int_field(j, "max_elems", -kIntMax, kIntMax));

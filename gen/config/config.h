@@ -10,9 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "format.h"  // Format, parse_format, to_string (numerics/)
+
 namespace panama {
 
-enum class Format { fp32, bf16, fp16 };
 enum class Subnormals { ieee, ftz };
 
 // Thrown for any invalid combination of inputs; what() is one line for stderr.
@@ -27,9 +28,7 @@ struct FormatInfo {
   uint32_t canonical_nan;
 };
 FormatInfo format_info(Format f);
-std::string to_string(Format f);
 std::string to_string(Subnormals s);
-Format parse_format(const std::string& s);          // throws ConfigError
 Subnormals parse_subnormals(const std::string& s);  // throws ConfigError
 
 // What the user asks for (the command line of tools.md).

@@ -184,8 +184,7 @@ static uint32_t global_reset(const Config& c, const Register& r) {
     case RegMap::kMaxElems:
       return static_cast<uint32_t>(c.max_elems);
     case RegMap::kFormat:
-      return static_cast<uint32_t>(c.in.format) | (c.in.subnormals == Subnormals::ftz ? 0x100u : 0u) |
-             (c.exact_sum() ? 0x200u : 0u);
+      return rtl_code(c.in.format) | (c.in.subnormals == Subnormals::ftz ? 0x100u : 0u) | (c.exact_sum() ? 0x200u : 0u);
     case RegMap::kBufferBytes:
       return static_cast<uint32_t>(c.buffer_bytes);
     default:

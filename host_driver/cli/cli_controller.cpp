@@ -11,6 +11,8 @@
 
 #include "cli.h"
 #include "controller.h"
+#include "design.h"
+#include "format.h"
 #include "mgmt_client.h"
 #include "parse_num.h"
 #include "wire.h"
@@ -316,19 +318,45 @@ void write_list(const std::string& path, const std::vector<RegWrite>& w) {
   write_file_atomic(path, text.data(), text.size());
 }
 
-// The job description a worker reads (--job-desc): what the design accepts.
-void write_job_desc(const ControllerOpts& o, const RegLayout& l) {
+// What a worker needs of the design (--job-desc): from the design's folder when --regmap names
+// one (load_design), else from the register map's identity registers.
+struct JobDesc {
+  int ports = 0;
+  uint32_t max_elems = 0;
+  Format format = Format::fp32;
+  bool ftz = false;
+};
+
+JobDesc job_desc_of(const ControllerOpts& o, const RegLayout& l) {
+  if (std::filesystem::is_directory(o.regmap)) {
+    const Config c = load_design(o.regmap).config;
+    return {c.in.ports, static_cast<uint32_t>(c.max_elems), c.in.format, c.in.subnormals == Subnormals::ftz};
+  }
   auto ident = [&](const std::string& n) -> uint32_t {
     for (const auto& [k, v] : l.identity)
       if (k == n) return v;
     throw std::runtime_error("regmap.json has no " + n + " register");
   };
-  const uint32_t fmt = ident("FORMAT") & 3u;
+  JobDesc d;
+  d.ports = l.ports;
+  d.max_elems = ident("MAX_ELEMS");
+  try {
+    d.format = format_from_code(ident("FORMAT") & 3u);
+  } catch (const FormatError& e) {
+    throw std::runtime_error(o.regmap + ": FORMAT: " + e.what());
+  }
+  d.ftz = (ident("FORMAT") >> 8 & 1u) != 0;
+  return d;
+}
+
+// The job description a worker reads (--job-desc): what the design accepts.
+void write_job_desc(const ControllerOpts& o, const RegLayout& l) {
+  const JobDesc d = job_desc_of(o, l);
   nlohmann::ordered_json jd;
-  jd["ports"] = l.ports;
-  jd["max_elems"] = ident("MAX_ELEMS");
-  jd["format"] = fmt == 0 ? "fp32" : fmt == 1 ? "bf16" : fmt == 2 ? "fp16" : "unknown";
-  jd["ftz"] = (ident("FORMAT") >> 8 & 1u) != 0;
+  jd["ports"] = d.ports;
+  jd["max_elems"] = d.max_elems;
+  jd["format"] = to_string(d.format);
+  jd["ftz"] = d.ftz;
   if (o.job >= 0) {
     jd["job"] = o.job;
     jd["trees"] = o.trees;

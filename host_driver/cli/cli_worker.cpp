@@ -1,6 +1,7 @@
 // `panama-host worker` (tools.md, docs/host.md): all-reduces a file with the job's other workers.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -15,12 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "allreduce.h"
+#include "backends.h"
 #include "cli.h"
-#include "protocol.h"
-#include "dpdk_transport.h"
+#include "design.h"
+#include "job.h"
 #include "parse_num.h"
-#include "tins_transport.h"
-#include "udp_transport.h"
+#include "protocol.h"
 #include "xdp_transport.h"
 
 namespace panama::host::cli {
@@ -32,13 +33,6 @@ std::vector<uint8_t> read_file(const std::string& path) {
   std::vector<uint8_t> b((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw std::runtime_error("cannot read " + path);
   return b;
-}
-
-int iface_mtu(const std::string& iface) {
-  std::ifstream in("/sys/class/net/" + iface + "/mtu");
-  int mtu = 0;
-  if (!(in >> mtu) || mtu < 68) throw std::runtime_error("cannot read the MTU of interface '" + iface + "'");
-  return mtu;
 }
 
 // --progress: a CSV line every interval (written when the all-reduce sends or receives): the
@@ -210,16 +204,17 @@ struct WorkerOpts {
   bool no_resend = false;
 };
 
-// What the design accepts (controller --job-out): MAX_ELEMS (0: not given) and FORMAT.
+// What the design accepts (controller --job-out, or the design's folder): MAX_ELEMS (0: not
+// given) and FORMAT.
 struct DesignLimits {
   int max_elems = 0;
-  std::string format;
+  Format format = Format::fp32;
 };
 
 // Every option and path checked before any work: the output's directory must take a file.
 void check_worker_opts(const WorkerOpts& o) {
-  if (o.backend != "udp" && o.backend != "tins" && o.backend != "dpdk" && o.backend != "xdp")
-    throw std::runtime_error("--backend must be udp, tins, dpdk or xdp (not '" + o.backend + "')");
+  if (!find_backend(o.backend))
+    throw std::runtime_error("--backend must be " + backend_names() + " (not '" + o.backend + "')");
   if (o.job < 0 || o.job > 0xFFFF) throw std::runtime_error("--job must be 0..65535");
   if (o.iterations < 1) throw std::runtime_error("--iterations must be >= 1");
   if (!can_create_tmp(o.out)) throw std::runtime_error("--out: cannot write " + o.out);
@@ -229,23 +224,44 @@ void check_worker_opts(const WorkerOpts& o) {
   }
 }
 
-// The design's MAX_ELEMS and FORMAT from --job-desc: vectors are sized from them, and a request
-// the design would drop is refused here rather than timing out as a silent peer.
-DesignLimits read_job_desc(const WorkerOpts& o) {
-  DesignLimits d{0, o.format};
-  if (o.job_desc.empty()) return d;
-  std::ifstream in(o.job_desc);
-  if (!in) throw std::runtime_error("--job-desc: cannot open " + o.job_desc);
+// --format as a Format: an unknown name is an error (never another format).
+Format option_format(const WorkerOpts& o) {
   try {
-    const nlohmann::json jd = nlohmann::json::parse(in);
-    d.max_elems = jd.at("max_elems").get<int>();
-    const std::string f = jd.at("format").get<std::string>();
-    if (o.format_option->count() > 0 && f != o.format)
-      throw std::runtime_error("--format " + o.format + ", but the design's FORMAT is " + f);
-    d.format = f;
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error("--job-desc " + o.job_desc + ": " + e.what());
+    return parse_format(o.format);
+  } catch (const FormatError& e) {
+    throw std::runtime_error(std::string("--format: ") + e.what());
   }
+}
+
+// The design's MAX_ELEMS and FORMAT from --job-desc (the controller's job description, or the
+// design's folder): vectors are sized from them, and a request the design would drop is refused
+// here rather than timing out as a silent peer.
+DesignLimits read_job_desc(const WorkerOpts& o) {
+  DesignLimits d{0, option_format(o)};
+  if (o.job_desc.empty()) return d;
+  Format f = d.format;
+  if (std::filesystem::is_directory(o.job_desc)) {
+    try {
+      const Design design = load_design(o.job_desc);
+      d.max_elems = design.config.max_elems;
+      f = design.config.in.format;
+    } catch (const std::exception& e) {
+      throw std::runtime_error("--job-desc " + std::string(e.what()));
+    }
+  } else {
+    std::ifstream in(o.job_desc);
+    if (!in) throw std::runtime_error("--job-desc: cannot open " + o.job_desc);
+    try {
+      const nlohmann::json jd = nlohmann::json::parse(in);
+      d.max_elems = jd.at("max_elems").get<int>();
+      f = parse_format(jd.at("format").get<std::string>());
+    } catch (const std::exception& e) {
+      throw std::runtime_error("--job-desc " + o.job_desc + ": " + e.what());
+    }
+  }
+  if (o.format_option->count() > 0 && f != d.format)
+    throw std::runtime_error("--format " + o.format + ", but the design's FORMAT is " + to_string(f));
+  d.format = f;
   if (d.max_elems < 1) throw std::runtime_error("--job-desc " + o.job_desc + ": max_elems must be >= 1");
   if (o.max_elems > d.max_elems)
     throw std::runtime_error("--max-elems " + std::to_string(o.max_elems) + " exceeds the design's MAX_ELEMS " +
@@ -271,23 +287,13 @@ std::vector<uint32_t> first_vids(const WorkerOpts& o) {
 // The job's parameters except the addresses (the backend knows those).
 JobParams job_params(const WorkerOpts& o) {
   const DesignLimits d = read_job_desc(o);
-  int es = 0;
-  if (d.format == "fp32")
-    es = 4;
-  else if (d.format == "bf16" || d.format == "fp16")
-    es = 2;
-  else
-    throw std::runtime_error("--format must be fp32, bf16 or fp16");
   const int mtu = o.mtu ? o.mtu : iface_mtu(o.iface);
-  const int max_elems = o.max_elems ? o.max_elems : d.max_elems ? d.max_elems : proto::kDefaultPayloadBytes / es;
   if (o.status_wait_ms < 1) throw std::runtime_error("--status-wait-ms must be >= 1");
   JobParams p;
   p.jid = static_cast<uint16_t>(o.job);
   p.rank = o.rank;
   p.world = o.world;
   p.trees = o.trees;
-  p.elem_bytes = es;
-  p.format = es == 4 ? ref::Fmt::fp32 : (d.format == "bf16" ? ref::Fmt::bf16 : ref::Fmt::fp16);
   if (o.repair_rounds == "auto") {
     p.repair_rounds = JobParams::kRepairAuto;
   } else {
@@ -301,11 +307,10 @@ JobParams job_params(const WorkerOpts& o) {
   p.adaptive_wait = o.adaptive_wait;
   p.status_copies = o.status_copies;
   p.resend = !o.no_resend;
-  p.count = JobParams::count_for(mtu, max_elems, es);
+  set_vector_shape(p, d.format, mtu, o.max_elems ? o.max_elems : d.max_elems);
   p.first_vids = first_vids(o);
   p.window = o.win;
-  if (p.window.max <= 0) p.window.max = std::max(1, 12 / std::max(1, o.trees));
-  if (p.window.init <= 0) p.window.init = std::min(4.0, p.window.max);
+  default_window(p);
   p.window.cc = !o.no_cc;
   p.timeout_ms = o.timeout_ms;
   p.agg_port = static_cast<uint16_t>(o.port);
@@ -313,53 +318,24 @@ JobParams job_params(const WorkerOpts& o) {
   return p;
 }
 
-// The raw backends' parameters (tins, dpdk, xdp) from the worker's options.
-RawParams raw_params(const WorkerOpts& o) {
-  RawParams rp;
-  rp.iface = o.iface;
-  rp.port = static_cast<uint16_t>(o.port);
-  rp.agg_ip = wire::parse_ipv4(o.agg_ip);
-  rp.group_ip = wire::parse_ipv4(o.group_ip);
-  rp.agg_mac = o.agg_mac;
-  rp.eal = o.eal;
-  return rp;
+// Where the worker's link goes (backends.h).
+LinkOptions link_options(const WorkerOpts& o) {
+  LinkOptions l;
+  l.iface = o.iface;
+  l.port = static_cast<uint16_t>(o.port);
+  l.agg_ip = o.agg_ip;
+  l.group_ip = o.group_ip;
+  l.agg_mac = o.agg_mac;
+  l.eal = o.eal;
+  return l;
 }
 
-// The frame addresses a raw backend found (its own IPv4 and MAC, the aggregator's MAC).
-void take_addresses(JobParams& p, const RawTransport& t) {
-  p.ip_src = t.local_ip();
-  p.eth_src = t.local_mac();
-  p.eth_dst = t.agg_mac();
-}
-
-// The backend (docs/host.md "Backends"): udp leaves L2-L4 to the kernel; tins and dpdk send the
-// frames the protocol builds as they are, addressed to the next hop's MAC from this interface.
-// Fills p's addresses.
+// The backend (docs/host.md "Backends", backends.h). Fills p's addresses.
 std::unique_ptr<Transport> open_backend(const WorkerOpts& o, JobParams& p) {
-  std::unique_ptr<Transport> tr;
-  const wire::Ipv4 agg_ip = wire::parse_ipv4(o.agg_ip), group_ip = wire::parse_ipv4(o.group_ip);
-  if (o.backend == "udp") {
-    if (!o.agg_mac.empty() || !o.eal.empty())
-      throw std::runtime_error("--agg-mac is for --backend tins|dpdk|xdp, --eal for --backend dpdk");
-    UdpParams up;
-    up.iface = o.iface;
-    up.port = static_cast<uint16_t>(o.port);
-    up.agg_ip = agg_ip;
-    up.group_ip = group_ip;
-    auto* u = new UdpTransport(up);
-    tr.reset(u);
-    p.ip_src = u->local_ip();
-  } else {
-    if (!o.eal.empty() && o.backend != "dpdk") throw std::runtime_error("--eal is for --backend dpdk");
-    const RawParams rp = raw_params(o);
-    RawTransport* t = o.backend == "tins"  ? static_cast<RawTransport*>(new TinsTransport(rp))
-                      : o.backend == "xdp" ? static_cast<RawTransport*>(new XdpTransport(rp))
-                                           : static_cast<RawTransport*>(new DpdkTransport(rp));
-    tr.reset(t);
-    take_addresses(p, *t);
-  }
-  p.ip_dst = agg_ip;
-  return tr;
+  if (o.backend == "udp" && (!o.agg_mac.empty() || !o.eal.empty()))
+    throw std::runtime_error("--agg-mac is for --backend tins|dpdk|xdp, --eal for --backend dpdk");
+  if (!o.eal.empty() && o.backend != "dpdk") throw std::runtime_error("--eal is for --backend dpdk");
+  return find_backend(o.backend)(link_options(o), p);
 }
 
 // CPU time of the calling thread (user + system), seconds.
@@ -448,7 +424,7 @@ void open_threads(const WorkerOpts& o, const JobParams& p, int N, std::vector<Jo
     for (int k = 0; k < N; ++k)
       for (int t = 0; t < ps[static_cast<size_t>(k)].trees; ++t)
         tid_socket[static_cast<size_t>(ps[static_cast<size_t>(k)].first_tid + t)] = k;
-    const RawParams rp = raw_params(o);
+    const RawParams rp = raw_params(link_options(o));
     for (auto& x : XdpTransport::open_shared(rp, N, tid_socket)) {
       JobParams& pk = ps[trs.size()];
       take_addresses(pk, *x);
@@ -624,7 +600,8 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
       ->check(CLI::Range(1, 65535));
   wk->add_option("--format", w.format, "element format fp32|bf16|fp16 (default: the job description's, else fp32)");
   wk->add_option("--job-desc", w.job_desc,
-                 "job description from `controller --job-out`: the design's MAX_ELEMS and FORMAT");
+                 "job description from `controller --job-out`, or the design's folder (panama-gen --out): the "
+                 "design's MAX_ELEMS and FORMAT");
   wk->add_option("--mtu", w.mtu, "MTU (default: the interface's)")->check(CLI::Range(68, 65535));
   wk->add_option("--max-elems", w.max_elems,
                  "accelerator MAX_ELEMS (default floor(" + std::to_string(proto::kDefaultPayloadBytes) + "/ES))")

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "design.h"
+
 namespace fs = std::filesystem;
 
 namespace panama::rtl {
@@ -167,7 +169,7 @@ std::string board_param(const std::string& top_text, const std::string& name) {
 // "board"."shell", the rest from the board top's marked parameters (management, the key included:
 // it is only there, never in config.json; contexts, register-file address bits, standalone).
 std::string shell_params(const std::string& rtl_dir, const Config& cfg) {
-  const auto j = nlohmann::json::parse(slurp(fs::path(rtl_dir) / "config.json"));
+  const nlohmann::json j = load_design(rtl_dir).json;
   if (!j.contains("board") || !j["board"].contains("shell"))
     throw EngineError(rtl_dir + " is not a board output with a shell (panama-gen --board NAME)");
   const auto& sh = j["board"]["shell"];

@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "config.h"
+#include "design.h"
 #include "live_verbs.h"
 #include "rtl_engine.h"
 #include "switch.h"
@@ -23,9 +23,7 @@ class RtlEngine : public Engine {
  public:
   RtlEngine(const std::string& rtl_dir, const std::string& ctx_path, int ports, bool shell)
       : ports_(ports), shell_(shell) {
-    std::ifstream in(rtl_dir + "/config.json");
-    if (!in) throw std::runtime_error("cannot open " + rtl_dir + "/config.json");
-    const Config cfg = Config::from_json(nlohmann::json::parse(in));
+    const Config cfg = load_design(rtl_dir).config;
     const std::string exe = rtl::harness_executable(rtl_dir, cfg, shell ? "shell" : "");
     int to_child[2], from_child[2];
     if (pipe(to_child) || pipe(from_child)) throw std::runtime_error("pipe failed");

@@ -33,9 +33,7 @@ class SoftEngine : public Engine {
       : n_(cfg.in.ports),
         es_(cfg.fmt.elem_bytes),
         max_elems_(cfg.max_elems),
-        fmt_(cfg.in.format == Format::fp32   ? ref::Fmt::fp32
-             : cfg.in.format == Format::bf16 ? ref::Fmt::bf16
-                                             : ref::Fmt::fp16),
+        fmt_(cfg.in.format),
         ftz_(cfg.in.subnormals == Subnormals::ftz),
         ctxf_(ctx),
         ctr_(static_cast<size_t>(n_), std::vector<uint64_t>(kNumPortCounters, 0)) {

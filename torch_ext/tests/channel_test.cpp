@@ -16,6 +16,7 @@
 
 #include "channel.h"
 #include "config.h"
+#include "design.h"
 #include "loopback.h"
 #include "ref_float.h"
 #include "switch.h"
@@ -74,7 +75,7 @@ TEST(TorchConfig, ReadsTheDesignAndDerivesTheJob) {
   e["PANAMA_SOMETHING"] = "1";
   e["PANAMA_HOST_DEBUG"] = "1";  // the host library's knob: not reported
   const Config c = Config::from_map(e);
-  EXPECT_EQ(c.format, Elem::bf16);
+  EXPECT_EQ(c.format, Format::bf16);
   EXPECT_EQ(c.design_max_elems, 725);
   EXPECT_EQ(c.unknown_env, std::vector<std::string>{"PANAMA_SOMETHING"});
   const host::JobParams p = c.job_params(2, 3);
@@ -127,6 +128,22 @@ TEST(TorchConfig, EveryBadSettingIsOneLineNamingIt) {
   }
 }
 
+// A design of a format the backend does not know is refused (never summed as another format).
+TEST(TorchConfig, RefusesAnUnknownFormat) {
+  Env e = base_env();
+  const std::string d = tmpdir() + "/design_fp8";
+  std::system(("mkdir -p " + d).c_str());
+  nlohmann::json j;
+  std::ifstream(e["PANAMA_DESIGN"] + "/config.json") >> j;
+  j["format"] = "fp8";
+  std::ofstream(d + "/config.json") << j.dump(2);
+  e["PANAMA_DESIGN"] = d;
+  const std::string err = config_error(e);
+  EXPECT_NE(err.find("PANAMA_DESIGN=" + d + "/config.json: unknown format 'fp8' (expected fp32, bf16 or fp16)"),
+            std::string::npos)
+      << err;
+}
+
 TEST(TorchConfig, OneFileAndTheEnvironmentWins) {
   const std::string f = tmpdir() + "/panama.conf";
   std::ofstream(f) << "# job 9\nPANAMA_JOB = 9\nPANAMA_TREES=1\n\nPANAMA_TIMEOUT_MS=1234\n";
@@ -170,7 +187,7 @@ struct Bed {
   std::atomic<bool> stop{false};
   std::thread sw;
   Bed(const std::string& design, const wire::CtxFile& ctx) : fab(4) {
-    const panama::Config cfg = host::read_config(design);
+    const panama::Config cfg = panama::load_design(design).config;
     sw = std::thread([this, cfg, ctx] {
       auto eng = host::make_soft_engine(cfg, ctx);
       host::SwitchChip chip(cfg.in.ports, ctx, host::ChipParams{});
@@ -186,20 +203,18 @@ struct Bed {
 
 using Bits = std::vector<uint32_t>;
 
-Bits random_bits(size_t n, uint64_t seed, Elem f) {
+Bits random_bits(size_t n, uint64_t seed, Format f) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<double> d(-100, 100);
   Bits v(n);
-  const auto fb = ref::fmt_bits(f == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16);
+  const auto fb = format_bits(f);
   for (auto& x : v)
-    x = f == Elem::fp32 ? ref::float_to_bits(static_cast<float>(d(rng))) : ref::double_to_half(d(rng), fb, false);
+    x = f == Format::fp32 ? ref::float_to_bits(static_cast<float>(d(rng))) : ref::double_to_half(d(rng), fb, false);
   return v;
 }
 
-ref::Fmt fmt(Elem e) { return e == Elem::fp32 ? ref::Fmt::fp32 : e == Elem::bf16 ? ref::Fmt::bf16 : ref::Fmt::fp16; }
-
 // The tree-order sum over the ports (rank r on port port_of[r]) of numerics.md.
-Bits tree_sum(const std::vector<Bits>& in, const std::vector<int>& port_of, Elem f) {
+Bits tree_sum(const std::vector<Bits>& in, const std::vector<int>& port_of, Format f) {
   Bits out(in[0].size());
   for (size_t i = 0; i < out.size(); ++i) {
     std::vector<uint32_t> vals(4, 0);
@@ -208,7 +223,7 @@ Bits tree_sum(const std::vector<Bits>& in, const std::vector<int>& port_of, Elem
       vals[static_cast<size_t>(port_of[r])] = in[r][i];
       mem[static_cast<size_t>(port_of[r])] = true;
     }
-    out[i] = ref::tree_sum(fmt(f), false, vals, mem);
+    out[i] = ref::tree_sum(f, false, vals, mem);
   }
   return out;
 }
@@ -282,10 +297,9 @@ struct Workers {
 
 // Sizes 1, one vector, one vector + 1, and an odd size over several host-library calls (4 KiB
 // chunks), in both trees; sums bit for bit in tree order; the mean is the sum divided once.
-void exact_sums(Elem f) {
-  const Format gf = f == Elem::fp32 ? Format::fp32 : f == Elem::bf16 ? Format::bf16 : Format::fp16;
+void exact_sums(Format f) {
   const std::vector<int> port_of{2, 0, 3};
-  Env env = base_env(gf);
+  Env env = base_env(f);
   env["PANAMA_CHUNK_KB"] = "4";
   Bed bed(env["PANAMA_DESIGN"], contexts(port_of, 2, 7));
   Workers w(bed, env, port_of);
@@ -305,10 +319,10 @@ void exact_sums(Elem f) {
       const auto errs = w.all(buf, mean, n == data + 1);
       Bits want = tree_sum(in, port_of, f);
       if (mean) {
-        const auto fb = ref::fmt_bits(fmt(f));
+        const auto fb = format_bits(f);
         for (auto& x : want)
-          x = f == Elem::fp32 ? ref::float_to_bits(ref::bits_to_float(x) / 3.0f)
-                              : ref::double_to_half(ref::half_to_double(x, fb, false) / 3.0, fb, false);
+          x = f == Format::fp32 ? ref::float_to_bits(ref::bits_to_float(x) / 3.0f)
+                                : ref::double_to_half(ref::half_to_double(x, fb, false) / 3.0, fb, false);
       }
       for (int r = 0; r < 3; ++r) {
         ASSERT_EQ(errs[static_cast<size_t>(r)], "") << "n " << n << " rank " << r;
@@ -319,9 +333,9 @@ void exact_sums(Elem f) {
   EXPECT_GT(w.ch[0]->stats().calls, 10u);  // 5003 elements took several calls
 }
 
-TEST(TorchChannel, Fp32SumsAndMeansBitExactAnySize) { exact_sums(Elem::fp32); }
-TEST(TorchChannel, Bf16SumsAndMeansBitExactAnySize) { exact_sums(Elem::bf16); }
-TEST(TorchChannel, Fp16SumsAndMeansBitExactAnySize) { exact_sums(Elem::fp16); }
+TEST(TorchChannel, Fp32SumsAndMeansBitExactAnySize) { exact_sums(Format::fp32); }
+TEST(TorchChannel, Bf16SumsAndMeansBitExactAnySize) { exact_sums(Format::bf16); }
+TEST(TorchChannel, Fp16SumsAndMeansBitExactAnySize) { exact_sums(Format::fp16); }
 
 TEST(TorchChannel, ZeroSizeCompletesAndTooLargeIsRefusedAtOnce) {
   Env env = base_env();
@@ -384,8 +398,8 @@ TEST(TorchChannel, StandInGoneEndsInBoundedTimeOutputUntouched) {
   Bed bed(env["PANAMA_DESIGN"], contexts({0, 1}, 2, 7));
   Workers w(bed, env, {0, 1});
   bed.fab.set_switch_delay(std::chrono::microseconds(200));  // a slow switch: the call is long enough
-  std::vector<std::vector<uint8_t>> buf{to_bytes(random_bits(400000, 1, Elem::fp32), 4),
-                                        to_bytes(random_bits(400000, 2, Elem::fp32), 4)};
+  std::vector<std::vector<uint8_t>> buf{to_bytes(random_bits(400000, 1, Format::fp32), 4),
+                                        to_bytes(random_bits(400000, 2, Format::fp32), 4)};
   const auto orig = buf;
   std::thread killer([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));

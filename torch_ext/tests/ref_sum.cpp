@@ -25,20 +25,20 @@ std::vector<uint32_t> load(const std::string& p, size_t es) {
 }
 
 int run(int argc, char** argv) {
-  panama::ref::Fmt fmt = panama::ref::Fmt::fp32;
+  panama::Format fmt = panama::Format::fp32;
   bool ftz = false;
   int a = 1;
   for (; a + 1 < argc && std::string(argv[a]).rfind("--", 0) == 0; a += 2) {
     const std::string k = argv[a], v = argv[a + 1];
-    if (k == "--format" && (v == "fp32" || v == "bf16" || v == "fp16"))
-      fmt = v == "fp32" ? panama::ref::Fmt::fp32 : v == "bf16" ? panama::ref::Fmt::bf16 : panama::ref::Fmt::fp16;
+    if (k == "--format")
+      fmt = panama::parse_format(v);
     else if (k == "--subnormals" && (v == "ieee" || v == "ftz"))
       ftz = v == "ftz";
     else
       throw std::runtime_error("bad option " + k + " " + v);
   }
   if (argc - a < 3) throw std::runtime_error("usage: torch_ref_sum [--format F] [--subnormals S] PORTS OUT IN:PORT...");
-  const size_t es = fmt == panama::ref::Fmt::fp32 ? 4 : 2;
+  const size_t es = static_cast<size_t>(panama::elem_bytes(fmt));
   const size_t ports = static_cast<size_t>(std::stoi(argv[a]));
   std::vector<std::vector<uint32_t>> in(ports);
   std::vector<bool> member(ports, false);

@@ -1,0 +1,1 @@
+"""Python helpers of the project's scripts (standard library only)."""
