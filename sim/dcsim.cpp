@@ -1,7 +1,8 @@
 // panama-dcsim: a packet-level ns-3 simulation of a shared fat-tree cluster with background
 // DCTCP flows and data-parallel training jobs that all-reduce through PANAMA accelerators, a
 // ring over TCP, or SwitchML*-style aggregation (docs/sim.md).
-#include "dctcp.h"  // panama_cc: the workers' congestion control, shared with host_driver
+#include "cli_parse.h"  // the command-line convention (gen/config, header only)
+#include "dctcp.h"      // panama_cc: the workers' congestion control, shared with host_driver
 #include "fattree_routing.h"
 
 #include "ns3/core-module.h"
@@ -167,7 +168,10 @@ struct Design {
   uint32_t payload() const { return static_cast<uint32_t>(max_elems * elem_bytes); }
 };
 
-Design load_design(const std::string& path) {
+Design load_design(const std::string& where) {
+  // A design folder (panama-gen --out) or its config.json.
+  struct stat st {};
+  const std::string path = ::stat(where.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? where + "/config.json" : where;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read design " + path);
   json j;
@@ -1385,7 +1389,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--queue-pkts", o.queue_pkts, "queue capacity per port")->check(CLI::PositiveNumber);
   app.add_option("--cdf", o.cdf, "websearch, datamining, or a CDF file");
   app.add_option("--data-dir", o.data_dir, "folder of the data files (default: next to sim/)");
-  app.add_option("--design", o.design, "a generated design's config.json");
+  app.add_option("--design", o.design, "a generated design's folder (or its config.json); also PANAMA_DESIGN")
+      ->envname("PANAMA_DESIGN");
   app.add_option("--accel-buffer-mb", o.accel_buffer_mb,
                  "accelerator buffer, MB (the paper's 64); 0 keeps the design's")
       ->check(CLI::NonNegativeNumber);
@@ -1425,7 +1430,7 @@ int main(int argc, char** argv) {
   add_options(app, o);
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress bar");
-  CLI11_PARSE(app, argc, argv);
+  if (const auto code = panama::parse_command_line(app, argc, argv, "panama-dcsim")) return *code;
   o.progress = !quiet;
 
   try {

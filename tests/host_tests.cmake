@@ -2,7 +2,9 @@
 # network-namespace testbeds (label netns, Skipped where namespaces are refused) and each data path.
 set(PANAMA_HOST_TESTS ${CMAKE_CURRENT_SOURCE_DIR})
 if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
-  add_executable(test_host ${PANAMA_HOST_TESTS}/host_allreduce.cpp ${PANAMA_HOST_TESTS}/host_alloc_count.cpp
+  add_executable(test_host ${PANAMA_HOST_TESTS}/host_allreduce.cpp ${PANAMA_HOST_TESTS}/host_protocol_test.cpp
+                           ${PANAMA_HOST_TESTS}/host_switch_chip_test.cpp ${PANAMA_HOST_TESTS}/host_cli_test.cpp
+                           ${PANAMA_HOST_TESTS}/host_soft_engine_test.cpp ${PANAMA_HOST_TESTS}/host_alloc_count.cpp
                            ${PANAMA_HOST_TESTS}/host_controller.cpp
                            ${PANAMA_HOST_TESTS}/host_mgmt.cpp ${PANAMA_HOST_TESTS}/host_flow.cpp
                            ${PANAMA_HOST_TESTS}/host_format.cpp)

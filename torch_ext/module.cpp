@@ -41,6 +41,10 @@ void bind_config(py::module_& m) {
       .def_readonly("job", &Config::job)
       .def_readonly("trees", &Config::trees)
       .def_readonly("timeout_ms", &Config::timeout_ms)
+      .def_readonly("status_wait_ms", &Config::status_wait_ms)
+      .def_readonly("group_timeout_ms", &Config::group_timeout_ms)
+      .def("with_group_timeout", &Config::with_group_timeout, py::arg("ms"),
+           "c10d's timeout bounds every call (PANAMA_TIMEOUT_MS / PANAMA_STATUS_WAIT_MS, when set, win)")
       .def_readonly("buffer_bytes", &Config::buffer_bytes)
       .def_readonly("chunk_bytes", &Config::chunk_bytes)
       .def_readonly("probe", &Config::probe)

@@ -234,6 +234,8 @@ Config Config::from_map(const std::map<std::string, std::string>& env) {
         std::to_string(c.design_max_elems) + " (the accelerator would drop every vector)");
   c.timeout_ms = num(m, "PANAMA_TIMEOUT_MS", 2000, 1, 3600000);
   c.status_wait_ms = num(m, "PANAMA_STATUS_WAIT_MS", 200, 1, 600000);
+  c.timeout_set = m.count("PANAMA_TIMEOUT_MS") > 0;
+  c.status_wait_set = m.count("PANAMA_STATUS_WAIT_MS") > 0;
   c.repair_rounds = num(m, "PANAMA_REPAIR_ROUNDS", 16, 0, 64);
   c.window_init = window(m, "PANAMA_WINDOW_INIT");
   c.window_max = window(m, "PANAMA_WINDOW_MAX");
@@ -241,6 +243,13 @@ Config Config::from_map(const std::map<std::string, std::string>& env) {
   c.chunk_bytes = static_cast<size_t>(num(m, "PANAMA_CHUNK_KB", 4096, 4, 1 << 20)) << 10;
   c.probe = num(m, "PANAMA_PROBE", 1, 0, 1) == 1;
   return c;
+}
+
+void Config::with_group_timeout(int ms) {
+  if (ms < 1) bad("the process group's timeout must be at least 1 ms (got " + std::to_string(ms) + ")");
+  group_timeout_ms = ms;
+  if (!timeout_set) timeout_ms = ms;
+  if (!status_wait_set) status_wait_ms = std::max(1, std::min(status_wait_ms, ms / 40));
 }
 
 host::JobParams Config::job_params(int rank, int world) const {
@@ -273,6 +282,7 @@ host::JobParams Config::job_params(int rank, int world) const {
   p.timeout_ms = timeout_ms;
   p.status_wait_ms = status_wait_ms;
   p.repair_rounds = repair_rounds;
+  if (group_timeout_ms > 0) p.repair_stall_ms = group_timeout_ms;  // no progress for c10d's timeout: fail
   p.agg_port = static_cast<uint16_t>(port);
   try {
     p.validate();

@@ -42,6 +42,11 @@ struct Config {
   std::vector<uint32_t> first_vids{0};  // one for every tree, or one per tree
   int max_elems = 0;                    // 0: the design's MAX_ELEMS
   int timeout_ms = 2000, status_wait_ms = 200, repair_rounds = 16;
+  // Which of the two waits the environment set (PANAMA_TIMEOUT_MS, PANAMA_STATUS_WAIT_MS): a
+  // variable set by hand wins over the process group's timeout (with_group_timeout).
+  bool timeout_set = false, status_wait_set = false;
+  // The process group's timeout (c10d's `timeout`), 0 when none was given: it bounds every call.
+  int group_timeout_ms = 0;
   double window_init = 0, window_max = 0;  // 0: derived from the trees, as `panama-host worker`
   // The backend's own memory: the largest tensor one all_reduce takes (PANAMA_BUFFER_MB), and the
   // elements per call of the host library (PANAMA_CHUNK_KB).
@@ -56,6 +61,13 @@ struct Config {
   static Config from_env();
   // The same from an explicit map (tests): name -> value, plus the file it may name.
   static Config from_map(const std::map<std::string, std::string>& env);
+
+  // c10d's timeout for this job (init_process_group(timeout=...)): a peer late by less than ms is
+  // waited for, and no call goes longer than ms without progress before it fails: the call
+  // timeout becomes ms (unless PANAMA_TIMEOUT_MS is set), the status wait at most ms / 40 (the
+  // host library keeps the call timeout above 40 status waits with repair on; unless
+  // PANAMA_STATUS_WAIT_MS is set), and a repair that stops converging fails after ms too.
+  void with_group_timeout(int ms);
 
   // The host library's parameters for this rank and world size; throws PanamaError(config).
   host::JobParams job_params(int rank, int world) const;

@@ -49,6 +49,10 @@ def _create_process_group(store, rank, world_size, timeout):
     # the job's group is joined before any peer's probe), the Gloo group (its rendezvous means
     # every peer has opened its link too), then the probe through the accelerator.
     cfg = _config()
+    if timeout is not None:
+        # c10d's timeout (init_process_group(timeout=...), 30 min by default) bounds every call:
+        # a peer late by less than that is waited for (docs/torch.md "Timeouts").
+        cfg.with_group_timeout(max(1, int(timeout.total_seconds() * 1000)))
     chan = Channel(cfg, rank, world_size)
     gloo = dist.ProcessGroupGloo(dist.PrefixStore("panama/gloo", store), rank, world_size, timeout)
     pg = ProcessGroupPanama(chan, gloo)

@@ -144,6 +144,35 @@ TEST(TorchConfig, RefusesAnUnknownFormat) {
       << err;
 }
 
+// c10d's timeout (init_process_group(timeout=...)) bounds every call: it becomes the call timeout,
+// the status wait fits 40 times into it, and a repair without progress ends there; a variable set
+// by hand wins.
+TEST(TorchConfig, GroupTimeoutBoundsEveryCall) {
+  Env e = base_env();
+  e.erase("PANAMA_TIMEOUT_MS");
+  Config c = Config::from_map(e);
+  EXPECT_EQ(c.timeout_ms, 2000);
+  c.with_group_timeout(30 * 60 * 1000);  // c10d's default: 30 min
+  host::JobParams p = c.job_params(0, 3);
+  EXPECT_EQ(p.timeout_ms, 30 * 60 * 1000);
+  EXPECT_EQ(p.status_wait_ms, 200);
+  EXPECT_EQ(p.repair_stall_ms, 30 * 60 * 1000);
+  Config s = Config::from_map(e);
+  s.with_group_timeout(4000);
+  p = s.job_params(0, 3);
+  EXPECT_EQ(p.timeout_ms, 4000);
+  EXPECT_EQ(p.status_wait_ms, 100);  // 40 status waits fit into 4 s
+  EXPECT_EQ(p.repair_stall_ms, 4000);
+  e["PANAMA_TIMEOUT_MS"] = "800";
+  e["PANAMA_STATUS_WAIT_MS"] = "300";
+  Config h = Config::from_map(e);
+  h.with_group_timeout(4000);
+  p = h.job_params(0, 3);
+  EXPECT_EQ(p.timeout_ms, 800);
+  EXPECT_EQ(p.status_wait_ms, 300);
+  EXPECT_THROW(h.with_group_timeout(0), PanamaError);
+}
+
 TEST(TorchConfig, OneFileAndTheEnvironmentWins) {
   const std::string f = tmpdir() + "/panama.conf";
   std::ofstream(f) << "# job 9\nPANAMA_JOB = 9\nPANAMA_TREES=1\n\nPANAMA_TIMEOUT_MS=1234\n";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # panama_torch end to end in network namespaces (ctest torch.netns.*; docs/torch.md "Tests"): the
 # check scripts of this folder as every worker of scripts/testbed --torch.
-#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | kill
+#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill
 # Exit 0 pass, 1 fail, 77 skip (no network namespaces here).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -78,6 +78,15 @@ PY
       fi
     done
     exit $status ;;
+  late)  # c10d's timeout: a rank 12 s late is waited for within 60 s, fails every rank at 3 s
+    for m in wait expire; do
+      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS bash "$root/scripts/testbed" --build "$build" --timeout 240 \
+        --engine soft --workers 3 --torch "$here/check_late.py" "$m" >"$work/out" 2>&1
+      rc=$?
+      sed 's/^/   /' "$work/out"
+      [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
+      [ $rc = 0 ] || { echo "FAIL: late rank, $m (testbed exit $rc)"; exit 1; }
+    done ;;
   kill)
     PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed mid-call, 3 workers" --engine soft \
       --workers 3 --torch "$here/check_kill.py" 10 ;;
