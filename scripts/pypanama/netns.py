@@ -78,10 +78,12 @@ def innermost(pid, depth=3):
 class Lab:
     """A run's namespaces, processes and scratch directory."""
 
-    def __init__(self, prefix, keep=None, tmp_prefix="testbed."):
+    def __init__(self, prefix, keep=None, tmp_prefix="testbed.", tmp=None, if_prefix="t"):
         self.prefix = prefix  # namespaces are PREFIX+SUFFIX-NAME, e.g. tb1a2b3c-sw
+        self.if_prefix = if_prefix  # interfaces IF_PREFIX+SUFFIX+TAG, e.g. t1a2b3cw0
         self.suf = run_suffix()
-        self.tmp = tempfile.mkdtemp(prefix=tmp_prefix, dir=os.environ.get("TMPDIR", "/tmp"))
+        self.own_tmp = tmp is None  # a scratch directory given by the caller is the caller's to remove
+        self.tmp = tmp or tempfile.mkdtemp(prefix=tmp_prefix, dir=os.environ.get("TMPDIR", "/tmp"))
         self.keep = keep
         self.procs = []  # every background process started here (Popen)
         self.created = []  # namespaces
@@ -95,8 +97,8 @@ class Lab:
         return f"{self.prefix}{self.suf}-{name}"
 
     def if_name(self, tag):
-        """An interface name of this run: t<suffix><tag> (at most 15 characters)."""
-        return f"t{self.suf}{tag}"
+        """An interface name of this run: <if_prefix><suffix><tag> (at most 15 characters)."""
+        return f"{self.if_prefix}{self.suf}{tag}"
 
     def mkns(self, name, quiet=False):
         """Adds namespace NAME (the full name) with lo up and IPv6 off; False if ip netns refused."""
@@ -114,6 +116,19 @@ class Lab:
         if up:
             sh("ip", "link", "set", a, "up", ns=ns_a)
             sh("ip", "link", "set", b, "up", ns=ns_b)
+
+    def link_server(self, ns, w, sw_ns, s, addr, agg_ip):
+        """A server's link: veth w (in ns, address addr, e.g. 10.98.0.1/24) <-> s (in sw_ns), both up."""
+        sh("ip", "link", "add", w, "netns", ns, "type", "veth", "peer", "name", s, "netns", sw_ns)
+        sh("ip", "addr", "add", addr, "dev", w, ns=ns)
+        # One segment per skb, as a NIC puts them on the wire: the udp backend's GSO messages (and
+        # TCP's) are segmented in software at the device instead of reaching the stand-in's raw
+        # sockets as 64 KiB super-frames that no port carries.
+        sh("ip", "link", "set", "dev", w, "gso_max_segs", "1", ns=ns, check=False, quiet=True)
+        sh("ip", "link", "set", w, "up", ns=ns)
+        # Nobody answers ARP for the aggregator's address: a static neighbour entry.
+        sh("ip", "neigh", "replace", agg_ip, "lladdr", "02:aa:00:00:00:01", "dev", w, "nud", "permanent", ns=ns)
+        sh("ip", "link", "set", s, "up", ns=sw_ns)
 
     def spawn(self, argv, ns=None, timeout=None, stdout=None, stderr=None, cwd=None, env=None):
         """A background process (in ns, under timeout(1) if given), remembered for cleanup."""
@@ -164,7 +179,8 @@ class Lab:
                     shutil.copytree(self.tmp, self.keep, dirs_exist_ok=True)
                 except OSError as e:
                     print(f"testbed: --keep {self.keep}: {e}", file=sys.stderr)
-            shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.own_tmp:
+                shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def exit_on_signals(code=1):

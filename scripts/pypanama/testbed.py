@@ -12,7 +12,6 @@ import sys
 import time
 
 from . import netns, standin
-from .netns import sh
 
 
 class Exit(Exception):
@@ -359,17 +358,8 @@ class Run:
         lab = self.lab
         ns, w, s = lab.ns_name(f"w{i}"), lab.if_name(f"w{i}"), lab.if_name(f"p{i}")
         lab.mkns(ns) or fail(f"ip netns add {ns}")
-        sh("ip", "link", "add", w, "netns", ns, "type", "veth", "peer", "name", s, "netns", self.sw_ns[sw])
-        sh("ip", "addr", "add", f"10.98.0.{i + 1}/24", "dev", w, ns=ns)
-        # One segment per skb, as a NIC puts them on the wire: the udp backend's GSO messages (and
-        # TCP's) are segmented in software at the device instead of reaching the stand-in's raw
-        # sockets as 64 KiB super-frames that no port carries.
-        sh("ip", "link", "set", "dev", w, "gso_max_segs", "1", ns=ns, check=False, quiet=True)
-        sh("ip", "link", "set", w, "up", ns=ns)
-        # Nobody answers ARP for the aggregator's address: a static neighbour entry. (The boards'
-        # management addresses, --shell, are found by ARP: the boards answer it.)
-        sh("ip", "neigh", "replace", "10.98.0.254", "lladdr", "02:aa:00:00:00:01", "dev", w, "nud", "permanent", ns=ns)
-        sh("ip", "link", "set", s, "up", ns=self.sw_ns[sw])
+        # (The boards' management addresses, --shell, are found by ARP: the boards answer it.)
+        lab.link_server(ns, w, self.sw_ns[sw], s, f"10.98.0.{i + 1}/24", "10.98.0.254")
         self.worker_port[i] = len(self.sw_ifs[sw])
         self.sw_ifs[sw].append(s)
         self.worker_ns[i], self.worker_if[i], self.worker_sw[i] = ns, w, sw
