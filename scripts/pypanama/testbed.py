@@ -80,7 +80,10 @@ def parse(argv, root, doc):
     while i < len(argv):
         a = argv[i]
         if a in ("-h", "--help"):
-            print(doc.strip("\n"))
+            try:
+                print(doc.strip("\n"), flush=True)
+            except BrokenPipeError:  # --help | head
+                sys.stdout = None
             raise Exit(0)
         if a in FLAGS:
             setattr(o, FLAGS[a], True)

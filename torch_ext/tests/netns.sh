@@ -15,7 +15,7 @@ export PYTHONPATH=$here  # tblib for the check scripts
 testbed() {  # LABEL TESTBED_ARGS...: one run; its output indented; fails the case on failure
   local label=$1; shift
   echo "== $label: scripts/testbed $*"
-  bash "$root/scripts/testbed" --build "$build" --timeout 240 "$@" >"$work/out" 2>&1
+  "$root/scripts/testbed" --build "$build" --timeout 240 "$@" >"$work/out" 2>&1
   local rc=$?
   sed 's/^/   /' "$work/out"
   [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
