@@ -54,31 +54,31 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_controller.sh)
 endif()
 # scripts/testbed: a two-level topology, duplicated frames, a worker killed mid-run (small tensors).
 set(PANAMA_TESTBED ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR} --rtl ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
-add_test(NAME host.testbed.two_level COMMAND bash ${PANAMA_TESTBED} --two-level --workers 4 --trees 2 --elems 30000 --iterations 2 --timeout 90)
-add_test(NAME host.testbed.dup COMMAND bash ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 40000 --iterations 3 --dup 0.05 --timeout 90)
-add_test(NAME host.testbed.kill COMMAND bash ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 20000 --iterations 100000
+add_test(NAME host.testbed.two_level COMMAND ${PANAMA_TESTBED} --two-level --workers 4 --trees 2 --elems 30000 --iterations 2 --timeout 90)
+add_test(NAME host.testbed.dup COMMAND ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 40000 --iterations 3 --dup 0.05 --timeout 90)
+add_test(NAME host.testbed.kill COMMAND ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 20000 --iterations 100000
                                         --kill-rank 1 --kill-after 2 --kill-bound 20 --worker-args "--timeout-ms 2000" --timeout 60)
 # The whole board shell (panama-gen --board sume) in the stand-in, programmed and read only over
 # Ethernet management (docs/host.md "Board shell").
-add_test(NAME host.testbed.shell COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+add_test(NAME host.testbed.shell COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
                                          --shell --mgmt net --workers 4 --trees 2 --elems 30000 --iterations 2 --timeout 120)
 # The same with the switch functions in the board's RTL (panama-gen --standalone): the stand-in
 # around it is only wires.
-add_test(NAME host.testbed.shell_standalone COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+add_test(NAME host.testbed.shell_standalone COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
                                          --shell --standalone --mgmt net --workers 4 --trees 2 --elems 30000
                                          --iterations 2 --timeout 120)
 # Three standalone boards, two levels, every one programmed over Ethernet from one server
 # (requests to the root and leaf1 cross the other boards' switches). A result crosses up to five
 # Verilated boards: the testbed scales the workers' waits to the boards' speed measured through
 # management at start (docs/host.md), which a loaded 2-core machine slows down many times.
-add_test(NAME host.testbed.shell_two_level COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+add_test(NAME host.testbed.shell_two_level COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
                                          --shell --standalone --mgmt net --two-level --workers 4 --trees 2
                                          --elems 30000 --iterations 2 --timeout 240)
 # 10 % loss, 2 % duplicates and 5 % reordering in and out of every port of the first stand-in
 # (on two levels: leaf0's, the uplink included), model engine: exact results through loss repair.
-add_test(NAME host.testbed.loss10 COMMAND bash ${PANAMA_TESTBED} --engine model --workers 4 --trees 2 --mib 1
+add_test(NAME host.testbed.loss10 COMMAND ${PANAMA_TESTBED} --engine model --workers 4 --trees 2 --mib 1
                                           --loss 0.10 --dup 0.02 --reorder 0.05 --fault-seed 3 --timeout 240)
-add_test(NAME host.testbed.loss10_two_level COMMAND bash ${PANAMA_TESTBED} --engine model --two-level --workers 4 --trees 2
+add_test(NAME host.testbed.loss10_two_level COMMAND ${PANAMA_TESTBED} --engine model --two-level --workers 4 --trees 2
                                                     --mib 1 --loss 0.10 --dup 0.02 --reorder 0.05 --fault-seed 3
                                                     --timeout 240)
 set_tests_properties(host.testbed.two_level host.testbed.dup host.testbed.kill host.testbed.shell host.testbed.shell_standalone
@@ -93,8 +93,8 @@ set_tests_properties(exact.placement PROPERTIES LABELS "exact;host;netns" TIMEOU
 # in the default run: at 5 % the repair does not yet succeed on every seed (docs/host.md), and a
 # default test must not depend on luck. `cmake -DPANAMA_LONG_TESTS=ON` then `ctest -L long`.
 if(PANAMA_LONG_TESTS)
-  add_test(NAME host.testbed.loss5 COMMAND bash ${PANAMA_TESTBED} --workers 4 --trees 2 --elems 150000 --loss 0.05 --timeout 120)
-  add_test(NAME host.testbed.loss5_two_level COMMAND bash ${PANAMA_TESTBED} --two-level --workers 4 --trees 2 --elems 100000
+  add_test(NAME host.testbed.loss5 COMMAND ${PANAMA_TESTBED} --workers 4 --trees 2 --elems 150000 --loss 0.05 --timeout 120)
+  add_test(NAME host.testbed.loss5_two_level COMMAND ${PANAMA_TESTBED} --two-level --workers 4 --trees 2 --elems 100000
                                                      --loss 0.05 --dup 0.02 --fault-seed 3 --timeout 200
                                                      --worker-args "--status-wait-ms 600 --timeout-ms 8000")
   set_tests_properties(host.testbed.loss5 host.testbed.loss5_two_level
@@ -137,7 +137,7 @@ foreach(dp ${PANAMA_DATAPATHS})
   separate_arguments(dp_args)
   foreach(loss 0 5)
     add_test(NAME host.datapath.${dp_name}.loss${loss}
-             COMMAND ${CMAKE_COMMAND} -E env ${dp_env} bash ${PANAMA_TESTBED} --engine soft ${dp_args} --workers 3 --trees 2 --elems 100000
+             COMMAND ${CMAKE_COMMAND} -E env ${dp_env} ${PANAMA_TESTBED} --engine soft ${dp_args} --workers 3 --trees 2 --elems 100000
                      --iterations 2 --loss 0.0${loss} --timeout 90)
     set_tests_properties(host.datapath.${dp_name}.loss${loss} PROPERTIES LABELS "host;netns;datapath" TIMEOUT 300
                          RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)

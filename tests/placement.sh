@@ -17,7 +17,7 @@ for sum in exact tree; do
   "$build/panama-gen" --ports 4 --gbps 10 --mhz 200 --format fp32 --sum $sum --out "$work/rtl_$sum" >/dev/null
   for pl in 0,1,2,3 2,0,3,1; do
     set +e
-    out=$(bash "$here/scripts/testbed" --build "$build" --rtl "$work/rtl_$sum" --engine model --workers $W --trees 1 \
+    out=$("$here/scripts/testbed" --build "$build" --rtl "$work/rtl_$sum" --engine model --workers $W --trees 1 \
       --elems "$ELEMS" --seed 3 --timeout 60 --placement $pl --keep "$work/$sum.$pl" 2>&1)
     rc=$?
     set -e

@@ -15,7 +15,7 @@ export PYTHONPATH=$here  # tblib for the check scripts
 testbed() {  # LABEL TESTBED_ARGS...: one run; its output indented; fails the case on failure
   local label=$1; shift
   echo "== $label: scripts/testbed $*"
-  bash "$root/scripts/testbed" --build "$build" --timeout 240 "$@" >"$work/out" 2>&1
+  "$root/scripts/testbed" --build "$build" --timeout 240 "$@" >"$work/out" 2>&1
   local rc=$?
   sed 's/^/   /' "$work/out"
   [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
@@ -80,7 +80,7 @@ PY
     exit $status ;;
   late)  # c10d's timeout: a rank 12 s late is waited for within 60 s, fails every rank at 3 s
     for m in wait expire; do
-      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS bash "$root/scripts/testbed" --build "$build" --timeout 240 \
+      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS "$root/scripts/testbed" --build "$build" --timeout 240 \
         --engine soft --workers 3 --torch "$here/check_late.py" "$m" >"$work/out" 2>&1
       rc=$?
       sed 's/^/   /' "$work/out"
