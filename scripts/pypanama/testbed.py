@@ -4,7 +4,6 @@ The flags, their checks and the run; the help text is the script's docstring. Ex
 1 fail, 2 usage, 77 skip.
 """
 
-import json
 import os
 import re
 import subprocess
