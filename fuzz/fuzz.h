@@ -1,4 +1,4 @@
-// What every fuzz target shares (README "Verification", docs/host.md "Fuzzing and sanitizers"). A target is one
+// What every fuzz target shares (README "Verification", docs/host-testing.md "Fuzzing and sanitizers"). A target is one
 // LLVMFuzzerTestOneInput: libFuzzer calls it in build/fuzz/fuzz_NAME (clang,
 // -fsanitize=fuzzer,address,undefined), and fuzz/replay_main.cpp calls it on stored inputs in the
 // normal build (ctest fuzz.replay.NAME).

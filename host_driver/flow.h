@@ -1,4 +1,4 @@
-// A DCTCP-style competing flow for the fairness experiment (docs/host.md "Fairness"): this
+// A DCTCP-style competing flow for the fairness experiment (docs/results/host.md "Fairness"): this
 // kernel offers reno, bbr and cubic but no tcp_dctcp, so `panama-host flow` runs the same
 // DCTCP window (class Dctcp, the aggregation's own) over UDP: the sender keeps at most
 // floor(cwnd) ECT(0) datagrams unacknowledged, the receiver acknowledges each one and echoes

@@ -1,4 +1,4 @@
-// host_bench (scripts/bench-host, docs/host.md "Benchmark"): the physical limit and the protocol
+// host_bench (scripts/bench-host, docs/results/host.md "Benchmark"): the physical limit and the protocol
 // engine alone, on one core, measured in the run:
 //   memcpy: the bandwidth of one core copying a buffer far larger than the caches (Gbit/s);
 //   engine: AllReduce over an in-memory transport that answers every contribution at once with

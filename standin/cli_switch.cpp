@@ -315,7 +315,7 @@ int run_switch(const SwitchOpts& o) {
     throw std::runtime_error("--threads " + std::to_string(o.threads) +
                              ": needs --backend xdp (a socket per thread and interface, the frames steered by TID)");
   // A loop's chip has its own egress queues: a drain rate or a queue log would be per loop, not
-  // per port (the queue limit and the ECN threshold are per loop, docs/host.md "Threads").
+  // per port (the queue limit and the ECN threshold are per loop, docs/host-standin.md "Threads").
   if (o.threads > 1 && (o.sp.chip.rate_mbps > 0 || !o.sp.queue_log.empty()))
     throw std::runtime_error("--threads " + std::to_string(o.threads) +
                              ": --rate-mbps and --queue-log model one egress queue per port, which needs --threads 1");

@@ -1,4 +1,4 @@
-// What the switch stand-in's per-frame path is built from (docs/host.md "Benchmark"): frame
+// What the switch stand-in's per-frame path is built from (docs/results/host.md "Benchmark"): frame
 // buffers that are reused instead of allocated (FramePool), and a queue that keeps its storage
 // (Ring), so that once warm a frame crosses the stand-in without an allocation.
 #pragma once

@@ -1,4 +1,4 @@
-// `switch --backend xdp` (docs/host.md "panama-host switch"): the stand-in's links on AF_XDP sockets, the
+// `switch --backend xdp` (docs/host-standin.md "panama-host switch"): the stand-in's links on AF_XDP sockets, the
 // worker's xdp backend (xdp_transport.h) opened as a switch port: the XDP program steers every
 // frame of the interface to the sockets, none to the kernel. With --threads M, each interface has
 // M sockets sharing its UMEM, and thread t's fabric holds socket t of every interface; the

@@ -1,4 +1,4 @@
-// Tests of the stand-in's switch chip (docs/host.md "The switch stand-in"): learning, flooding,
+// Tests of the stand-in's switch chip (docs/host-standin.md): learning, flooding,
 // groups, ECN marking and drain rate, the result cache and the upstream relay.
 #include "host_test_util.h"
 

@@ -1,4 +1,4 @@
-# The host library's and the stand-in's tests (docs/host.md "Tests"): GoogleTest suites, the
+# The host library's and the stand-in's tests (docs/host-testing.md "Tests"): GoogleTest suites, the
 # network-namespace testbeds (label netns, Skipped where namespaces are refused) and each data path.
 set(PANAMA_HOST_TESTS ${CMAKE_CURRENT_SOURCE_DIR})
 if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
@@ -31,7 +31,7 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_netns.sh)
   # The host's exact-sum accumulator against rational arithmetic (exact-sum mode's edge cases).
   add_test(NAME exact.host_sum COMMAND python3 ${PANAMA_HOST_TESTS}/exact_ref_check.py $<TARGET_FILE:host_treesum> 2000 exact)
   set_tests_properties(exact.host_sum PROPERTIES LABELS "exact;host")
-  # The same end-to-end test on every backend (udp runs every case; docs/host.md "Tests").
+  # The same end-to-end test on every backend (udp runs every case; docs/host-testing.md "Tests").
   set(backends udp tins)
   if(PANAMA_HAVE_DPDK)
     list(APPEND backends dpdk)
@@ -59,7 +59,7 @@ add_test(NAME host.testbed.dup COMMAND ${PANAMA_TESTBED} --workers 3 --trees 2 -
 add_test(NAME host.testbed.kill COMMAND ${PANAMA_TESTBED} --workers 3 --trees 2 --elems 20000 --iterations 100000
                                         --kill-rank 1 --kill-after 2 --kill-bound 20 --worker-args "--timeout-ms 2000" --timeout 60)
 # The whole board shell (panama-gen --board sume) in the stand-in, programmed and read only over
-# Ethernet management (docs/host.md "Board shell").
+# Ethernet management (docs/host-standin.md "The board shell in the stand-in").
 add_test(NAME host.testbed.shell COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
                                          --shell --mgmt net --workers 4 --trees 2 --elems 30000 --iterations 2 --timeout 120)
 # The same with the switch functions in the board's RTL (panama-gen --standalone): the stand-in
@@ -145,7 +145,7 @@ foreach(dp ${PANAMA_DATAPATHS})
 endforeach()
 
 # The soft engine's SIMD lane kernels against the scalar reference (numerics.md), every SIMD level
-# this CPU runs (docs/host.md "Soft engine").
+# this CPU runs (docs/host.md (`lane_sum`)).
 add_executable(test_lane_sum ${CMAKE_CURRENT_SOURCE_DIR}/host_lane_sum_test.cpp)
 target_link_libraries(test_lane_sum PRIVATE panama_standin panama_numerics GTest::gtest_main)
 gtest_discover_tests(test_lane_sum PROPERTIES LABELS "host" DISCOVERY_TIMEOUT 30)

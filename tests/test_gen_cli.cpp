@@ -229,7 +229,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "--ports 4 --gbps 10 --mhz 200 --module top --buffer-kib 1",
                       "--ports 257 --gbps 10 --mhz 200 --module top"));
 
-// config.json's resource estimate is per module (docs/rtl.md "Resource estimate"): every module
+// config.json's resource estimate is per module (docs/rtl-timing.md "Resource estimate"): every module
 // scripts/timing synthesizes has an entry, with its count in the top, and the top's totals are
 // the sum of the blocks it instantiates (each entry includes its submodules).
 TEST(GenCli, ResourceEstimateHasEveryModuleAndAddsUp) {

@@ -27,7 +27,7 @@ struct DelayModel {
 AdderPlan pack_stages(const std::vector<std::string>& names, const std::vector<double>& delays, double mhz,
                       const DelayModel& dm);
 
-// The sizes of one adder (docs/rtl.md, "Adder").
+// The sizes of one adder (docs/rtl-timing.md, "Adder").
 struct AdderSizes {
   AdderSizes(const FormatInfo& f, bool flush);
   FormatInfo fmt;

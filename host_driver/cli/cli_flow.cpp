@@ -1,4 +1,4 @@
-// `panama-host flow` (docs/host.md "Fairness"): the DCTCP-style UDP flow that competes with the
+// `panama-host flow` (docs/results/host.md "Fairness"): the DCTCP-style UDP flow that competes with the
 // aggregation when the kernel has no tcp_dctcp (flow.h).
 //   panama-host flow --recv [--bind IP] [--port P] --seconds S
 //   panama-host flow --to IP [--port P] --seconds S [--progress CSV] [--window-init N] [--window-max N] [--no-cc]

@@ -48,7 +48,7 @@ def expected(run):
     # sized for a real accelerator's round trip (200 ms by default, far above it). A Verilated
     # stand-in on a shared CPU answers 10-15x more slowly than the SystemC one, and more results
     # then arrive after their wait; with loss or duplication on the RTL engine the testbed gives
-    # the workers 600 ms unless --worker-args sets it (docs/host.md "Loss sweep").
+    # the workers 600 ms unless --worker-args sets it (docs/results/host.md "Loss sweep").
     if o.engine == "rtl" and (o.loss != "0" or o.dup != "0" or o.reorder != "0"):
         if " --status-wait-ms " not in f" {o.worker_args} ":
             o.worker_args = f"--status-wait-ms 600 {o.worker_args}"

@@ -1,4 +1,4 @@
-// `switch --engine soft` (docs/host.md "Benchmark"): the accelerator's behaviour rules
+// `switch --engine soft` (docs/results/host.md "Benchmark"): the accelerator's behaviour rules
 // (accelerator.md 1-8) on whole frames in C++, summing with the host CPU's own addition in the
 // tree order of numerics.md (numerics/ref_float.h, the tests' reference), so that the stand-in
 // is not the bottleneck of a host-side benchmark. Not a model of the RTL: no cycles, no buffer
