@@ -1,5 +1,6 @@
 // Board shells: which boards exist, and the files panama-gen --board writes for them.
 #include "boards.h"
+#include "secret_file.h"
 
 #include "regmap.h"
 #include "rtl_lib.h"
@@ -55,9 +56,7 @@ static int hex_digit(char ch) {
 
 // A key file holds 32 hex digits (optionally with surrounding whitespace): the 16 key bytes in order.
 static std::array<uint8_t, 16> read_key(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("--mgmt-key: cannot read " + path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = wire::read_secret_file(path, "--mgmt-key");
   const auto a = text.find_first_not_of(" \t\r\n"), z = text.find_last_not_of(" \t\r\n");
   const std::string hex = a == std::string::npos ? "" : text.substr(a, z - a + 1);
   std::array<uint8_t, 16> key{};

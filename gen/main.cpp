@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   auto* o_mip = app.add_option("--mgmt-ip", mgmt_opts.ip, "--board: the board's management IPv4 (default 10.0.0.254)");
   auto* o_mudp = app.add_option("--mgmt-udp-port", mgmt_opts.udp_port,
                                 "--board: management UDP port (default " + std::to_string(proto::kMgmtUdpPort) + ")");
+  bool insecure_dev_key = false;
+  auto* o_devkey = app.add_flag("--insecure-dev-key", insecure_dev_key,
+                                "--board without --mgmt-key: accept the public development key 00 01 .. 0f (anyone "
+                                "can program such a board; for simulation only)");
   bool standalone = false;
   auto* o_standalone = app.add_flag(
       "--standalone", standalone,
@@ -66,8 +70,16 @@ int main(int argc, char** argv) {
   }
   try {
     const Board* board = board_name.empty() ? nullptr : &find_board(board_name);
-    for (auto* o : {o_mports, o_mkey, o_mmac, o_mip, o_mudp, o_standalone})
+    for (auto* o : {o_mports, o_mkey, o_mmac, o_mip, o_mudp, o_standalone, o_devkey})
       if (*o && !board) throw std::runtime_error(o->get_name() + " needs --board");
+    if (board && !*o_mkey && !insecure_dev_key) {
+      // A secret never defaults to a public value: a usage error, before anything is written.
+      std::fprintf(stderr,
+                   "panama-gen: --board needs --mgmt-key FILE (the board's 128-bit key, a private file), or "
+                   "--insecure-dev-key to accept the public development key (simulation only)\n");
+      return 2;
+    }
+    if (*o_mkey && insecure_dev_key) throw std::runtime_error("--insecure-dev-key and --mgmt-key exclude each other");
     MgmtConfig mgmt;
     if (board) {
       mgmt = parse_mgmt(*board, mgmt_opts);
@@ -85,7 +97,7 @@ int main(int argc, char** argv) {
     // Only once the output exists: an error stays the only line.
     if (board && mgmt.dev_key)
       std::fprintf(stderr,
-                   "panama-gen: warning: no --mgmt-key, the board accepts the development key 000102..0f "
+                   "panama-gen: warning: --insecure-dev-key: the board accepts the public development key 000102..0f "
                    "(anyone can program it; docs/mgmt.md)\n");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "panama-gen: %s\n", e.what());

@@ -1,6 +1,7 @@
 // Management over Ethernet, host side (docs/mgmt.md). SipHash-2-4 is written here from the
 // paper's description, independently of the RTL and of the testbench's reference.
 #include "mgmt_client.h"
+#include "secret_file.h"
 
 #include <arpa/inet.h>
 #include <poll.h>
@@ -105,12 +106,7 @@ MgmtKey parse_mgmt_key(const std::string& text, const std::string& where) {
   return k;
 }
 
-MgmtKey load_mgmt_key(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("--key: cannot read " + path);
-  const std::string t((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_mgmt_key(t, path);
-}
+MgmtKey load_mgmt_key(const std::string& path) { return parse_mgmt_key(wire::read_secret_file(path, "--key"), path); }
 
 std::vector<uint8_t> mgmt_request(const MgmtKey& key, uint32_t id, uint64_t seq, const std::vector<MgmtOp>& ops) {
   std::vector<uint8_t> b;

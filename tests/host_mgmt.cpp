@@ -2,6 +2,7 @@
 // SipHash paper's vectors (not against the RTL), the request layout of docs/mgmt.md, responses
 // that must be ignored, key files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <fstream>
@@ -100,9 +101,23 @@ TEST(HostMgmt, ResponsesThatDoNotVerifyAreIgnored) {
 
 TEST(HostMgmt, KeyFiles) {
   const std::string path = ::testing::TempDir() + "/mgmt_key_test";
-  auto write = [&](const std::string& text) { std::ofstream(path) << text; };
+  auto write = [&](const std::string& text) {
+    std::ofstream(path) << text;
+    ::chmod(path.c_str(), 0600);  // a key file is private
+  };
   write("000102030405060708090a0b0c0d0e0F\n");
   EXPECT_EQ(load_mgmt_key(path), key_0_15());
+  // Readable by its group or others: refused with the mode and the fix, never with the key.
+  for (const mode_t open_mode : {mode_t{0640}, mode_t{0604}, mode_t{0622}}) {
+    ::chmod(path.c_str(), open_mode);
+    try {
+      load_mgmt_key(path);
+      ADD_FAILURE() << "mode " << std::oct << open_mode << " accepted";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("chmod 600"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("0e0F"), std::string::npos) << e.what();
+    }
+  }
   for (const char* bad : {"00010203", "000102030405060708090a0b0c0d0e0f00", "000102030405060708090a0b0c0d0e0g", ""}) {
     write(bad);
     EXPECT_THROW(load_mgmt_key(path), std::runtime_error) << bad;

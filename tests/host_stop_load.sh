@@ -47,7 +47,7 @@ cat >"$TMP/ctx.json" <<'EOF'
                   "group_mac": "01:00:5e:01:01:2b", "group_ip": "239.1.1.43" } ] }
 EOF
 # The board shell of the testbed's --shell (same key and addresses: one cached build for both).
-echo 7465737462656421706e6d6b65793031 >"$TMP/mgmt.key"
+(umask 077; echo 7465737462656421706e6d6b65793031 >"$TMP/mgmt.key")
 "$BUILD/panama-gen" --board sume --mgmt-key "$TMP/mgmt.key" --mgmt-ip 10.98.0.250 --mgmt-mac 02:50:4e:4d:00:fa \
   --mgmt-ports 0 --out "$TMP/board" >/dev/null || fail "panama-gen --board sume"
 for e in $ENGINES; do

@@ -16,8 +16,7 @@ for _ in $(seq 300); do [ -s "$work/port" ] && break; sleep 0.1; done
 [ -s "$work/port" ] || { echo "mgmt_controller: the harness did not start"; cat "$work/harness.log"; exit 1; }
 target=127.0.0.1:$(cat "$work/port")
 # The key the harness's shell is verilated with (testbench/board/board.cmake).
-echo 2b7e151628aed2a6abf7158809cf4f3c >"$work/good.key"
-echo 000102030405060708090a0b0c0d0e0f >"$work/wrong.key"
+(umask 077; echo 2b7e151628aed2a6abf7158809cf4f3c >"$work/good.key"; echo 000102030405060708090a0b0c0d0e0f >"$work/wrong.key")
 
 echo "== program a job through $target"
 "$host" controller --regmap "$gen" --target "$target" --key "$work/good.key" --job 5 --trees 2 --index 3 \

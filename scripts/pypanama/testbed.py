@@ -291,7 +291,9 @@ class Run:
         # A fixed key and fixed addresses: the verilated shells are cached by content, so every
         # run with them reuses one build each.
         o = self.o
-        with open(self.p("mgmt.key"), "w") as f:
+        # A key is private: created mode 600 (panama-gen and the controller refuse any other).
+        fd = os.open(self.p("mgmt.key"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
             f.write("7465737462656421706e6d6b65793031\n")
         if o.two:
             w = int(o.W or 4)

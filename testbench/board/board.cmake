@@ -91,7 +91,7 @@ set(mgmt_eth_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth/gen)
 add_custom_command(
   OUTPUT ${mgmt_eth_gen}/filelist.f ${mgmt_eth_gen}/regmap.json
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${mgmt_eth_gen}
-  COMMAND $<TARGET_FILE:panama-gen> --board sume --out ${mgmt_eth_gen} 2>/dev/null
+  COMMAND $<TARGET_FILE:panama-gen> --board sume --insecure-dev-key --out ${mgmt_eth_gen} 2>/dev/null
   DEPENDS panama-gen
   COMMENT "panama-gen --board sume (mgmt_eth)")
 panama_board_tb(mgmt_eth TOP panama_board_shell TEST board.mgmt_eth ARGS --regmap ${mgmt_eth_gen}/regmap.json
@@ -114,7 +114,7 @@ set(mgmt_eth_u250_gen ${PANAMA_BOARD_TB_DIR}/mgmt_eth_u250/gen)
 add_custom_command(
   OUTPUT ${mgmt_eth_u250_gen}/filelist.f ${mgmt_eth_u250_gen}/regmap.json
   COMMAND ${CMAKE_COMMAND} -E rm -rf ${mgmt_eth_u250_gen}
-  COMMAND $<TARGET_FILE:panama-gen> --board u250 --out ${mgmt_eth_u250_gen} 2>/dev/null
+  COMMAND $<TARGET_FILE:panama-gen> --board u250 --insecure-dev-key --out ${mgmt_eth_u250_gen} 2>/dev/null
   DEPENDS panama-gen
   COMMENT "panama-gen --board u250 (mgmt_eth_u250)")
 panama_board_tb(mgmt_eth_u250 TB mgmt_eth TOP panama_board_shell TEST board.mgmt_eth_u250
