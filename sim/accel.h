@@ -3,6 +3,7 @@
 #pragma once
 
 #include "fattree_routing.h"
+#include "wire.h"  // the aggregation UDP port
 
 #include "ns3/internet-module.h"
 #include "ns3/network-module.h"
@@ -17,9 +18,12 @@ namespace dcsim {
 using namespace ns3;
 namespace ps = panama::sim;
 
-constexpr uint16_t kAccelPort = 9056;
+constexpr uint16_t kAccelPort = panama::wire::kDefaultAggPort;
 constexpr uint16_t kResultPort = 9100;  // + tree: a worker's socket for that tree's results
-constexpr uint32_t kHdrBytes = 24;      // the aggregation header carried in the UDP payload
+// The simulation's aggregation header (Hdr below) in the UDP payload: its own 24-byte layout (job,
+// tree, worker, VID, flags, origin), not the wire format's 22-byte header (wire.h, off::payload -
+// off::agg); test_sim.py's expected times count these 24 bytes.
+constexpr uint32_t kHdrBytes = 24;
 constexpr uint8_t kEct0 = 0x02, kCe = 0x03;
 constexpr int kMaxWorkers = 128;
 

@@ -1,7 +1,11 @@
 // Reading panama-dcsim's data files and the design (workload.h).
 #include "workload.h"
 
+#include "config.h"  // panama_config: the generator's Config and its config.json reader
+
 #include <nlohmann/json.hpp>
+
+#include <sys/stat.h>
 
 #include <fstream>
 #include <sstream>
@@ -58,7 +62,9 @@ std::vector<Model> load_models(const std::string& path) {
   return v;
 }
 
-Design load_design(const std::string& path) {
+Design load_design(const std::string& where) {
+  struct stat st {};
+  const std::string path = ::stat(where.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? where + "/config.json" : where;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot read design " + path);
   json j;
@@ -67,23 +73,24 @@ Design load_design(const std::string& path) {
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": not JSON: " + e.what());
   }
-  Design d;
-  d.path = path;
+  // The generator's own reader: it validates the inputs and re-derives the figures (the
+  // pipeline latency, the buffer) as panama-gen did.
+  panama::Config c;
   try {
-    d.gbps = j.at("gbps").get<double>();
-    d.ports = j.at("ports").get<int>();
-    d.mhz = j.at("mhz").get<double>();
-    d.agg_latency = j.at("agg_latency").get<int>();
-    d.buffer_bytes = j.at("buffer_bytes").get<double>();
-    d.contexts = j.at("contexts").get<int>();
-    d.max_elems = j.at("max_elems").get<int>();
-    d.elem_bytes = j.at("elem_bytes").get<int>();
+    c = panama::Config::from_json(j);
   } catch (const std::exception& e) {
     throw std::runtime_error(path + ": " + e.what());
   }
-  if (d.gbps <= 0 || d.ports <= 0 || d.mhz <= 0 || d.agg_latency < 0 || d.buffer_bytes <= 0 || d.contexts <= 0 ||
-      d.max_elems <= 0 || d.elem_bytes <= 0)
-    throw std::runtime_error(path + ": a figure is out of range");
+  Design d;
+  d.path = path;
+  d.gbps = c.in.gbps;
+  d.ports = c.in.ports;
+  d.mhz = c.in.mhz;
+  d.agg_latency = c.agg_latency;
+  d.buffer_bytes = static_cast<double>(c.buffer_bytes);
+  d.contexts = c.in.contexts;
+  d.max_elems = c.max_elems;
+  d.elem_bytes = c.fmt.elem_bytes;
   return d;
 }
 

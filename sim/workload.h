@@ -2,6 +2,7 @@
 // the accelerator's figures read from a generated design (docs/sim.md).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,22 +74,24 @@ struct Model {
 
 std::vector<Model> load_models(const std::string& path);
 
-// The accelerator's figures, from a generated design's config.json.
+// The accelerator's figures, from a generated design's config.json (panama::Config). The
+// simulation may change them: --accel-buffer-mb, and SwitchML* (the switch's own pipeline).
 struct Design {
   std::string path;
-  double gbps = 10;
-  int ports = 4;
-  double mhz = 200;
-  int agg_latency = 18;
-  double buffer_bytes = 65536;
-  int contexts = 8;
-  int max_elems = 362;
-  int elem_bytes = 4;
+  double gbps = 0;
+  int ports = 0;
+  double mhz = 0;
+  int agg_latency = 0;
+  double buffer_bytes = 0;
+  int contexts = 0;
+  int max_elems = 0;
+  int elem_bytes = 0;
   double throughput_bps() const { return ports * gbps * 1e9; }
   double latency_s() const { return agg_latency / (mhz * 1e6); }
   uint32_t payload() const { return static_cast<uint32_t>(max_elems * elem_bytes); }
 };
 
-Design load_design(const std::string& path);
+// `where`: a generated design folder (its config.json is read) or a config.json.
+Design load_design(const std::string& where);
 
 }  // namespace dcsim
