@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -32,7 +33,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--queue-pkts", o.queue_pkts, "queue capacity per port")->check(CLI::PositiveNumber);
   app.add_option("--cdf", o.cdf, "websearch, datamining, or a CDF file");
   app.add_option("--data-dir", o.data_dir, "folder of the data files (default: next to sim/)");
-  app.add_option("--design", o.design, "a generated design's config.json");
+  app.add_option("--design", o.design,
+                 "DIR: a generated design folder (reads DIR/config.json), or a config.json file "
+                 "(default: " PANAMA_SIM_DESIGN ")");
   app.add_option("--accel-buffer-mb", o.accel_buffer_mb,
                  "accelerator buffer, MB (the paper's 64); 0 keeps the design's")
       ->check(CLI::NonNegativeNumber);
@@ -72,7 +75,19 @@ int main(int argc, char** argv) {
   add_options(app, o);
   bool quiet = false;
   app.add_flag("--quiet", quiet, "no progress bar");
-  CLI11_PARSE(app, argc, argv);
+  // The project's command-line convention: --help exits 0; a bad command line exits 2 with one
+  // line on stderr.
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::cerr << "panama-dcsim: " << what << " (--help lists the options)\n";
+    return 2;
+  }
   o.progress = !quiet;
 
   try {
