@@ -393,11 +393,26 @@ json Allocator::acquire(const json& req) {
     e.timeout_cycles = timeout;
     ProgramPlan plan;
     plan.program.emplace_back(p.slot, e);
-    for (const RegWrite& w : plan_writes(inv_[a].layout, plan)) io(a).write(w.addr, w.value);
-    const uint32_t st = io(a).read(inv_[a].layout.c(p.slot, "CTX_STATUS"));
+    owner_[a][static_cast<size_t>(p.slot)] = id;  // before writing: a failure reclaims what was written
+    uint32_t st = 0;
+    try {
+      for (const RegWrite& w : plan_writes(inv_[a].layout, plan)) io(a).write(w.addr, w.value);
+      st = io(a).read(inv_[a].layout.c(p.slot, "CTX_STATUS"));
+    } catch (const std::exception& x) {
+      exec("ROLLBACK");
+      try {
+        reclaim(id);
+      } catch (const std::exception&) {
+        // Unreachable accelerator: what was written there is unknown; never granted until a
+        // restart's reconcile reads it back.
+        for (auto& row : owner_)
+          for (int64_t& o : row)
+            if (o == id) o = -1;
+      }
+      throw Bad("accelerator " + inv_[a].name + ": " + x.what() + "; nothing granted");
+    }
     if (!(st & 1u)) {
       exec("ROLLBACK");
-      owner_[a][static_cast<size_t>(p.slot)] = id;  // so that reclaim clears what was written
       reclaim(id);
       throw Bad("enable of context " + std::to_string(p.slot) + " on " + inv_[a].name + " refused (status 0x" + [&] {
         char b[16];
@@ -405,7 +420,6 @@ json Allocator::acquire(const json& req) {
         return std::string(b);
       }() + ")");
     }
-    owner_[a][static_cast<size_t>(p.slot)] = id;
     query(db_, "INSERT INTO contexts(accel, idx, lease, jid, tid) VALUES(" + sql_text(inv_[a].name) + ", ?, ?, ?, ?)",
           {p.slot, id, jid, tid}, [](sqlite3_stmt*) {});
     json ranks = json::array();

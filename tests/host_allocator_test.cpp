@@ -414,3 +414,33 @@ TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
   EXPECT_EQ(live.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 2u);
   EXPECT_EQ(live.reg_read(l.c(slot, "CTX_EXPECTED_VID")), 2u);
 }
+
+// The accelerator fails in the middle of a grant: one error, no lease, and the context whose state
+// is unknown is not granted again.
+TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Clock c;
+  int budget = 1 << 30;
+  RegIoFactory io = [&](const AccelSpec& s) {
+    RegIo r = f.factory()(s);
+    auto w = r.write;
+    r.write = [w, &budget](uint32_t a, uint32_t v) {
+      if (--budget < 0) throw std::runtime_error("control socket closed");
+      w(a, v);
+    };
+    return r;
+  };
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", io, 5000, c.fn());
+  budget = 3;
+  const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("control socket closed; nothing granted"), std::string::npos) << r;
+  const json s = a.handle_json({{"op", "status"}});
+  EXPECT_TRUE(s["leases"].empty());
+  EXPECT_EQ(s["accelerators"][0]["owner"][0], "foreign");
+  budget = 1 << 30;
+  const json r2 = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r2["ok"]) << r2;
+  EXPECT_EQ(r2["trees"][0]["context"], 1);
+}
