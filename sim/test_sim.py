@@ -249,6 +249,20 @@ def conservation(b, scheme="panama"):
     print(json.dumps(r["summary"]))
 
 
+def cli(b):
+    """The command-line convention: --help exits 0; an unknown flag or a bad value exits 2 with
+    one line on stderr and nothing on stdout."""
+    p = subprocess.run([b, "--help"], capture_output=True, text=True, timeout=60)
+    check(p.returncode == 0 and "--design" in p.stdout and p.stderr == "",
+          f"--help exits 0 (got {p.returncode}) with the options on stdout")
+    for bad in (["--no-such-flag"], ["--load", "2"], ["--scheme", "nonesuch"]):
+        p = subprocess.run([b, *bad], capture_output=True, text=True, timeout=60)
+        lines = p.stderr.splitlines()
+        print(f"{' '.join(bad)}: exit {p.returncode}, stderr {lines}")
+        check(p.returncode == 2 and len(lines) == 1 and lines[0].strip() and p.stdout == "",
+              f"{' '.join(bad)}: exit 2 with one line on stderr")
+
+
 def main():
     case, binary = sys.argv[1], sys.argv[2]
     if not os.access(binary, os.X_OK):
@@ -259,7 +273,7 @@ def main():
     else:
         {"flow_line_rate": flow_line_rate, "accel_figures": accel_figures,
          "ring_alone": ring_alone, "panama_alone": panama_alone, "panama_hier": panama_hier,
-         "conservation": conservation}[case](binary)
+         "conservation": conservation, "cli": cli}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0
 

@@ -20,6 +20,7 @@ Runner worker_subcommand(CLI::App& cmd);
 Runner switch_subcommand(CLI::App& cmd);
 Runner controller_subcommand(CLI::App& cmd);
 Runner flow_subcommand(CLI::App& cmd);
+Runner allocator_subcommand(CLI::App& cmd);
 
 // For cli_NAME.cpp: a subcommand's options of type Opts, declared on cmd by add_options; the
 // runner hands them, as parsed, to run.

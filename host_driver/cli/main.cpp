@@ -3,6 +3,7 @@
 //   panama-host switch --rtl DIR --contexts CTX.json --ifaces IF0,IF1,... ...
 //   panama-host controller --regmap DIR (--contexts CTX.json | --job J ...) (--writes FILE | --control PATH)
 //   panama-host flow (--recv | --to IP) --seconds S ...
+//   panama-host allocator --socket PATH --state FILE.sqlite --inventory FILE ...
 // Each subcommand's options and its run are in cli_NAME.cpp.
 #include <cstdio>
 #include <utility>
@@ -26,6 +27,7 @@ const SubcommandEntry kSubcommands[] = {
     {"switch", "switch stand-in: accelerator engine + switch chip on interfaces", switch_subcommand},
     {"controller", "program the accelerator's contexts (live or as a register-write list)", controller_subcommand},
     {"flow", "a DCTCP-style UDP flow (sender or receiver) for the fairness experiment", flow_subcommand},
+    {"allocator", "serve leases of accelerator contexts to jobs (the contexts' one owner)", allocator_subcommand},
 };
 
 }  // namespace

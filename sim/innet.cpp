@@ -1,0 +1,182 @@
+// The in-network schemes (PANAMA, SwitchML*): aggregation trees, workers, repairs.
+#include "sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace dcsim {
+
+// The aggregation tree of one job rooted at core switch `core`: its accelerators, each with its
+// parent and its number of children; first[w] / child[w]: worker w's first accelerator and its
+// child index there. Single-level (--aggregation core): the core's accelerator alone, the workers
+// its children. Hierarchical: the accelerator of every edge switch with workers of the job, of the
+// pods' aggregation switches that reach the core (core / half), and of the core, up to the lowest
+// level that covers the whole job (an edge, a pod, or the core).
+std::vector<Sim::TreeNode> Sim::plan_tree(const Job& job, int core, std::vector<int>& first,
+                                          std::vector<int>& child) const {
+  const int N = static_cast<int>(job.workers.size()), half = tree_.half();
+  first.assign(N, core);
+  child.assign(N, 0);
+  std::vector<TreeNode> plan;
+  if (!hier()) {
+    for (int w = 0; w < N; ++w) child[w] = w;
+    plan.push_back({core, -1, 0, N});
+    return plan;
+  }
+  std::vector<int> edges, pods;  // in order of first appearance (workers are consecutive)
+  for (int w = 0; w < N; ++w) {
+    const int e = tree_.edge_of_host(job.workers[w].host);
+    if (edges.empty() || edges.back() != e) edges.push_back(e);
+    if (pods.empty() || pods.back() != e / half) pods.push_back(e / half);
+    TreeNode& en = edges.size() > plan.size() ? plan.emplace_back(TreeNode{acc_edge(e)}) : plan.back();
+    first[w] = en.acc;
+    child[w] = en.children++;
+  }
+  const size_t n_edges = plan.size();
+  if (edges.size() > 1) {
+    for (size_t i = 0; i < n_edges; ++i) {
+      const int a = (edges[i] / half) * half + core / half;
+      if (plan.back().acc != acc_agg(a)) plan.push_back({acc_agg(a)});
+      plan[i].parent = plan.back().acc;
+      plan[i].child = plan.back().children++;
+    }
+  }
+  if (pods.size() > 1) {
+    const size_t root = plan.size();
+    plan.push_back({core});
+    for (size_t i = n_edges; i < root; ++i) {
+      plan[i].parent = core;
+      plan[i].child = plan[root].children++;
+    }
+  }
+  return plan;
+}
+
+// One tree's accelerator contexts, and in hierarchical mode its multicast group: each switch of
+// the tree replicates a result to the member ports below it.
+void Sim::setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const std::vector<int>& first,
+                     const std::vector<int>& child) {
+  const int N = static_cast<int>(job.workers.size()), half = tree_.half();
+  const uint64_t key = (static_cast<uint64_t>(job.id) << 16) | static_cast<uint64_t>(t);
+  const Ipv4Address group(0xE1000000u | (static_cast<uint32_t>(job.id & 0xffff) << 8) | static_cast<uint32_t>(t));
+  for (const auto& n : plan) {
+    AccelCtx& c = acc_[n.acc].ctx[key];
+    c.workers = n.children;
+    c.quorum = std::max(1, static_cast<int>(std::ceil(quorum_frac_ * n.children - 1e-9)));
+    c.root = n.parent < 0;
+    c.mcast = hier();
+    c.group = group;
+    if (!c.root) {
+      c.parent = accel_addr(n.parent);
+      c.my_child = static_cast<uint16_t>(n.child);
+    } else {
+      c.worker_addr.resize(N);
+      c.worker_port.assign(N, static_cast<uint16_t>(kResultPort + t));
+      for (int w = 0; w < N; ++w) c.worker_addr[w] = host_addr_[job.workers[w].host];
+    }
+  }
+  for (int w = 0; w < N; ++w) {
+    job.workers[w].trees[t].dest = accel_addr(first[w]);
+    job.workers[w].trees[t].child = static_cast<uint16_t>(child[w]);
+  }
+  if (!hier()) return;
+  // The group's ports: the root's switch down to the tree's pods / edges / workers, and each
+  // switch below it down to its own members.
+  auto add = [&](ps::Role role, int index, Ptr<Node> sw, int port) {
+    auto& v = tree_.groups[ps::FatTree::group_key(role, index, group)];
+    const uint32_t iface = rnodes_[sw->GetId() - host_base_].down[port].iface;
+    if (std::find(v.begin(), v.end(), iface) == v.end()) v.push_back(iface);
+  };
+  const int core = job.roots[t];
+  const bool at_core = acc_[plan.back().acc].level == ps::Role::core;
+  const bool at_agg = at_core || acc_[plan.back().acc].level == ps::Role::agg;
+  for (const auto& wk : job.workers) {
+    const int e = tree_.edge_of_host(wk.host), pod = e / half, a = pod * half + core / half;
+    add(ps::Role::edge, e, edges_.Get(e), wk.host % half);
+    if (at_agg) add(ps::Role::agg, a, aggs_.Get(a), e % half);
+    if (at_core) add(ps::Role::core, core, cores_.Get(core), pod);
+  }
+}
+
+void Sim::send_contribution(Job& job, int w, int t, uint32_t i, bool retx) {
+  WorkerTree& wt = job.workers[w].trees[t];
+  Hdr h{};
+  h.job = static_cast<uint32_t>(job.id);
+  h.tree = static_cast<uint16_t>(t);
+  h.worker = wt.child;
+  h.origin = static_cast<uint16_t>(w);
+  h.vid = wt.vid_base + i;
+  h.flags = retx ? 2 : 0;
+  wt.sock->SendTo(frame(h, design_.payload(), kEct0), 0, InetSocketAddress(wt.dest, kAccelPort));
+}
+
+void Sim::panama_send(Job& job, int w, int t) {
+  WorkerTree& wt = job.workers[w].trees[t];
+  const uint32_t allowed = static_cast<uint32_t>(wt.cc->allowed());
+  while (wt.inflight < allowed && wt.next_send < wt.count) {
+    const uint32_t i = wt.next_send++;
+    if (wt.state[i] != 0) continue;  // its result came already (partial synchronisation)
+    send_contribution(job, w, t, i, false);
+    wt.state[i] = 1;
+    ++wt.inflight;
+  }
+}
+
+void Sim::worker_recv(Ptr<Socket> s) {
+  auto it = worker_of_sock_.find(PeekPointer(s));
+  if (it == worker_of_sock_.end()) return;
+  const int j = it->second.first, w = it->second.second;
+  Job& job = jobs_[j];
+  Worker& wk = job.workers[w];
+  Address from;
+  while (Ptr<Packet> p = s->RecvFrom(from)) {
+    Hdr h;
+    if (!parse(p, h) || !(h.flags & 1) || h.tree >= wk.trees.size()) {
+      ++undecodable_;
+      continue;
+    }
+    WorkerTree& wt = wk.trees[h.tree];
+    if (h.vid < wt.vid_base || h.vid >= wt.vid_base + wt.count || wk.done) continue;
+    const uint32_t i = static_cast<uint32_t>(h.vid - wt.vid_base);
+    if (wt.state[i] == 2) continue;
+    if (wt.state[i] == 1) --wt.inflight;
+    wt.state[i] = 2;
+    ++wt.got;
+    wt.last_progress = Simulator::Now().GetSeconds();
+    const bool ce = ce_of(p);
+    ++job.results;
+    job.results_ce += ce;
+    wt.cc->on_result(ce);
+    panama_send(job, w, h.tree);
+    bool all = true;
+    for (const auto& x : wk.trees) all = all && x.got == x.count;
+    if (all) {
+      wk.done = true;
+      if (++job.done_workers == static_cast<int>(job.workers.size())) worker_done(j);
+    }
+  }
+}
+
+void Sim::repair_tick() {
+  const double now = Simulator::Now().GetSeconds(), rto = o_.rto_ms / 1e3;
+  for (auto& job : jobs_) {
+    if (job.computing || ring_) continue;
+    for (int w = 0; w < static_cast<int>(job.workers.size()); ++w) {
+      Worker& wk = job.workers[w];
+      if (wk.done) continue;
+      for (int t = 0; t < static_cast<int>(wk.trees.size()); ++t) {
+        WorkerTree& wt = wk.trees[t];
+        if (wt.inflight == 0 || now - wt.last_progress < rto) continue;
+        for (uint32_t i = 0; i < wt.next_send; ++i)
+          if (wt.state[i] == 1) send_contribution(job, w, t, i, true);
+        wt.last_progress = now;
+      }
+    }
+  }
+  if (!stopped_) Simulator::Schedule(Seconds(rto), &Sim::repair_tick, this);
+}
+
+}  // namespace dcsim

@@ -1,0 +1,181 @@
+// panama-dcsim: a packet-level ns-3 simulation of a shared fat-tree cluster with background
+// DCTCP flows and data-parallel training jobs that all-reduce through PANAMA accelerators, a
+// ring over TCP, or SwitchML*-style aggregation (docs/sim.md).
+#include "results.h"
+#include "sim.h"
+
+#include <CLI/CLI.hpp>
+
+#include "cli_parse.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace dcsim;
+
+namespace {
+
+void add_options(CLI::App& app, Options& o) {
+  app.add_option("--preset", o.preset, "smoke (k=4) or paper (k=16)")->check(CLI::IsMember({"smoke", "paper"}));
+  app.add_option("--scheme", o.scheme)
+      ->check(CLI::IsMember({"panama", "ring", "switchml", "panama-nocc", "panama-0.88", "panama-0.94", "ideal"}));
+  app.add_option("--load", o.load, "background load per server link, 0..1")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--seed", o.seed)->check(CLI::PositiveNumber);
+  app.add_option("--duration", o.duration, "simulated seconds in which work starts")->check(CLI::PositiveNumber);
+  app.add_option("--k", o.k, "fat-tree arity (even, >= 2)");
+  app.add_option("--gbps", o.gbps, "link rate")->check(CLI::PositiveNumber);
+  app.add_option("--link-delay-us", o.link_delay_us)->check(CLI::NonNegativeNumber);
+  app.add_option("--ecn-k", o.ecn_k, "ECN marking threshold, packets")->check(CLI::PositiveNumber);
+  app.add_option("--queue-pkts", o.queue_pkts, "queue capacity per port")->check(CLI::PositiveNumber);
+  app.add_option("--cdf", o.cdf, "websearch, datamining, or a CDF file");
+  app.add_option("--data-dir", o.data_dir, "folder of the data files (default: next to sim/)");
+  app.add_option("--design", o.design,
+                 "DIR: a generated design folder (reads DIR/config.json), or a config.json file "
+                 "(default: " PANAMA_SIM_DESIGN ")")
+      ->envname("PANAMA_DESIGN");
+  app.add_option("--accel-buffer-mb", o.accel_buffer_mb,
+                 "accelerator buffer, MB (the paper's 64); 0 keeps the design's")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--trees", o.trees, "aggregation trees per job")->check(CLI::PositiveNumber);
+  app.add_option("--jobs", o.jobs, "number of jobs (default: fill --job-fraction)");
+  app.add_option("--workers-min", o.workers_min)->check(CLI::Range(2, kMaxWorkers));
+  app.add_option("--workers-max", o.workers_max)->check(CLI::Range(2, kMaxWorkers));
+  app.add_option("--job-fraction", o.job_fraction)->check(CLI::Range(0.0, 1.0));
+  app.add_option("--model-scale", o.model_scale, "scales model sizes and compute times")->check(CLI::PositiveNumber);
+  app.add_option("--model", o.model, "use this model for every job");
+  app.add_option("--model-bytes", o.model_bytes, "a custom job's gradient bytes")->check(CLI::PositiveNumber);
+  app.add_option("--compute-s", o.compute_s, "a custom job's compute time")->check(CLI::NonNegativeNumber);
+  app.add_option("--window-cap", o.window_cap)->check(CLI::PositiveNumber);
+  app.add_option("--short-bytes", o.short_bytes, "flows below this are short")->check(CLI::PositiveNumber);
+  app.add_option("--single-flow", o.single_flow, "bytes: one flow, host 0 to the last host")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--no-background", o.no_background);
+  app.add_flag("--no-jobs", o.no_jobs);
+  app.add_option("--iterations", o.iterations, "iterations per job (0: until --duration)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--max-time", o.max_time, "hard stop, simulated seconds")->check(CLI::PositiveNumber);
+  app.add_option("--rto-ms", o.rto_ms, "aggregation repair timeout")->check(CLI::PositiveNumber);
+  app.add_option("--tcp-min-rto-ms", o.tcp_min_rto_ms, "TCP's minimum retransmission timeout")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--aggregation", o.aggregation,
+                 "hier: accelerators at every switch of a job's tree, results multicast by the switches; "
+                 "core: at the core only, results unicast")
+      ->check(CLI::IsMember({"hier", "core"}));
+  app.add_option("--out", o.out, "write DIR/results.json");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"panama-dcsim: PANAMA in a shared fat-tree cluster (ns-3); docs/sim.md"};
+  add_options(app, o);
+  bool quiet = false;
+  app.add_flag("--quiet", quiet, "no progress bar");
+  if (const auto code = panama::parse_command_line(app, argc, argv, "panama-dcsim")) return *code;
+  o.progress = !quiet;
+
+  try {
+    const bool smoke = o.preset == "smoke";
+    if (o.k < 0) o.k = smoke ? 4 : 16;
+    if (o.k < 2 || o.k % 2 || o.k > 64) throw std::runtime_error("--k must be even, 2..64");
+    if (o.duration < 0) o.duration = smoke ? 0.005 : 1.0;
+    if (o.workers_min < 0) o.workers_min = smoke ? 4 : 16;
+    if (o.workers_max < 0) o.workers_max = smoke ? 4 : 96;
+    if (o.workers_max < o.workers_min) throw std::runtime_error("--workers-max is below --workers-min");
+    if (o.model_scale < 0) o.model_scale = smoke ? 0.005 : 1.0;
+    if (o.max_time < 0) o.max_time = 20 * o.duration + 2;
+    if (o.data_dir.empty()) {
+      // The data files sit in the source tree's sim/data; the build records where.
+      o.data_dir = PANAMA_SIM_DATA;
+    }
+    const std::string cdf_path = o.cdf == "websearch"    ? o.data_dir + "/websearch.cdf"
+                                 : o.cdf == "datamining" ? o.data_dir + "/datamining.cdf"
+                                                         : o.cdf;
+    Cdf cdf = load_cdf(cdf_path);
+    auto models = load_models(o.data_dir + "/models.txt");
+    if (o.design.empty()) o.design = PANAMA_SIM_DESIGN;
+    Design d = load_design(o.design);
+    if (o.accel_buffer_mb > 0) d.buffer_bytes = o.accel_buffer_mb * 1e6;
+    std::string out_dir = o.out;
+    if (!out_dir.empty()) {
+      std::error_code ec;
+      if (::access(out_dir.c_str(), W_OK) != 0 && ::mkdir(out_dir.c_str(), 0755) != 0)
+        throw std::runtime_error("cannot create " + out_dir);
+    }
+
+    json r;
+    const std::string& s = o.scheme;
+    auto run = [&](Options oo, Design dd) {
+      Sim sim(std::move(oo), std::move(dd), cdf, models);
+      if (s == "ring")
+        sim.scheme(true, true, 1);
+      else if (s == "switchml" || s == "panama-nocc")
+        sim.scheme(false, false, 1);
+      else if (s == "panama-0.88")
+        sim.scheme(false, true, 0.88);
+      else if (s == "panama-0.94")
+        sim.scheme(false, true, 0.94);
+      else
+        sim.scheme(false, true, 1);
+      return sim.run();
+    };
+    if (s == "switchml") {
+      // The aggregation runs in the switch's own pipeline: as fast as all of its ports.
+      d.ports = o.k;
+      d.gbps = o.gbps;
+    }
+    if (s == "ideal") {
+      // Separate clusters: the background alone, then the jobs alone.
+      Options a = o, b = o;
+      a.no_jobs = true;
+      b.no_background = true;
+      json ra = run(a, d);
+      json rb = run(b, d);
+      r = ra;
+      r["jobs"] = rb["jobs"];
+      r["accelerators"] = rb["accelerators"];
+      r["links_jobs"] = rb["links"];
+      r["complete"] = ra["complete"].get<bool>() && rb["complete"].get<bool>();
+      r["sim_end_s"] = std::max(ra["sim_end_s"].get<double>(), rb["sim_end_s"].get<double>());
+    } else {
+      r = run(o, d);
+    }
+    r["summary"] = summary(r, o.short_bytes);
+    r["config"] = {{"preset", o.preset},
+                   {"scheme", o.scheme},
+                   {"load", o.load},
+                   {"seed", o.seed},
+                   {"duration_s", o.duration},
+                   {"k", o.k},
+                   {"servers", o.k * o.k * o.k / 4},
+                   {"gbps", o.gbps},
+                   {"ecn_k", o.ecn_k},
+                   {"queue_pkts", o.queue_pkts},
+                   {"cdf", cdf_path},
+                   {"trees", o.trees},
+                   {"aggregation", o.aggregation},
+                   {"model_scale", o.model_scale},
+                   {"short_bytes", o.short_bytes}};
+    std::cout << o.scheme << " load " << o.load << " seed " << o.seed << ": " << r["summary"].dump() << "\n";
+    if (!out_dir.empty()) {
+      const std::string path = out_dir + "/results.json", tmp = path + ".tmp";
+      {
+        std::ofstream f(tmp);
+        f << r.dump(1) << "\n";
+        if (!f) throw std::runtime_error("cannot write " + tmp);
+      }
+      if (std::rename(tmp.c_str(), path.c_str()) != 0) throw std::runtime_error("cannot write " + path);
+    }
+    return r["complete"].get<bool>() ? 0 : 3;
+  } catch (const std::exception& e) {
+    std::cerr << "panama-dcsim: " << e.what() << "\n";
+    return 2;
+  }
+}

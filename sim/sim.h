@@ -1,0 +1,168 @@
+// panama-dcsim's simulation: the Sim orchestrator and the state of flows, workers and jobs. Its
+// methods live by subject: topology.cpp (the fat tree and its links), flows.cpp (background TCP),
+// jobs.cpp (jobs and iterations), innet.cpp (PANAMA / SwitchML* workers and trees), accel.cpp (the
+// accelerators), ring.cpp (ring all-reduce over TCP), sim.cpp (running) and results.cpp.
+#pragma once
+
+#include "accel.h"
+#include "dctcp.h"  // panama_cc: the workers' congestion control, shared with host_driver
+#include "fattree_routing.h"
+#include "workload.h"
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace dcsim {
+
+using json = nlohmann::json;
+
+struct FlowRec {
+  int src = 0, dst = 0;
+  uint64_t size = 0, sent = 0, recv = 0;
+  uint16_t port = 0;
+  double start = 0, fct = -1;
+  Ptr<Socket> tx, listen;
+};
+
+struct WorkerTree {
+  std::shared_ptr<panama::host::Dctcp> cc;
+  Ptr<Socket> sock;
+  Ipv4Address dest;       // the first accelerator on the way up
+  uint16_t child = 0;     // this worker's child index there
+  uint64_t vid_base = 0;  // first VID of the current iteration
+  uint32_t count = 0;     // vectors of this tree per iteration
+  uint32_t next_send = 0, got = 0, inflight = 0;
+  std::vector<uint8_t> state;  // per vector: 0 unsent, 1 sent, 2 result
+  double last_progress = 0;
+};
+
+struct Worker {
+  int host = 0;
+  std::vector<WorkerTree> trees;
+  // ring
+  Ptr<Socket> ring_tx, ring_listen;
+  uint64_t ring_sent = 0, ring_recv = 0;
+  bool done = false;
+};
+
+struct Job {
+  int id = 0;
+  std::string model;
+  double bytes = 0, compute_s = 0;
+  std::vector<Worker> workers;
+  std::vector<int> roots;  // core (accelerator) per tree
+  double iter_start = 0;
+  bool computing = false;
+  std::vector<double> iter_s;
+  uint64_t results = 0, results_ce = 0;  // results taken by the workers, and those with CE
+  int done_workers = 0;
+  uint64_t chunk = 0;  // ring
+};
+
+class Sim {
+ public:
+  Sim(Options o, Design d, Cdf cdf, std::vector<Model> models)
+      : o_(std::move(o)), design_(std::move(d)), cdf_(std::move(cdf)), models_(std::move(models)) {}
+  void scheme(bool ring, bool cc, double quorum) {
+    ring_ = ring;
+    panama_like_ = !ring;
+    cc_ = cc;
+    quorum_frac_ = quorum;
+  }
+  json run();
+
+ private:
+  void build();
+  void link(int a, int b, double gbps, const std::string& layer, ps::Port* pa, ps::Port* pb);
+  void start_flow(int src, int dst, uint64_t size);
+  void flow_fill(Ptr<Socket> s, uint32_t);
+  void flow_accept(Ptr<Socket> s, const Address&);
+  void flow_recv(Ptr<Socket> s);
+  void next_arrival();
+  void setup_jobs();
+  void create_jobs();
+  void setup_ring(Job& job);
+  void setup_accels();
+  void start_iteration(int j);
+  void compute_done(int j);
+  void panama_send(Job& job, int w, int t);
+  void send_contribution(Job& job, int w, int t, uint32_t i, bool retx);
+  void worker_recv(Ptr<Socket> s);
+  void accel_recv(Ptr<Socket> s);
+  void worker_done(int j);
+  void repair_tick();
+  void ring_fill(int j, int w);
+  void ring_recv(Ptr<Socket> s);
+  void ring_accept(Ptr<Socket> s, const Address&);
+  void progress_tick();
+  bool all_done() const;
+  json results();
+
+  Options o_;
+  bool panama_like_ = true, ring_ = false;
+  double quorum_frac_ = 1;
+  bool cc_ = true;
+  Design design_;
+  Cdf cdf_;
+  std::vector<Model> models_;
+  ps::FatTree tree_;
+  NodeContainer hosts_, edges_, aggs_, cores_, accels_;
+  std::vector<ps::Node> rnodes_;  // routing description per node id
+  std::vector<Ipv4Address> host_addr_;
+  std::vector<Accel> acc_;
+  std::vector<Ptr<QueueDisc>> qdiscs_;
+  std::vector<std::pair<std::string, Ptr<NetDevice>>> link_devs_;  // layer, transmitting device
+  std::vector<FlowRec> flows_;
+  std::unordered_map<Socket*, int> flow_of_sock_;
+  std::map<std::pair<int, uint16_t>, int> flow_of_port_;
+  std::vector<uint16_t> next_port_;
+  std::vector<Job> jobs_;
+  std::unordered_map<Socket*, std::pair<int, int>> worker_of_sock_;  // (job, worker)
+  std::unordered_map<Socket*, int> accel_of_sock_;
+  Ptr<UniformRandomVariable> rng_, jrng_;  // flows; jobs (separate, so schemes share flows)
+  Ptr<ExponentialRandomVariable> gap_;
+  double end_time_ = 0;
+  int flows_open_ = 0;
+  std::chrono::steady_clock::time_point wall0_;
+  double last_print_ = -1;
+  uint64_t undecodable_ = 0;
+  void flow_connected(Ptr<Socket> s);
+  void flow_failed(Ptr<Socket> s);
+  void accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only);
+  void ring_fill_cb(Ptr<Socket> s, uint32_t);
+  void finish_check();
+  int host_of(Ptr<Node> n) const { return static_cast<int>(n->GetId() - host_base_); }
+  bool hier() const { return panama_like_ && o_.aggregation == "hier"; }
+  int acc_edge(int e) const { return tree_.cores() + e; }
+  int acc_agg(int a) const { return tree_.cores() + tree_.edges() + a; }
+  Ipv4Address accel_addr(int ai) const { return rnodes_[acc_[ai].node->GetId() - host_base_].up[0].src; }
+  struct TreeNode {
+    int acc = 0, parent = -1, child = 0, children = 0;
+  };
+  std::vector<TreeNode> plan_tree(const Job& job, int core, std::vector<int>& first, std::vector<int>& child) const;
+  void setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const std::vector<int>& first,
+                  const std::vector<int>& child);
+  void accel_release(int ai, uint64_t key, uint64_t vid, bool ce);
+  void accel_up(int ai, const AccelCtx& c, Hdr h, bool ce);
+  uint32_t host_base_ = 0;
+  uint32_t links_ = 0;
+  std::vector<Ptr<NetDevice>> devs_;
+  std::map<std::string, std::vector<Ptr<QueueDisc>>> layer_q_;
+  std::map<std::string, double> layer_bps_;
+  double sim_end_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace dcsim

@@ -1,0 +1,446 @@
+// panama-host allocator (docs/allocator.md): placement, leases, SQLite restart and reconcile, bad
+// input, the service's bounds, and a grant/reclaim that leaves another job's context untouched
+// on the SystemC live model.
+#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "allocator.h"
+#include "blocks.h"
+#include "config.h"
+#include "live.h"
+
+using namespace panama;
+using namespace panama::host;
+using json = nlohmann::json;
+
+namespace {
+
+const std::string kRtl = std::string(PANAMA_SOURCE_DIR) + "/rtl_out/p4_10g_200mhz";
+
+Config design() {
+  std::ifstream in(kRtl + "/config.json");
+  return Config::from_json(json::parse(in));
+}
+
+std::string tmpdir() {
+  char t[] = "/tmp/panama_alloc_XXXXXX";
+  if (!mkdtemp(t)) std::abort();
+  return t;
+}
+
+std::string write_inventory(const std::string& dir, int n) {
+  json inv{{"accelerators", json::array()}};
+  for (int i = 0; i < n; ++i)
+    inv["accelerators"].push_back({{"name", "acc" + std::to_string(i)},
+                                   {"design", kRtl},
+                                   {"control", dir + "/none"},
+                                   {"ports", {{"0", "srv0"}, {"1", "srv1"}}}});
+  const std::string p = dir + "/inventory.json";
+  std::ofstream(p) << inv.dump();
+  return p;
+}
+
+// The accelerators' registers: the model's register file (real enable rules), every write logged.
+struct Fleet {
+  explicit Fleet(int n) {
+    for (int i = 0; i < n; ++i) rf.push_back(std::make_unique<model::RegFile>(("rf" + std::to_string(i)).c_str(), cfg));
+  }
+  RegIoFactory factory() {
+    return [this](const AccelSpec& s) {
+      const size_t i = static_cast<size_t>(std::stoi(s.name.substr(3)));
+      return RegIo{[this, i](uint32_t a) { return rf[i]->read(a); },
+                   [this, i](uint32_t a, uint32_t v) {
+                     writes.push_back({i, a});
+                     rf[i]->write(a, v);
+                   }};
+    };
+  }
+  std::vector<CtxSlot> table(size_t i) {
+    return read_table(layout, [&](uint32_t a) { return rf[i]->read(a); });
+  }
+  Config cfg = design();
+  RegLayout layout = load_regmap(kRtl);
+  std::vector<std::unique_ptr<model::RegFile>> rf;
+  std::vector<std::pair<size_t, uint32_t>> writes;
+};
+
+struct Clock {
+  int64_t t = 1'000'000;
+  std::function<int64_t()> fn() {
+    return [this] { return t; };
+  }
+};
+
+json acquire(Allocator& a, int trees, json ports, int workers = 2) {
+  return a.handle_json({{"op", "acquire"}, {"workers", workers}, {"trees", trees}, {"ports", ports}});
+}
+
+}  // namespace
+
+TEST(HostAllocator, PlacementSpreadsTreesOverTheLeastLoaded) {
+  const std::string d = tmpdir();
+  Fleet f(2);
+  Clock c;
+  Allocator a(load_inventory(write_inventory(d, 2)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  const json both{{"acc0", {0, 1}}, {"acc1", {2, 3}}};
+  json r = acquire(a, 2, both);
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_EQ(r["jid"], 1);
+  ASSERT_EQ(r["trees"].size(), 2u);
+  EXPECT_EQ(r["trees"][0]["accelerator"], "acc0");
+  EXPECT_EQ(r["trees"][1]["accelerator"], "acc1");
+  EXPECT_EQ(r["trees"][0]["group_ip"], "239.0.1.0");
+  EXPECT_EQ(r["trees"][1]["group_mac"], "01:00:5e:00:01:01");
+  EXPECT_EQ(r["trees"][0]["ranks"][1]["server"], "srv1");
+  EXPECT_EQ(r["trees"][1]["first_vid"], 0);
+  // The registers hold what the lease says, enabled.
+  auto t0 = f.table(0), t1 = f.table(1);
+  ASSERT_EQ(t0.size(), 1u);
+  ASSERT_EQ(t1.size(), 1u);
+  EXPECT_EQ(t0[0].second.jid, 1);
+  EXPECT_EQ(t1[0].second.tid, 1);
+  EXPECT_EQ(t1[0].second.members, (std::vector<int>{2, 3}));
+  // Equal load: the first in the inventory; then the other one.
+  r = acquire(a, 1, both);
+  EXPECT_EQ(r["jid"], 2);
+  EXPECT_EQ(r["trees"][0]["accelerator"], "acc0");
+  r = acquire(a, 1, both);
+  EXPECT_EQ(r["trees"][0]["accelerator"], "acc1");
+  // Only acc1 given: every tree there, on distinct idle contexts.
+  r = acquire(a, 3, json{{"acc1", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_EQ(f.table(1).size(), 5u);
+  const json s = a.handle_json({{"op", "status"}});
+  EXPECT_EQ(s["accelerators"][0]["in_use"], 2);
+  EXPECT_EQ(s["accelerators"][1]["in_use"], 5);
+  EXPECT_EQ(s["accelerators"][1]["free"], 3);
+  EXPECT_EQ(s["leases"].size(), 4u);
+  // More trees than idle contexts: refused whole, nothing written.
+  const size_t before = f.writes.size();
+  r = acquire(a, 4, json{{"acc1", {0, 1}}});
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("no idle context"), std::string::npos);
+  EXPECT_EQ(f.writes.size(), before);
+}
+
+TEST(HostAllocator, LeaseLifecycleRenewReleaseExpiry) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Clock c;
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  json r = acquire(a, 2, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]);
+  const int64_t lease = r["lease"];
+  EXPECT_EQ(r["expires_ms"], c.t + 5000);
+  c.t += 4000;
+  r = a.handle_json({{"op", "renew"}, {"lease", lease}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_EQ(r["expires_ms"], c.t + 5000);
+  c.t += 4000;  // past the first expiry, within the renewed one
+  EXPECT_EQ(a.expire(), 0);
+  EXPECT_EQ(f.table(0).size(), 2u);
+  // A second lease, released: its contexts are disabled first, then cleared.
+  r = acquire(a, 1, json{{"acc0", {2, 3}}});
+  const int64_t l2 = r["lease"];
+  const int slot = r["trees"][0]["context"];
+  f.writes.clear();
+  ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", l2}})["ok"]);
+  ASSERT_FALSE(f.writes.empty());
+  EXPECT_EQ(f.writes.front().second, f.layout.c(slot, "CTX_CTRL"));
+  EXPECT_EQ(f.rf[0]->read(f.layout.c(slot, "CTX_JID")), 0u);
+  EXPECT_EQ(f.rf[0]->read(f.layout.c(slot, "CTX_MEMBERS0")), 0u);
+  for (const auto& w : f.writes) EXPECT_GE(w.second, f.layout.c(slot, "CTX_CTRL"));  // only its block
+  for (const auto& w : f.writes) EXPECT_LT(w.second, f.layout.c(slot, "CTX_CTRL") + f.layout.ctx_stride);
+  EXPECT_EQ(f.table(0).size(), 2u);
+  r = a.handle_json({{"op", "release"}, {"lease", l2}});
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("has ended"), std::string::npos);
+  // Heartbeats stop: the first lease expires and is reclaimed; renewing it is an error.
+  c.t += 5001;
+  EXPECT_EQ(a.expire(), 1);
+  EXPECT_TRUE(f.table(0).empty());
+  r = a.handle_json({{"op", "renew"}, {"lease", lease}});
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("has ended"), std::string::npos);
+  EXPECT_TRUE(a.handle_json({{"op", "status"}})["leases"].empty());
+}
+
+TEST(HostAllocator, RestartReloadsStateAndReconciles) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Clock c;
+  const std::string inv = write_inventory(d, 1);
+  int64_t live = 0;
+  std::vector<uint32_t> live_regs;
+  auto regs = [&](int slot) {
+    std::vector<uint32_t> v;
+    for (const auto& [name, off] : f.layout.ctx) v.push_back(f.rf[0]->read(f.layout.c(slot, name)));
+    return v;
+  };
+  int live_slot = -1;
+  {
+    Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+    json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+    live = r["lease"];
+    live_slot = r["trees"][0]["context"];
+    ASSERT_TRUE(acquire(a, 1, json{{"acc0", {2, 3}}})["ok"]);  // expires at t + 5000
+    c.t += 3000;
+    ASSERT_TRUE(a.handle_json({{"op", "renew"}, {"lease", live}})["ok"]);  // expires at t + 8000
+  }
+  // While the allocator is down: someone else enables context 7 by hand; the second lease's time
+  // runs out.
+  wire::CtxEntry e;
+  e.jid = 1;  // the live lease's JID too: a foreign context's JID is never handed out again
+  e.tid = 9;
+  e.members = {3};
+  ProgramPlan p;
+  p.program.emplace_back(7, e);
+  for (const RegWrite& w : plan_writes(f.layout, p)) f.rf[0]->write(w.addr, w.value);
+  c.t += 2500;
+  live_regs = regs(live_slot);
+  f.writes.clear();
+  Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  EXPECT_EQ(a.foreign(), (std::vector<std::string>{"acc0:7"}));
+  EXPECT_EQ(regs(live_slot), live_regs);
+  for (const auto& w : f.writes) {
+    EXPECT_FALSE(w.second >= f.layout.c(live_slot, "CTX_CTRL") &&
+                 w.second < f.layout.c(live_slot, "CTX_CTRL") + f.layout.ctx_stride);
+    EXPECT_FALSE(w.second >= f.layout.c(7, "CTX_CTRL"));
+  }
+  const json s = a.handle_json({{"op", "status"}});
+  ASSERT_EQ(s["leases"].size(), 1u);
+  EXPECT_EQ(s["leases"][0]["lease"], live);
+  EXPECT_EQ(s["accelerators"][0]["in_use"], 1);
+  EXPECT_EQ(s["accelerators"][0]["foreign"], 1);
+  EXPECT_EQ(f.table(0).size(), 2u);  // the live lease's and the foreign one
+  // The live lease goes on; a new job gets neither its context nor the foreign one's, nor JID 1.
+  ASSERT_TRUE(a.handle_json({{"op", "renew"}, {"lease", live}})["ok"]);
+  json r = acquire(a, 6, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_NE(r["jid"], 1);
+  for (const json& t : r["trees"]) {
+    EXPECT_NE(t["context"], live_slot);
+    EXPECT_NE(t["context"], 7);
+  }
+  EXPECT_EQ(regs(live_slot), live_regs);
+  EXPECT_FALSE(acquire(a, 1, json{{"acc0", {0, 1}}})["ok"]);  // all 8 taken
+}
+
+TEST(HostAllocator, BadInputIsOneClearErrorAndGrantsNothing) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Clock c;
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc0":[1,1]}})", "duplicate ranks"},
+      {R"({"op":"acquire","workers":5,"trees":1,"ports":{"acc0":[0,1,2,3,0]}})", "more ports than acc0 has"},
+      {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc0":[0,4]}})", "past acc0's 4 ports"},
+      {R"({"op":"acquire","workers":2,"trees":3,"first_tid":6,"ports":{"acc0":[0,1]}})", "past acc0's 8 contexts"},
+      {R"({"op":"acquire","workers":2,"trees":9,"ports":{"acc0":[0,1]}})", "past acc0's 8 contexts"},
+      {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc9":[0,1]}})", "unknown accelerator"},
+      {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc0":[0]}})", "one port per rank"},
+      {R"({"op":"acquire","workers":"2","trees":1,"ports":{"acc0":[0,1]}})", "\"workers\" must be an integer"},
+      {R"({"op":"acquire","workers":2,"trees":1,"ports":[0,1]})", "\"ports\" must be an object"},
+      {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc0":["0",1]}})", "must be integers"},
+      {R"({"op":"acquire","workers":2,"ports":{"acc0":[0,1]}})", "missing \"trees\""},
+      {R"({"op":"renew","lease":42})", "has ended"},
+      {R"({"op":"renew","lease":"x"})", "\"lease\" must be an integer"},
+      {R"({"op":"release"})", "missing \"lease\""},
+      {"not json", "not JSON"},
+      {"[1,2]", "must be a JSON object"},
+      {R"({"lease":1})", "no \"op\""},
+      {R"({"op":7})", "\"op\" must be a string"},
+      {R"({"op":"grab"})", "unknown op"},
+  };
+  for (const auto& [line, want] : cases) {
+    const json r = json::parse(a.handle(line));
+    EXPECT_FALSE(r["ok"]) << line;
+    EXPECT_NE(r["error"].get<std::string>().find(want), std::string::npos) << line << " -> " << r.dump();
+  }
+  EXPECT_TRUE(f.writes.empty());
+  EXPECT_TRUE(f.table(0).empty());
+  EXPECT_TRUE(a.handle_json({{"op", "status"}})["leases"].empty());
+}
+
+namespace {
+int connect_unix(const std::string& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un sa{};
+  sa.sun_family = AF_UNIX;
+  std::strcpy(sa.sun_path, path.c_str());
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return -1;
+  return fd;
+}
+// The reply line, or "" when the peer closed / nothing came within ms.
+std::string read_line(int fd, int ms, bool* closed = nullptr) {
+  std::string s;
+  char ch;
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 20) <= 0) continue;
+    const ssize_t n = recv(fd, &ch, 1, 0);
+    if (n <= 0) {
+      if (closed) *closed = true;
+      return s;
+    }
+    if (ch == '\n') return s;
+    s += ch;
+  }
+  return s;
+}
+}  // namespace
+
+TEST(HostAllocator, ServiceBoundsSilentAndOverlongClients) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  });
+  ServerOpts o;
+  o.socket = d + "/alloc.sock";
+  o.idle_ms = 400;
+  o.max_line = 1000;
+  o.max_clients = 3;
+  o.tcp_port = 0;
+  o.token = "s3cret";
+  AllocatorServer s(a, o);
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    while (!stop) s.poll_once(20);
+  });
+  const int silent = connect_unix(o.socket);
+  ASSERT_GE(silent, 0);
+  const int good = connect_unix(o.socket);
+  const std::string req = R"({"op":"status"})"
+                          "\n{\"op\":\n";
+  ASSERT_EQ(send(good, req.data(), req.size(), 0), static_cast<ssize_t>(req.size()));
+  EXPECT_TRUE(json::parse(read_line(good, 2000))["ok"]);
+  const json bad = json::parse(read_line(good, 2000));
+  EXPECT_EQ(bad["error"], "request is not JSON");
+  // An over-long line: one error, then the connection is closed.
+  const int big = connect_unix(o.socket);
+  const std::string junk(3000, 'x');
+  send(big, junk.data(), junk.size(), MSG_NOSIGNAL);
+  bool closed = false;
+  const std::string e = read_line(big, 2000);
+  EXPECT_NE(e.find("longer than 1000"), std::string::npos) << e;
+  read_line(big, 2000, &closed);
+  EXPECT_TRUE(closed);
+  // The silent client is closed after idle_ms; the service went on serving meanwhile.
+  closed = false;
+  read_line(silent, 3000, &closed);
+  EXPECT_TRUE(closed);
+  // TCP on loopback: the token is required.
+  const int tcp = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(s.tcp_port()));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(tcp, reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  const std::string r2 = "{\"op\":\"status\"}\n{\"op\":\"status\",\"token\":\"s3cret\"}\n";
+  send(tcp, r2.data(), r2.size(), 0);
+  EXPECT_EQ(json::parse(read_line(tcp, 2000))["error"], "bad or missing token");
+  EXPECT_TRUE(json::parse(read_line(tcp, 2000))["ok"]);
+  stop = true;
+  t.join();
+  for (int fd : {silent, good, big, tcp}) close(fd);
+}
+
+// A grant and a reclaim of job B while job A runs on the live model: A's context registers and
+// counters read back unchanged, and A keeps aggregating.
+TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
+  const std::string d = tmpdir();
+  const Config cfg = design();
+  const RegLayout l = load_regmap(kRtl);
+  model::LiveModel live(cfg, wire::CtxFile{});
+  std::vector<uint32_t> written;
+  RegIoFactory io = [&](const AccelSpec&) {
+    return RegIo{[&](uint32_t x) { return live.reg_read(x); },
+                 [&](uint32_t x, uint32_t v) {
+                   written.push_back(x);
+                   live.reg_write(x, v);
+                 }};
+  };
+  Clock c;
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", io, 5000, c.fn());
+  const json ra = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(ra["ok"]);
+  const int slot = ra["trees"][0]["context"];
+  auto contribute = [&](uint32_t vid) {
+    for (int port : {0, 1}) {
+      wire::FrameSpec s;
+      s.hdr.jid = static_cast<uint16_t>(ra["jid"].get<int>());
+      s.hdr.tid = 0;
+      s.hdr.vid = vid;
+      s.payload = wire::payload_from_elems(std::vector<uint32_t>(8, 0x3f800000u), 4);
+      live.inject(port, wire::build_frame(s));
+    }
+    live.run_until_idle();
+  };
+  contribute(0);
+  auto regs = [&] {
+    std::vector<uint32_t> v;
+    for (const auto& [name, off] : l.ctx) v.push_back(live.reg_read(l.c(slot, name)));
+    return v;
+  };
+  ASSERT_EQ(live.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 1u);
+  const auto before = regs();
+  written.clear();
+  const json rb = acquire(a, 2, json{{"acc0", {2, 3}}});
+  ASSERT_TRUE(rb["ok"]) << rb.dump();
+  live.advance(100);
+  ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", rb["lease"]}})["ok"]);
+  live.advance(100);
+  EXPECT_EQ(regs(), before);
+  for (uint32_t x : written) EXPECT_FALSE(x >= l.c(slot, "CTX_CTRL") && x < l.c(slot, "CTX_CTRL") + l.ctx_stride);
+  contribute(1);
+  EXPECT_EQ(live.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 2u);
+  EXPECT_EQ(live.reg_read(l.c(slot, "CTX_EXPECTED_VID")), 2u);
+}
+
+// The accelerator fails in the middle of a grant: one error, no lease, and the context whose state
+// is unknown is not granted again.
+TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Clock c;
+  int budget = 1 << 30;
+  RegIoFactory io = [&](const AccelSpec& s) {
+    RegIo r = f.factory()(s);
+    auto w = r.write;
+    r.write = [w, &budget](uint32_t a, uint32_t v) {
+      if (--budget < 0) throw std::runtime_error("control socket closed");
+      w(a, v);
+    };
+    return r;
+  };
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", io, 5000, c.fn());
+  budget = 3;
+  const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("control socket closed; nothing granted"), std::string::npos) << r;
+  const json s = a.handle_json({{"op", "status"}});
+  EXPECT_TRUE(s["leases"].empty());
+  EXPECT_EQ(s["accelerators"][0]["owner"][0], "foreign");
+  budget = 1 << 30;
+  const json r2 = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r2["ok"]) << r2;
+  EXPECT_EQ(r2["trees"][0]["context"], 1);
+}
