@@ -278,14 +278,12 @@ int64_t get_int(const json& req, const char* key, int64_t lo, int64_t hi, std::o
 
 // {"op":"acquire","workers":W,"trees":T,"ports":{"ACC":[port of rank 0, ...], ...},
 //  "first_tid":0,"timeout_cycles":0}
-json Allocator::acquire(const json& req) {
-  const int workers = static_cast<int>(get_int(req, "workers", 1, 256));
-  const int trees = static_cast<int>(get_int(req, "trees", 1, 256));
-  const int first_tid = static_cast<int>(get_int(req, "first_tid", 0, 255, 0));
-  const uint32_t timeout = static_cast<uint32_t>(get_int(req, "timeout_cycles", 0, 0xFFFFFFFFll, 0));
+// The request's ranks on each accelerator it names, checked: known accelerator, one port per
+// rank, ports in range and distinct, the TID range within the design's contexts.
+std::vector<Allocator::Candidate> Allocator::candidates(const json& req, int workers, int trees, int first_tid) const {
   if (!req.contains("ports") || !req["ports"].is_object() || req["ports"].empty())
     throw Bad("\"ports\" must be an object: accelerator name -> the port of each rank");
-  std::vector<std::pair<size_t, std::vector<int>>> cand;
+  std::vector<Candidate> cand;
   for (const auto& [name, list] : req["ports"].items()) {
     size_t a = inv_.size();
     for (size_t i = 0; i < inv_.size(); ++i)
@@ -314,6 +312,10 @@ json Allocator::acquire(const json& req) {
                 "'s " + std::to_string(inv_[a].contexts) + " contexts");
     cand.emplace_back(a, std::move(ports));
   }
+  return cand;
+}
+
+int64_t Allocator::free_jid() {
   // JID: the smallest one no live lease holds (and no foreign context shows).
   std::set<int64_t> used;
   query(db_, "SELECT jid FROM leases", {}, [&](sqlite3_stmt* st) { used.insert(sqlite3_column_int64(st, 0)); });
@@ -327,16 +329,16 @@ json Allocator::acquire(const json& req) {
   int64_t jid = 1;
   while (used.count(jid)) ++jid;
   if (jid > 0xFFFF) throw Bad("no free JID");
+  return jid;
+}
+
+std::vector<Allocator::Placement> Allocator::place(const std::vector<Candidate>& cand, int trees) const {
   // Placement: each tree on the candidate with the fewest contexts in use (counting the trees
   // of this job placed so far), ties by inventory order.
   std::vector<int> load(inv_.size(), 0), idle(inv_.size(), 0);
   for (size_t a = 0; a < inv_.size(); ++a)
     for (int64_t o : owner_[a]) (o != 0 ? load[a] : idle[a])++;
-  struct Tree {
-    size_t cand;
-    int slot;
-  };
-  std::vector<Tree> placed;
+  std::vector<Placement> placed;
   for (int t = 0; t < trees; ++t) {
     size_t best = cand.size();
     for (size_t i = 0; i < cand.size(); ++i) {
@@ -350,15 +352,26 @@ json Allocator::acquire(const json& req) {
     for (int c = 0; c < inv_[a].contexts && slot < 0; ++c) {
       if (owner_[a][static_cast<size_t>(c)] != 0) continue;
       bool taken = false;
-      for (const Tree& p : placed) taken |= cand[p.cand].first == a && p.slot == c;
+      for (const Placement& p : placed) taken |= cand[p.cand].first == a && p.slot == c;
       if (!taken) slot = c;
     }
     placed.push_back({best, slot});
     ++load[a];
     --idle[a];
   }
+  return placed;
+}
+
+json Allocator::acquire(const json& req) {
+  const int workers = static_cast<int>(get_int(req, "workers", 1, 256));
+  const int trees = static_cast<int>(get_int(req, "trees", 1, 256));
+  const int first_tid = static_cast<int>(get_int(req, "first_tid", 0, 255, 0));
+  const uint32_t timeout = static_cast<uint32_t>(get_int(req, "timeout_cycles", 0, 0xFFFFFFFFll, 0));
+  const std::vector<Candidate> cand = candidates(req, workers, trees, first_tid);
+  const int64_t jid = free_jid();
+  const std::vector<Placement> placed = place(cand, trees);
   // Idle means disabled in the registers too: check before writing anything.
-  for (const Tree& p : placed) {
+  for (const Placement& p : placed) {
     const size_t a = cand[p.cand].first;
     if (io(a).read(inv_[a].layout.c(p.slot, "CTX_STATUS")) & 1u) {
       owner_[a][static_cast<size_t>(p.slot)] = -1;
@@ -374,7 +387,7 @@ json Allocator::acquire(const json& req) {
   json out{{"ok", true}, {"lease", id}, {"jid", jid}, {"expires_ms", expires}, {"lease_ms", lease_ms_}};
   json jt = json::array();
   for (int t = 0; t < trees; ++t) {
-    const Tree& p = placed[static_cast<size_t>(t)];
+    const Placement& p = placed[static_cast<size_t>(t)];
     const size_t a = cand[p.cand].first;
     const int tid = first_tid + t;
     wire::CtxEntry e;

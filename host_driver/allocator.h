@@ -61,7 +61,16 @@ class Allocator {
   const std::vector<std::string>& foreign() const { return foreign_; }
 
  private:
+  // A job's ranks on one accelerator (its index) and where each tree went (a context of it).
+  using Candidate = std::pair<size_t, std::vector<int>>;
+  struct Placement {
+    size_t cand;
+    int slot;
+  };
   nlohmann::json acquire(const nlohmann::json& req);
+  std::vector<Candidate> candidates(const nlohmann::json& req, int workers, int trees, int first_tid) const;
+  int64_t free_jid();
+  std::vector<Placement> place(const std::vector<Candidate>& cand, int trees) const;
   nlohmann::json renew(const nlohmann::json& req);
   nlohmann::json release(const nlohmann::json& req);
   nlohmann::json status();
