@@ -126,9 +126,26 @@ const Block kBlocks[] = {
     {"regs", full_top,
      [](const Config&) { return std::string("AXI4-Lite register file and 64-bit saturating counters"); }, nullptr,
      regs_params},
+    {"port_bypass", full_top,
+     [](const Config&) { return std::string("one port's bypass FIFO (commit/rewind) and transmit to mPP"); }, nullptr},
+    {"port_alloc", full_top,
+     [](const Config&) {
+       return std::string("one port's contribution memory of linked beats and its free-segment allocator");
+     },
+     nullptr},
+    {"port_admit", full_top,
+     [](const Config&) {
+       return std::string("one port's admission: context match and rule 9 accounting of the contribution half");
+     },
+     nullptr},
+    {"port_queues", full_top,
+     [](const Config&) {
+       return std::string("one port's frame descriptors, per-context queues, head reads and timeouts");
+     },
+     nullptr},
     {"port", full_top,
      [](const Config&) {
-       return std::string("one port: receive, bypass FIFO, contribution slots and queues, admission, transmit");
+       return std::string("one port: receive, parser, and the bypass, allocator, admission and queue blocks");
      },
      nullptr, port_params},
     {"sched", full_top,
