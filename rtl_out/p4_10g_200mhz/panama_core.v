@@ -9,7 +9,7 @@
 // SPDX-License-Identifier: MIT
 // panama_core: the whole accelerator with the per-port streams packed into vectors (docs/rtl.md,
 // "The datapath"): the register file, one panama_port per port and the scheduler. panama-gen sets
-// every parameter from the configuration (core_params in gen/top.cpp; these defaults become the
+// every parameter from the configuration (core_params in gen/emit/top.cpp; these defaults become the
 // configuration's in its output, and <prefix>_top passes them again with #(...)); the board shells
 // instantiate it (rtl/boards/panama_board_shell.v), and <prefix>_top gives each port its
 // sPP/mPP names around it.
@@ -26,7 +26,7 @@ module panama_core #(
   parameter DESC_STAGES = 1,
   parameter ELEM_BYTES = 4,
   parameter MAX_ELEMS = 362,
-  // Each port's buffer, in beats (panama_port; buffer_plan in gen/top.cpp).
+  // Each port's buffer, in beats (panama_port; buffer_plan in gen/emit/top.cpp).
   parameter BYP_BEATS = 4096,
   parameter FRAME_BEATS = 189,
   parameter CONTRIB_BEATS = 4096,

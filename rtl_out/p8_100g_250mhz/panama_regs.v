@@ -8,11 +8,11 @@
 
 // SPDX-License-Identifier: MIT
 // The register file (docs/rtl.md, "Register file"): an AXI4-Lite slave implementing the register
-// map (regmap.json, gen/regmap.h) exactly as the SystemC model's RegFile does, the per-context
+// map (regmap.json, gen/config/regmap.h) exactly as the SystemC model's RegFile does, the per-context
 // configuration outputs the datapath reads, and every 64-bit saturating counter of accelerator.md
 // rule 10, held in block RAM behind a read-modify-write pipeline. Every address and offset comes
 // from panama_defs.vh, written from the C++ RegMap; panama-gen checks that the map holds exactly
-// the registers this module implements (regs_params, gen/regs_rtl.cpp).
+// the registers this module implements (regs_params, gen/config/regs_rtl.cpp).
 module panama_regs #(
   // Ports N, 2..256: sixteen counters each, one member bit per context.
   parameter PORTS = 8,
