@@ -118,7 +118,8 @@ std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c,
 
 // The port's blocks (each counted in the port's estimate too): the bypass FIFO with transmit,
 // the contribution memory with its allocator, admission, the descriptors and queues. Fitted to
-// the same syntheses as the port (each block alone: 107 / 552 / 785 / 508 LUTs at 4 x 10G).
+// the same syntheses as the port (each block alone: 107 / 552 / 785 / 508 LUTs at 4 x 10G, 158 / 223 / 635 / 510 at 8 x
+// 100G).
 std::vector<ModuleEstimate> port_block_estimates(const Config& c, const BufferPlan& plan) {
   const long W = c.bus_bits, BB = W / 8, N = c.in.ports, C = c.in.contexts;
   const long T = plan.mem_beats, D = plan.descs;
@@ -127,11 +128,11 @@ std::vector<ModuleEstimate> port_block_estimates(const Config& c, const BufferPl
   const long UW = std::max<long>(clog2(plan.contrib_beats + 1), SBW + 1);
   // Bypass: the FIFO (block RAM), mPP's four-beat FIFO (distributed RAM), the read word and
   // output register, pointers and counts.
-  ModuleEstimate byp{"port_bypass", N, 60 + (3 * W) / 4, 8 * ((XW + 13) / 14), 2 * W + 20, 0, 0};
+  ModuleEstimate byp{"port_bypass", N, 100 + W / 9, 8 * ((XW + 13) / 14), 78 + (W * 1092) / 1000, 0, 0};
   byp.bram36 = bram36_for(plan.byp_beats, XW);
   // Allocator: beats and links, the links again, the free segments (block RAM); the walk's
   // pointers and counts, the forwarding of the last write to each read.
-  ModuleEstimate alloc{"port_alloc", N, 40 * BW + 32, 0, 12 * BW + 34, 0, 0};
+  ModuleEstimate alloc{"port_alloc", N, 176 + (T * 92) / 1000, 0, 10 + 15 * BW, 0, 0};
   const long b36w = T <= 512     ? 72
                     : T <= 1024  ? 36
                     : T <= 2048  ? 18
@@ -143,7 +144,7 @@ std::vector<ModuleEstimate> port_block_estimates(const Config& c, const BufferPl
   const long blo = whole == 0 ? W + BW : whole;
   alloc.bram36 = bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) + bram36_for(plan.segs, BW + SBW);
   // Admission: per context its match and roles, used and over(used); one accounting datapath.
-  const ModuleEstimate admit{"port_admit", N, 225 + 70 * C, 0, 90 + 2 * UW * C, 0, 0};
+  const ModuleEstimate admit{"port_admit", N, 135 + (25 * UW * C) / 4, 0, 12 + 6 * UW + 2 * UW * C, 0, 0};
   // Queues: head and tail per context, the head reads' registers; next pointers and the heads'
   // ages in distributed RAM, the descriptors' fields and free list in block RAM.
   ModuleEstimate queues{"port_queues",
