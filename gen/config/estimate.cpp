@@ -118,7 +118,7 @@ std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c,
 
 // The port's blocks (each counted in the port's estimate too): the bypass FIFO with transmit,
 // the contribution memory with its allocator, admission, the descriptors and queues. Fitted to
-// the same syntheses as the port (each block alone: 107 / 552 / 785 / 508 LUTs at 4 x 10G, 158 / 223 / 635 / 510 at 8 x
+// the same syntheses as the port (each block alone: 107 / 282 / 785 / 503 LUTs at 4 x 10G, 158 / 223 / 635 / 510 at 8 x
 // 100G).
 std::vector<ModuleEstimate> port_block_estimates(const Config& c, const BufferPlan& plan) {
   const long W = c.bus_bits, BB = W / 8, N = c.in.ports, C = c.in.contexts;
@@ -132,7 +132,7 @@ std::vector<ModuleEstimate> port_block_estimates(const Config& c, const BufferPl
   byp.bram36 = bram36_for(plan.byp_beats, XW);
   // Allocator: beats and links, the links again, the free segments (block RAM); the walk's
   // pointers and counts, the forwarding of the last write to each read.
-  ModuleEstimate alloc{"port_alloc", N, 176 + (T * 92) / 1000, 0, 10 + 15 * BW, 0, 0};
+  ModuleEstimate alloc{"port_alloc", N, 206 + (T * 18) / 1000, 0, 36 + 12 * BW, 0, 0};
   const long b36w = T <= 512     ? 72
                     : T <= 1024  ? 36
                     : T <= 2048  ? 18
