@@ -14,7 +14,7 @@ rm -rf "$work"; mkdir -p "$work"
 "$gen" --ports 4 --gbps 10 --mhz 200 --out "$work/rtl" >/dev/null || exit 1
 cd "$work/rtl" || exit 1
 fail=0
-port_files="panama_parser.v panama_port.v"
+port_files="panama_parser.v panama_port_bypass.v panama_port_alloc.v panama_port_admit.v panama_port_queues.v panama_port.v"
 l2sw_files="$src/rtl/panama_l2sw.v"
 
 # expect NAME OUTCOME MESSAGE -- command...: runs the command; ok: it succeeds; error: it fails and

@@ -135,9 +135,10 @@ TEST(GenCli, FixedBlocksArePrefixedAndSelfContained) {
   const fs::path d = scratch("fixed");
   ASSERT_EQ(run_gen("--ports 3 --gbps 25 --mhz 200 --format fp16 --max-elems 100 --prefix acc0 --out " + d.string()).rc,
             0);
-  EXPECT_EQ(
-      slurp(d / "filelist.f"),
-      "acc0_fpadd.v\nacc0_addtree.v\nacc0_parser.v\nacc0_regs.v\nacc0_port.v\nacc0_sched.v\nacc0_core.v\nacc0_top.v\n");
+  EXPECT_EQ(slurp(d / "filelist.f"),
+            "acc0_fpadd.v\nacc0_addtree.v\nacc0_parser.v\nacc0_regs.v\n"
+            "acc0_port_bypass.v\nacc0_port_alloc.v\nacc0_port_admit.v\nacc0_port_queues.v\nacc0_port.v\n"
+            "acc0_sched.v\nacc0_core.v\nacc0_top.v\n");
   // The top only names the ports of the core (packed streams, for shells) and sets its parameters.
   const std::string top = slurp(d / "acc0_top.v");
   EXPECT_NE(top.find("acc0_core #(\n"), std::string::npos);

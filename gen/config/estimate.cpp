@@ -79,7 +79,7 @@ std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c,
                               0,        0};
   // Port (parser included): T = the contribution memory's beats (the contribution half), D =
   // frame descriptors. The contribution memory (split where its width is not a whole number of
-  // block RAM widths at depth T, as rtl/panama_port.v does), its links, the free segments, the
+  // block RAM widths at depth T, as rtl/panama_port_alloc.v does), its links, the free segments, the
   // bypass FIFO and the descriptors (head fields, read for the scheduler's look at one context,
   // and header fields) are block RAM read synchronously; what stays in distributed RAM is the
   // descriptors' next pointers (read when a queue pops), D deep, 64 words per LUT group, mPP's
@@ -114,6 +114,48 @@ std::pair<ModuleEstimate, ModuleEstimate> parser_port_estimates(const Config& c,
   port.bram36 = bram36_for(plan.byp_beats, XW) + bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) +
                 bram36_for(plan.segs, BW + SBW) + bram36_for(D, 104) + bram36_for(D, HIW) + bram36_for(D, DW);
   return {parser, port};
+}
+
+// The port's blocks (each counted in the port's estimate too): the bypass FIFO with transmit,
+// the contribution memory with its allocator, admission, the descriptors and queues. Fitted to
+// the same syntheses as the port (each block alone: 107 / 282 / 785 / 503 LUTs at 4 x 10G, 158 / 223 / 635 / 510 at 8 x
+// 100G).
+std::vector<ModuleEstimate> port_block_estimates(const Config& c, const BufferPlan& plan) {
+  const long W = c.bus_bits, BB = W / 8, N = c.in.ports, C = c.in.contexts;
+  const long T = plan.mem_beats, D = plan.descs;
+  const long BW = clog2(T), SBW = clog2(plan.frame_beats + 1), DW = clog2(D), HIW = BW + SBW + 50;
+  const long XW = W + clog2(BB) + 3;
+  const long UW = std::max<long>(clog2(plan.contrib_beats + 1), SBW + 1);
+  // Bypass: the FIFO (block RAM), mPP's four-beat FIFO (distributed RAM), the read word and
+  // output register, pointers and counts.
+  ModuleEstimate byp{"port_bypass", N, 100 + W / 9, 8 * ((XW + 13) / 14), 78 + (W * 1092) / 1000, 0, 0};
+  byp.bram36 = bram36_for(plan.byp_beats, XW);
+  // Allocator: beats and links, the links again, the free segments (block RAM); the walk's
+  // pointers and counts, the forwarding of the last write to each read.
+  ModuleEstimate alloc{"port_alloc", N, 206 + (T * 18) / 1000, 0, 36 + 12 * BW, 0, 0};
+  const long b36w = T <= 512     ? 72
+                    : T <= 1024  ? 36
+                    : T <= 2048  ? 18
+                    : T <= 4096  ? 9
+                    : T <= 8192  ? 4
+                    : T <= 16384 ? 2
+                                 : 1;
+  const long whole = (W + BW) / b36w * b36w;
+  const long blo = whole == 0 ? W + BW : whole;
+  alloc.bram36 = bram36_for(T, blo) + bram36_for(T, W + BW - blo) + bram36_for(T, BW) + bram36_for(plan.segs, BW + SBW);
+  // Admission: per context its match and roles, used and over(used); one accounting datapath.
+  const ModuleEstimate admit{"port_admit", N, 135 + (25 * UW * C) / 4, 0, 12 + 6 * UW + 2 * UW * C, 0, 0};
+  // Queues: head and tail per context, the head reads' registers; next pointers and the heads'
+  // ages in distributed RAM, the descriptors' fields and free list in block RAM.
+  ModuleEstimate queues{"port_queues",
+                        N,
+                        268 + 30 * C,
+                        ((D + 63) / 64) * 8 * ((DW + 6) / 7) + 2 * 8 * ((32 + 13) / 14) * ((C + 31) / 32),
+                        142 + HIW + 2 * DW * C,
+                        0,
+                        0};
+  queues.bram36 = bram36_for(D, 104) + bram36_for(D, HIW) + bram36_for(D, DW);
+  return {byp, alloc, admit, queues};
 }
 
 }  // namespace
@@ -157,6 +199,7 @@ Resources estimate_resources(const Config& c) {
   const BufferPlan plan = buffer_plan(c);
   const auto [parser, port] = parser_port_estimates(c, plan);
   r.modules.push_back(parser);
+  for (const auto& b : port_block_estimates(c, plan)) r.modules.push_back(b);
   r.modules.push_back(port);
   // Register file: the NCNT = 16 N + 2 C + 1 counters in one block RAM (NCNT x 64 bits, 512 words
   // per RAMB36), each with a PW-bit pending count, a valid bit and a place in the flush's one-hot

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <stdexcept>
 
@@ -89,6 +90,15 @@ struct Block {
 std::string subnormals_text(const Config& c) {
   return c.in.subnormals == Subnormals::ieee ? "subnormals kept" : "subnormals flushed (FTZ/DAZ)";
 }
+// The port's blocks (rtl/panama_port_*.v) take the port's parameters of the same names as their
+// defaults, so that each one alone (scripts/timing) is the configuration's.
+std::vector<std::pair<std::string, long>> port_subset(const Config& c, std::initializer_list<const char*> names) {
+  std::vector<std::pair<std::string, long>> out;
+  for (const auto& kv : port_params(c))
+    for (const char* n : names)
+      if (kv.first == n) out.push_back(kv);
+  return out;
+}
 bool tree_sum(const Config& c) { return !c.exact_sum(); }
 bool exact_sum(const Config& c) { return c.exact_sum(); }
 
@@ -126,9 +136,38 @@ const Block kBlocks[] = {
     {"regs", full_top,
      [](const Config&) { return std::string("AXI4-Lite register file and 64-bit saturating counters"); }, nullptr,
      regs_params},
+    {"port_bypass", full_top,
+     [](const Config&) { return std::string("one port's bypass FIFO (commit/rewind) and transmit to mPP"); }, nullptr,
+     [](const Config& c) {
+       return port_subset(c, {"DATA_W", "BYP_BEATS"});
+     }},
+    {"port_alloc", full_top,
+     [](const Config&) {
+       return std::string("one port's contribution memory of linked beats and its free-segment allocator");
+     },
+     nullptr,
+     [](const Config& c) {
+       return port_subset(c, {"DATA_W", "FRAME_BEATS", "MEM_BEATS", "SEGS"});
+     }},
+    {"port_admit", full_top,
+     [](const Config&) {
+       return std::string("one port's admission: context match and rule 9 accounting of the contribution half");
+     },
+     nullptr,
+     [](const Config& c) {
+       return port_subset(c, {"CONTEXTS", "DATA_W", "DESC_STAGES", "ELEM_BYTES", "FRAME_BEATS", "CONTRIB_BEATS"});
+     }},
+    {"port_queues", full_top,
+     [](const Config&) {
+       return std::string("one port's frame descriptors, per-context queues, head reads and timeouts");
+     },
+     nullptr,
+     [](const Config& c) {
+       return port_subset(c, {"CONTEXTS", "FRAME_BEATS", "MEM_BEATS", "DESCS"});
+     }},
     {"port", full_top,
      [](const Config&) {
-       return std::string("one port: receive, bypass FIFO, contribution slots and queues, admission, transmit");
+       return std::string("one port: receive, parser, and the bypass, allocator, admission and queue blocks");
      },
      nullptr, port_params},
     {"sched", full_top,

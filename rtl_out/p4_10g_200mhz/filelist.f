@@ -2,6 +2,10 @@ panama_fpadd.v
 panama_addtree.v
 panama_parser.v
 panama_regs.v
+panama_port_bypass.v
+panama_port_alloc.v
+panama_port_admit.v
+panama_port_queues.v
 panama_port.v
 panama_sched.v
 panama_core.v
