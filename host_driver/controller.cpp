@@ -396,6 +396,18 @@ uint32_t ControlClient::read(uint32_t addr) {
   return parse_read_reply(request(b), b);
 }
 
+// Removes a stale socket at path; throws if path is anything else or a live server answers there.
+static void clear_control_path(const std::string& path, const sockaddr_un& a) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (!S_ISSOCK(st.st_mode))
+    throw std::runtime_error("--control: " + path + " exists and is not a socket; not removing it");
+  Fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (probe.get() >= 0 && connect(probe.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0)
+    throw std::runtime_error("--control: a server is already listening on " + path);
+  unlink(path.c_str());
+}
+
 ControlServer::ControlServer(const std::string& path) : path_(path) {
   lfd_ = Fd(socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
   if (lfd_.get() < 0) throw std::runtime_error("socket: " + std::string(std::strerror(errno)));
@@ -403,37 +415,48 @@ ControlServer::ControlServer(const std::string& path) : path_(path) {
   a.sun_family = AF_UNIX;
   if (path.size() >= sizeof a.sun_path) throw std::runtime_error("--control: path too long: " + path);
   std::strcpy(a.sun_path, path.c_str());
-  unlink(path.c_str());
+  clear_control_path(path, a);
   if (bind(lfd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd_.get(), 4) != 0) {
     const std::string e = std::strerror(errno);
+    path_.clear();  // not ours: leave it
     throw std::runtime_error("--control: cannot listen on " + path + ": " + e);
   }
 }
 
-ControlServer::~ControlServer() { unlink(path_.c_str()); }
+ControlServer::~ControlServer() {
+  struct stat st {};
+  if (!path_.empty() && ::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path_.c_str());
+}
 
 bool ControlServer::poll_impl(const std::function<std::string(const std::string&)>& h) {
   bool did = false;
   for (int k = 0; k < 4; ++k) {
     const int fd = accept4(lfd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) break;
-    conns_.push_back({Fd(fd), {}});
+    if (conns_.size() >= kMaxConns) {
+      static const char busy[] = "error too many control connections\n";
+      (void)!::send(fd, busy, sizeof busy - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+      ::close(fd);
+      continue;
+    }
+    conns_.push_back({Fd(fd), {}, {}, false});
   }
   for (size_t i = 0; i < conns_.size();) {
     auto& c = conns_[i];
     bool closed = false;
-    char b[65536];
-    for (int k = 0; k < 16; ++k) {
+    char b[16384];
+    for (int k = 0; k < 16 && !c.closing; ++k) {
       const ssize_t n = ::recv(c.fd.get(), b, sizeof b, 0);
       if (n > 0) {
         c.in.append(b, static_cast<size_t>(n));
+        if (c.in.size() > kMaxLine) break;
         continue;
       }
       if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) closed = true;
       break;
     }
-    std::string out;
-    for (size_t nl; (nl = c.in.find('\n')) != std::string::npos;) {
+    for (size_t nl; !c.closing && (nl = c.in.find('\n')) != std::string::npos;) {
+      if (nl > kMaxLine) break;
       const std::string line = c.in.substr(0, nl);
       c.in.erase(0, nl + 1);
       std::string r;
@@ -442,16 +465,26 @@ bool ControlServer::poll_impl(const std::function<std::string(const std::string&
       } catch (const std::exception& e) {
         r = std::string("error ") + e.what();
       }
-      out += r + "\n";
+      c.out += r + "\n";
       did = true;
+      if (c.out.size() > kMaxOut) closed = true;  // it does not read its replies
+      if (closed) break;
     }
-    if (!out.empty()) {
-      // Replies are short; a blocking send keeps the order simple.
-      const int fd = c.fd.get(), fl = fcntl(fd, F_GETFL);
-      fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-      if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) closed = true;
-      fcntl(fd, F_SETFL, fl);
+    if (!c.closing && c.in.find('\n') > kMaxLine && c.in.size() > kMaxLine) {
+      c.out += "error request line longer than " + std::to_string(kMaxLine) + " bytes\n";
+      c.in.clear();
+      c.closing = true;
     }
+    while (!closed && !c.out.empty()) {
+      const ssize_t n = ::send(c.fd.get(), c.out.data(), c.out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        c.out.erase(0, static_cast<size_t>(n));
+        continue;
+      }
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
+      break;
+    }
+    if (c.closing && c.out.empty()) closed = true;
     if (closed) {
       conns_.erase(conns_.begin() + static_cast<long>(i));
     } else {

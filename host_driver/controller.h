@@ -107,8 +107,14 @@ class ControlClient {
 // thread). Requests: "write ADDR VALUE [# comment]" -> "ok"; "read ADDR" -> "0xVALUE";
 // "contexts" -> the context table as CTX.json-like JSON on one line (enabled slots, with
 // "index"); "counters" -> the counters JSON on one line; "ping" -> "ok".
+// Safe on a shared machine: it refuses to replace anything at its path but a stale socket (a
+// regular file, or a socket a live server answers on, is an error), serves at most kMaxConns
+// connections, closes a connection whose request line exceeds kMaxLine bytes (after an error
+// reply), and never blocks: replies are queued per connection (at most kMaxOut bytes; a client
+// that does not read them is disconnected).
 class ControlServer {
  public:
+  static constexpr size_t kMaxConns = 16, kMaxLine = 64 * 1024, kMaxOut = 256 * 1024;
   explicit ControlServer(const std::string& path);
   ~ControlServer();  // removes the socket's path
   // Handles what is pending. handler(line) returns the reply; true when a request was handled.
@@ -121,7 +127,8 @@ class ControlServer {
   Fd lfd_;
   struct Conn {
     Fd fd;
-    std::string in;
+    std::string in, out;
+    bool closing = false;  // close once `out` is sent
   };
   std::vector<Conn> conns_;
 };

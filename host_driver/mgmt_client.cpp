@@ -165,10 +165,12 @@ MgmtClient::MgmtClient(const std::string& target, const MgmtKey& key, int timeou
 std::vector<MgmtResult> MgmtClient::run(const std::vector<MgmtOp>& ops) {
   if (ops.empty() || ops.size() > kMgmtMaxOps)
     throw std::runtime_error("internal: 1.." + std::to_string(kMgmtMaxOps) + " operations per request");
+  uint64_t first_seq = 0;
   for (int attempt = 0; attempt < tries_; ++attempt) {
     // Each try is a new request: the board refuses a sequence number it has seen.
     const uint64_t seq = std::max(now_ns(), last_seq_ + 1);
     last_seq_ = seq;
+    if (attempt == 0) first_seq = seq;
     const uint32_t id = next_id_++;
     const auto req = mgmt_request(key_, id, seq, ops);
     if (send(fd_.get(), req.data(), req.size(), 0) < 0 && errno != ECONNREFUSED)
@@ -188,8 +190,13 @@ std::vector<MgmtResult> MgmtClient::run(const std::vector<MgmtOp>& ops) {
       if (mgmt_parse_response(key_, buf, static_cast<size_t>(n), id, seq, ops.size(), out)) return out;
     }
   }
+  // The board answers no refused request, so a replay refusal looks like a wrong key: name both,
+  // with the sequence numbers sent (host clock in ns since the epoch).
   throw std::runtime_error("no authenticated response from " + target_ + " after " + std::to_string(tries_) +
-                           " tries: the key or the port is probably wrong (or the board is unreachable)");
+                           " tries: the key or the port is probably wrong (or the board is unreachable, or it "
+                           "refused sequence numbers " +
+                           std::to_string(first_seq) + ".." + std::to_string(last_seq_) +
+                           " as replays: clock skew, the host clock behind the board's last accepted one)");
 }
 
 uint32_t MgmtClient::read(uint32_t addr) {

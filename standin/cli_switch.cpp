@@ -12,6 +12,7 @@
 
 #include "afpacket.h"
 #include "cli.h"
+#include "cli_parse.h"
 #include "config.h"
 #include "design.h"
 #include "controller.h"
@@ -379,7 +380,7 @@ int run_switch(const SwitchOpts& o) {
 }
 
 void add_switch_options(CLI::App* sw, SwitchOpts& s) {
-  sw->add_option("--rtl", s.rtl, "generator output directory (config.json)")->required();
+  sw->add_option("--design,--rtl", s.rtl, panama::kDesignHelp)->envname("PANAMA_DESIGN")->required();
   sw->add_option("--contexts", s.contexts, "CTX.json")->required();
   sw->add_option("--ifaces", s.ifaces, "IF0,IF1,...: the interface of each port")->required();
   sw->add_option("--engine", s.engine,

@@ -17,7 +17,8 @@ for tool in yosys tclsh python3 iverilog verilator; do
 done
 rm -rf "$work"; mkdir -p "$work"
 out=$work/out
-"$gen" --board "$board" --insecure-dev-key "$@" --out "$out" >/dev/null
+"$gen" --board "$board" --insecure-dev-key "$@" --out "$out" 2>"$work/gen.err" >/dev/null ||
+  { cat "$work/gen.err"; exit 1; }
 
 tclsh "$here/board_vivado_stub.tcl" "$out" >"$work/stub.txt" || { grep ERROR "$work/stub.txt"; exit 1; }
 top=$(sed -n 's/^top //p' "$work/stub.txt")

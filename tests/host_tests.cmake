@@ -7,7 +7,8 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
                            ${PANAMA_HOST_TESTS}/host_soft_engine_test.cpp ${PANAMA_HOST_TESTS}/host_alloc_count.cpp
                            ${PANAMA_HOST_TESTS}/host_controller.cpp
                            ${PANAMA_HOST_TESTS}/host_mgmt.cpp ${PANAMA_HOST_TESTS}/host_flow.cpp
-                           ${PANAMA_HOST_TESTS}/host_format.cpp ${PANAMA_HOST_TESTS}/host_allocator_test.cpp)
+                           ${PANAMA_HOST_TESTS}/host_format.cpp ${PANAMA_HOST_TESTS}/host_allocator_test.cpp
+                           ${PANAMA_HOST_TESTS}/host_control_test.cpp)
   target_link_libraries(test_host PRIVATE panama_standin panama_backends panama_allocator GTest::gtest_main)
   target_compile_definitions(test_host PRIVATE PANAMA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                                                PANAMA_HOST="$<TARGET_FILE:panama-host>")

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "cli_parse.h"
 #include "controller.h"
 #include "design.h"
 #include "format.h"
@@ -448,7 +449,11 @@ int run_controller(const ControllerOpts& o) {
 }
 
 void add_controller_options(CLI::App* ct, ControllerOpts& c) {
-  ct->add_option("--regmap", c.regmap, "regmap.json, or the generator output directory holding it")->required();
+  ct->add_option("--design,--regmap", c.regmap,
+                 "the generated design's folder (holds regmap.json), or a regmap.json; also PANAMA_DESIGN. Old "
+                 "name, still accepted: --regmap")
+      ->envname("PANAMA_DESIGN")
+      ->required();
   ct->add_option("--contexts", c.contexts, "CTX.json: the whole context table (entry i = context i; others disabled)");
   ct->add_option("--job", c.job, "job id: program one context per tree from the flags below");
   ct->add_option("--trees", c.trees, "trees of the job (contexts index..index+T-1, TIDs 0..T-1)")->default_val(1);
