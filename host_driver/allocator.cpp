@@ -522,7 +522,7 @@ AllocatorServer::AllocatorServer(Allocator& a, ServerOpts o) : a_(a), o_(std::mo
     if (o_.socket.size() >= sizeof sa.sun_path) throw std::runtime_error("--socket: path too long");
     std::strcpy(sa.sun_path, o_.socket.c_str());
     unix_ = Fd(socket(AF_UNIX, SOCK_STREAM, 0));
-    ::unlink(o_.socket.c_str());
+    claim_socket_path(o_.socket, "--socket");  // never what is not a stale socket
     if (bind(unix_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || listen(unix_.get(), 16) != 0)
       throw std::runtime_error("cannot listen on " + o_.socket + ": " + std::strerror(errno));
     nonblock(unix_.get());
@@ -546,9 +546,7 @@ AllocatorServer::AllocatorServer(Allocator& a, ServerOpts o) : a_(a), o_(std::mo
   }
 }
 
-AllocatorServer::~AllocatorServer() {
-  if (!o_.socket.empty()) ::unlink(o_.socket.c_str());
-}
+AllocatorServer::~AllocatorServer() { release_socket_path(o_.socket); }
 
 void AllocatorServer::accept_on(int lfd, bool tcp) {
   for (;;) {

@@ -396,16 +396,24 @@ uint32_t ControlClient::read(uint32_t addr) {
   return parse_read_reply(request(b), b);
 }
 
-// Removes a stale socket at path; throws if path is anything else or a live server answers there.
-static void clear_control_path(const std::string& path, const sockaddr_un& a) {
+void claim_socket_path(const std::string& path, const std::string& flag) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) return;
   if (!S_ISSOCK(st.st_mode))
-    throw std::runtime_error("--control: " + path + " exists and is not a socket; not removing it");
+    throw std::runtime_error(flag + ": " + path + " exists and is not a socket; not removing it");
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof a.sun_path) throw std::runtime_error(flag + ": path too long: " + path);
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
   Fd probe(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
   if (probe.get() >= 0 && connect(probe.get(), reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0)
-    throw std::runtime_error("--control: a server is already listening on " + path);
+    throw std::runtime_error(flag + ": a server is already listening on " + path);
   unlink(path.c_str());
+}
+
+void release_socket_path(const std::string& path) {
+  struct stat st {};
+  if (!path.empty() && ::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path.c_str());
 }
 
 ControlServer::ControlServer(const std::string& path) : path_(path) {
@@ -415,7 +423,7 @@ ControlServer::ControlServer(const std::string& path) : path_(path) {
   a.sun_family = AF_UNIX;
   if (path.size() >= sizeof a.sun_path) throw std::runtime_error("--control: path too long: " + path);
   std::strcpy(a.sun_path, path.c_str());
-  clear_control_path(path, a);
+  claim_socket_path(path, "--control");
   if (bind(lfd_.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(lfd_.get(), 4) != 0) {
     const std::string e = std::strerror(errno);
     path_.clear();  // not ours: leave it
@@ -423,10 +431,7 @@ ControlServer::ControlServer(const std::string& path) : path_(path) {
   }
 }
 
-ControlServer::~ControlServer() {
-  struct stat st {};
-  if (!path_.empty() && ::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) unlink(path_.c_str());
-}
+ControlServer::~ControlServer() { release_socket_path(path_); }
 
 bool ControlServer::poll_impl(const std::function<std::string(const std::string&)>& h) {
   bool did = false;

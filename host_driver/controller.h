@@ -103,6 +103,12 @@ class ControlClient {
   std::string buf_;
 };
 
+// A Unix socket path a server is about to bind (flag names the option, for the messages): a stale
+// socket there is removed; a regular file, or a socket a live server answers on, is an error and
+// is left alone. release_socket_path removes the path at exit only if it is still a socket.
+void claim_socket_path(const std::string& path, const std::string& flag);
+void release_socket_path(const std::string& path);
+
 // Serves the control socket inside the stand-in's loop (non-blocking; poll() from the loop's
 // thread). Requests: "write ADDR VALUE [# comment]" -> "ok"; "read ADDR" -> "0xVALUE";
 // "contexts" -> the context table as CTX.json-like JSON on one line (enabled slots, with

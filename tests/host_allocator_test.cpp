@@ -2,6 +2,7 @@
 // input, the service's bounds, and a grant/reclaim that leaves another job's context untouched
 // on the SystemC live model.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -365,6 +366,32 @@ TEST(HostAllocator, ServiceBoundsSilentAndOverlongClients) {
 
 // A grant and a reclaim of job B while job A runs on the live model: A's context registers and
 // counters read back unchanged, and A keeps aggregating.
+// The service's socket path: a regular file there is refused and left as it was (never
+// unlinked); a stale socket is replaced, and the path is removed at exit.
+TEST(HostAllocator, SocketPathIsNeverSomethingElsesFile) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, [] { return 0; });
+  ServerOpts o;
+  o.socket = d + "/alloc.sock";
+  std::ofstream(o.socket) << "not a socket\n";
+  try {
+    AllocatorServer s(a, o);
+    ADD_FAILURE() << "a regular file at --socket was replaced";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a socket"), std::string::npos) << e.what();
+  }
+  std::ifstream in(o.socket);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line, "not a socket");
+  std::remove(o.socket.c_str());
+  { AllocatorServer s(a, o); }  // leaves no socket behind
+  { AllocatorServer s(a, o); }  // nor would a stale one stop the next
+  struct stat st {};
+  EXPECT_NE(::lstat(o.socket.c_str(), &st), 0);
+}
+
 TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
   const std::string d = tmpdir();
   const Config cfg = design();
