@@ -24,7 +24,7 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
     set_tests_properties(host.repair.five_percent PROPERTIES LABELS "host;long" TIMEOUT 300)
   endif()
 endif()
-if(EXISTS ${PANAMA_HOST_TESTS}/host_netns.sh)
+if(EXISTS ${PANAMA_HOST_TESTS}/host_netns.py)
   add_executable(host_treesum ${PANAMA_HOST_TESTS}/host_treesum.cpp)
   target_link_libraries(host_treesum PRIVATE panama_numerics)
   # scripts/testbed, bench-host and fairness find it at build/host_driver/host_treesum.
@@ -40,15 +40,15 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_netns.sh)
   foreach(b ${backends})
     add_test(NAME host.netns.${b}
              COMMAND ${CMAKE_COMMAND} -E env BACKEND=${b}
-                     bash ${PANAMA_HOST_TESTS}/host_netns.sh $<TARGET_FILE:panama-host> $<TARGET_FILE:host_treesum>
+                     /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_netns.py $<TARGET_FILE:panama-host> $<TARGET_FILE:host_treesum>
                      ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
     set_tests_properties(host.netns.${b} PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
                                                  SKIP_RETURN_CODE 77)
   endforeach()
 endif()
-if(EXISTS ${PANAMA_HOST_TESTS}/host_controller.sh)
+if(EXISTS ${PANAMA_HOST_TESTS}/host_controller.py)
   add_test(NAME host.controller
-           COMMAND bash ${PANAMA_HOST_TESTS}/host_controller.sh $<TARGET_FILE:panama-host> $<TARGET_FILE:host_treesum>
+           COMMAND /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_controller.py $<TARGET_FILE:panama-host> $<TARGET_FILE:host_treesum>
                    ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
   set_tests_properties(host.controller PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
                                                   SKIP_RETURN_CODE 77)
@@ -104,16 +104,16 @@ endif()
 # Stop under load (issue 33): each engine (soft, model, rtl, board shell) under a continuous flood
 # stops within 2 s of SIGTERM with complete final counters; a worker and a controller stop on a
 # signal with one line and no output file.
-if(EXISTS ${PANAMA_HOST_TESTS}/host_stop_load.sh)
+if(EXISTS ${PANAMA_HOST_TESTS}/host_stop_load.py)
   add_test(NAME host.stop_under_load
-           COMMAND bash ${PANAMA_HOST_TESTS}/host_stop_load.sh ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
+           COMMAND /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_stop_load.py ${CMAKE_BINARY_DIR} ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz)
   set_tests_properties(host.stop_under_load PROPERTIES LABELS "host;netns" TIMEOUT 1500 RESOURCE_LOCK panama_netns
                        SKIP_RETURN_CODE 77)
 endif()
 # Final counters after every stopping signal on both engines; the controller's refusals before any write.
-if(EXISTS ${PANAMA_HOST_TESTS}/host_switch_ctl.sh)
+if(EXISTS ${PANAMA_HOST_TESTS}/host_switch_ctl.py)
   add_test(NAME host.switch_ctl
-           COMMAND bash ${PANAMA_HOST_TESTS}/host_switch_ctl.sh $<TARGET_FILE:panama-host>
+           COMMAND /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_switch_ctl.py $<TARGET_FILE:panama-host>
                    ${CMAKE_SOURCE_DIR}/rtl_out/p4_10g_200mhz ${CMAKE_SOURCE_DIR}/rtl_out/p8_100g_250mhz)
   set_tests_properties(host.switch_ctl PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
                        SKIP_RETURN_CODE 77)

@@ -1,4 +1,4 @@
-// Helper of tests/host_netns.sh and scripts/testbed: the host's expected sums.
+// Helper of tests/host_netns.py and scripts/testbed: the host's expected sums.
 //   host_treesum gen SEED N OUT.bin            random fp32 bit patterns (NaN, inf, subnormals too)
 //   host_treesum sum [--sum tree|exact] [--subnormals ieee|ftz] PORTS OUT.bin IN.bin:PORT ...
 //       the accelerator's sum over the ports (numerics.md): tree (default): ref::tree_sum in the

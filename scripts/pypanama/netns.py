@@ -130,13 +130,16 @@ class Lab:
         sh("ip", "neigh", "replace", agg_ip, "lladdr", "02:aa:00:00:00:01", "dev", w, "nud", "permanent", ns=ns)
         sh("ip", "link", "set", s, "up", ns=sw_ns)
 
-    def spawn(self, argv, ns=None, timeout=None, stdout=None, stderr=None, cwd=None, env=None):
-        """A background process (in ns, under timeout(1) if given), remembered for cleanup."""
+    def spawn(self, argv, ns=None, timeout=None, stdout=None, stderr=None, cwd=None, env=None, session=False,
+              stdin=subprocess.DEVNULL):
+        """A background process (in ns, under timeout(1) if given), remembered for cleanup. With
+        session, it leads a process group of its own (kill_group stops it and every child)."""
         cmd = (["timeout", str(timeout)] if timeout else []) + (["ip", "netns", "exec", ns] if ns else [])
         cmd += [str(a) for a in argv]
         outs = [open(x, "w") if isinstance(x, str) else x for x in (stdout, stderr)]
         try:
-            p = subprocess.Popen(cmd, stdout=outs[0], stderr=outs[1], cwd=cwd, env=env, stdin=subprocess.DEVNULL)
+            p = subprocess.Popen(cmd, stdout=outs[0], stderr=outs[1], cwd=cwd, env=env, stdin=stdin,
+                                 start_new_session=session)
         finally:
             for f, x in zip(outs, (stdout, stderr)):
                 if isinstance(x, str):
@@ -163,6 +166,10 @@ class Lab:
                 except (OSError, subprocess.TimeoutExpired):
                     pass
 
+    def star(self, workers, subnet, tag="w", sw="sw", tcp_ecn=False, gso_max_size=None):
+        """One stand-in namespace and `workers` server namespaces, each on its own veth to it (see Star)."""
+        return Star(self, workers, subnet, tag, sw, tcp_ecn, gso_max_size)
+
     def cleanup(self):
         """Stops the processes, deletes the namespaces, keeps (--keep) and removes the scratch."""
         if self._done:
@@ -181,6 +188,57 @@ class Lab:
                     print(f"testbed: --keep {self.keep}: {e}", file=sys.stderr)
             if self.own_tmp:
                 shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+class Star:
+    """The single-switch testbed: namespace `sw` for the stand-in and one namespace per server i,
+    linked by veth pair (wif[i] in ns[i], address SUBNET.(i+1)/24) <-> (sif[i] in sw_ns), so that
+    the stand-in's port i is server i. SUBNET.254 is the aggregator (a static neighbour entry).
+    Raises RuntimeError when a namespace is refused (the first one: the caller skips)."""
+
+    def __init__(self, lab, workers, subnet, tag, sw, tcp_ecn, gso_max_size):
+        self.lab, self.subnet = lab, subnet
+        self.agg_ip = f"{subnet}.254"
+        self.sw_ns = lab.ns_name(sw)
+        if not lab.mkns(self.sw_ns, quiet=True):
+            raise RuntimeError(f"ip netns add {self.sw_ns} refused")
+        self.ns, self.wif, self.sif, self.ip = [], [], [], []
+        for i in range(workers):
+            ns, w, s = lab.ns_name(f"{tag}{i}"), lab.if_name(f"{tag}{i}"), lab.if_name(f"p{i}")
+            if not lab.mkns(ns):
+                raise RuntimeError(f"ip netns add {ns} refused")
+            if tcp_ecn:
+                sh("sysctl", "-qw", "net.ipv4.tcp_ecn=1", ns=ns)
+            lab.link_server(ns, w, self.sw_ns, s, f"{subnet}.{i + 1}/24", self.agg_ip)
+            if gso_max_size:
+                # A frame longer than the MTU cannot leave through the next veth (TCP sees it as loss).
+                sh("ip", "link", "set", "dev", w, "gso_max_size", gso_max_size, ns=ns)
+            self.ns.append(ns)
+            self.wif.append(w)
+            self.sif.append(s)
+            self.ip.append(f"{subnet}.{i + 1}")
+
+    @property
+    def ifaces(self):
+        """The stand-in's --ifaces: its ports in order."""
+        return ",".join(self.sif)
+
+
+def can_create_namespaces():
+    """True where `ip netns add` works (root with CAP_SYS_ADMIN); the probe namespace is removed."""
+    name = f"probe{run_suffix()}"
+    if sh("ip", "netns", "add", name, check=False, quiet=True).returncode != 0:
+        return False
+    sh("ip", "netns", "del", name, check=False, quiet=True)
+    return True
+
+
+def kill_group(p, sig=signal.SIGKILL):
+    """Signals a process started with session=True and everything in its group."""
+    try:
+        os.killpg(p.pid, sig)
+    except OSError:
+        pass
 
 
 def exit_on_signals(code=1):
