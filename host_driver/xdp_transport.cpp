@@ -1,6 +1,7 @@
 #include "xdp_transport.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <netinet/in.h>
@@ -41,6 +42,32 @@ constexpr uint32_t kBatch = 64;  // descriptors per peek / per kernel wake-up on
 
 int libbpf_quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
 
+// The receive queues the kernel uses on the interface (/sys/class/net/IF/queues/rx-*).
+int rx_queues(const std::string& iface) {
+  DIR* d = opendir(("/sys/class/net/" + iface + "/queues").c_str());
+  if (!d) return 1;
+  int n = 0;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, "rx-", 3) == 0) ++n;
+  closedir(d);
+  return std::max(n, 1);
+}
+
+// The XDP program already on the interface (any mode), as "'NAME' (id N)", or "" when none.
+std::string attached_program(unsigned ifindex) {
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0 || q.prog_id == 0) return "";
+  std::string name = "?";
+  const int fd = bpf_prog_get_fd_by_id(q.prog_id);
+  if (fd >= 0) {
+    bpf_prog_info info{};
+    uint32_t len = sizeof info;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) name = info.name;
+    close(fd);
+  }
+  return "'" + name + "' (id " + std::to_string(q.prog_id) + ")";
+}
+
 }  // namespace
 
 // What every socket on the interface shares: the program and its maps, the UMEM with its fill
@@ -51,15 +78,18 @@ struct XdpTransport::Shared {
   unsigned ifindex = 0;
   uint32_t attach_flags = 0;
   bpf_object* obj = nullptr;
-  bool attached = false, native = false, zc = false;
+  int link_fd = -1;  // the program's bpf_link: closing it (or the process dying) detaches it
+  bool native = false, zc = false;
   bool all = false;  // a switch stand-in's port: every frame steered
   int xsks_map_fd = -1;
   void* area = nullptr;
   xsk_umem* umem = nullptr;
   xsk_ring_prod fq{};
   xsk_ring_cons cq{};
-  std::atomic_flag lock = ATOMIC_FLAG_INIT;
-  std::vector<uint64_t> pool;  // tx frames not in flight
+  // The lock on a cache line of its own, away from the rings' indices that the sockets read
+  // without it (no false sharing between the threads).
+  alignas(64) std::atomic_flag lock = ATOMIC_FLAG_INIT;
+  alignas(64) std::vector<uint64_t> pool;  // tx frames not in flight
   int sockets = 0;
 
   void take() {
@@ -77,7 +107,7 @@ struct XdpTransport::Shared {
   ~Shared() {
     if (umem) xsk_umem__delete(umem);
     if (area) munmap(area, static_cast<size_t>(kFrames) * kFrameSize);
-    if (attached) bpf_xdp_detach(static_cast<int>(ifindex), attach_flags, nullptr);
+    if (link_fd >= 0) close(link_fd);
     if (obj) bpf_object__close(obj);
   }
 };
@@ -182,16 +212,45 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
     const uint32_t key = static_cast<uint32_t>(t), v = static_cast<uint32_t>(tid_socket[t]);
     if (int e = bpf_map_update_elem(bpf_map__fd(tmap), &key, &v, 0)) fail("setting the TID steering", e);
   }
+  // Attached through a bpf_link: the kernel refuses it while any other XDP program is on the
+  // interface (which is then named and kept, never replaced), and detaches it when the link's last
+  // file descriptor closes, so nothing stays after the process ends, by a SIGKILL too.
+  const std::string other = attached_program(d.ifindex);
+  if (!other.empty())
+    throw TransportError("xdp: " + p.iface + " already has the XDP program " + other +
+                         " attached; it is not replaced: detach it (ip link set dev " + p.iface +
+                         " xdp off) if it is not needed, or use another backend");
   const int pfd = bpf_program__fd(prog);
-  int e = bpf_xdp_attach(static_cast<int>(d.ifindex), pfd, XDP_FLAGS_DRV_MODE, nullptr);
-  d.native = e == 0;
+  LIBBPF_OPTS(bpf_link_create_opts, native_opts, .flags = XDP_FLAGS_DRV_MODE);
+  d.link_fd = bpf_link_create(pfd, static_cast<int>(d.ifindex), BPF_XDP, &native_opts);
+  d.native = d.link_fd >= 0;
   if (!d.native) {
-    bpf_xdp_detach(static_cast<int>(d.ifindex), XDP_FLAGS_SKB_MODE, nullptr);
-    e = bpf_xdp_attach(static_cast<int>(d.ifindex), pfd, XDP_FLAGS_SKB_MODE, nullptr);
-    if (e) fail("attaching the XDP program to " + p.iface, e);
+    LIBBPF_OPTS(bpf_link_create_opts, skb_opts, .flags = XDP_FLAGS_SKB_MODE);
+    d.link_fd = bpf_link_create(pfd, static_cast<int>(d.ifindex), BPF_XDP, &skb_opts);
+    if (d.link_fd < 0) {
+      const std::string now = attached_program(d.ifindex);
+      if (!now.empty())
+        throw TransportError("xdp: " + p.iface + " got the XDP program " + now +
+                             " attached meanwhile; it is not replaced");
+      fail("attaching the XDP program to " + p.iface + " (a bpf_link: kernel 5.9 or later)", d.link_fd);
+    }
   }
   d.attach_flags = d.native ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-  d.attached = true;
+
+  // Queue 0 only: the program redirects a frame to the socket of the queue it arrived on (or, with
+  // several sockets, all bound to queue 0, by TID), so a frame that RSS puts on another queue
+  // would go to the kernel and its all-reduce time out. Several queues are refused unless the
+  // user steers the traffic to queue 0 and says so.
+  const int queues = rx_queues(p.iface);
+  const char* steered = std::getenv("PANAMA_XDP_STEERED");
+  if (queues > 1 && !(steered && std::string(steered) == "1"))
+    throw TransportError("xdp: " + p.iface + " has " + std::to_string(queues) +
+                         " receive queues and this backend reads queue 0 only: set one (ethtool -L " + p.iface +
+                         " combined 1)" +
+                         (all ? std::string()
+                              : ", or steer UDP port " + std::to_string(p.port) + " to queue 0 (ethtool -N " + p.iface +
+                                    " flow-type udp4 dst-port " + std::to_string(p.port) + " action 0)") +
+                         " and set PANAMA_XDP_STEERED=1");
 
   const size_t bytes = static_cast<size_t>(kFrames) * kFrameSize;
   d.area = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);

@@ -150,3 +150,14 @@ endforeach()
 add_executable(test_lane_sum ${CMAKE_CURRENT_SOURCE_DIR}/host_lane_sum_test.cpp)
 target_link_libraries(test_lane_sum PRIVATE panama_standin panama_numerics GTest::gtest_main)
 gtest_discover_tests(test_lane_sum PROPERTIES LABELS "host" DISCOVERY_TIMEOUT 30)
+
+# Safe XDP: a foreign XDP program on an interface is refused by name and kept, never replaced; a
+# SIGKILLed worker leaves nothing attached (bpf_link); a multi-queue interface is refused.
+if(PANAMA_HAVE_XDP)
+  add_executable(xdp_foreign ${PANAMA_HOST_TESTS}/xdp_foreign.cpp)
+  target_link_libraries(xdp_foreign PRIVATE bpf)
+  add_test(NAME host.xdp_safety COMMAND /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_xdp_safety.py
+                                        $<TARGET_FILE:panama-host> $<TARGET_FILE:xdp_foreign>)
+  set_tests_properties(host.xdp_safety PROPERTIES LABELS "host;netns" TIMEOUT 300 RESOURCE_LOCK panama_netns
+                                                  SKIP_RETURN_CODE 77)
+endif()
