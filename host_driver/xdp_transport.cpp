@@ -122,6 +122,7 @@ struct XdpTransport::Impl {
   std::vector<uint64_t> cache;  // tx frames taken from the pool (at most kBatch)
   uint64_t cur_tx = 0;          // the frame tx_begin handed out
   uint32_t tx_pending = 0;      // reserved in the tx ring, not yet submitted
+  uint64_t kicks_again = 0;     // wake-ups answered EAGAIN/EBUSY/ENOBUFS (the ring not yet taken)
   uint32_t rx_idx = 0, rx_n = 0, rx_pos = 0;  // the peeked rx batch and how far it was handed out
   std::vector<uint64_t> refill;               // received frames not yet back in the fill ring
 
@@ -136,10 +137,15 @@ struct XdpTransport::Impl {
     }
     // Only while the tx ring holds descriptors the kernel has not taken: in copy mode the flag
     // stays set, and an empty ring would cost a system call per round for nothing.
-    if (xsk_ring_prod__needs_wakeup(&tx) && xsk_prod_nb_free(&tx, kRing) < kRing) {
-      if (sendto(fd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) < 0 && errno != EAGAIN && errno != EBUSY &&
-          errno != ENOBUFS && errno != ENETDOWN)
-        fail("waking the transmit ring", errno);
+    // Copy mode sends at most 32 frames per system call and answers EAGAIN while more wait: the
+    // kick repeats until the ring is taken (bounded: a ring's worth of calls).
+    for (uint32_t i = 0; i <= kRing / 32; ++i) {
+      if (!xsk_ring_prod__needs_wakeup(&tx) || xsk_prod_nb_free(&tx, kRing) >= kRing) break;
+      if (sendto(fd, nullptr, 0, MSG_DONTWAIT, nullptr, 0) >= 0) break;
+      ++kicks_again;
+      if (errno == EAGAIN) continue;
+      if (errno == EBUSY || errno == ENOBUFS || errno == ENETDOWN) break;  // the next kick tries again
+      fail("waking the transmit ring", errno);
     }
   }
 
