@@ -5,8 +5,11 @@
 
 all_reduce (SUM or AVG) of a CPU tensor of the design's format runs through the accelerator,
 asynchronously on the backend's own thread; every other collective, op or dtype goes to an
-internal Gloo group (one log line per distinct reason). Failures raise PanamaError (a
-RuntimeError) naming the cause.
+internal Gloo group (one log line per distinct reason). When the accelerator fails mid-job (or
+answers no start-up probe), every rank moves to the Gloo group at the same request (one log
+line) and returns to the accelerator when a later re-join probe is exact on every rank
+(PANAMA_FALLBACK=off: the failure raises PanamaError instead). Errors of ATen or Gloo keep their
+own type and message.
 
 For jobs that keep Gloo as their process group, the DDP communication hook:
 
@@ -55,7 +58,10 @@ def _create_process_group(store, rank, world_size, timeout):
         cfg.with_group_timeout(max(1, int(timeout.total_seconds() * 1000)))
     chan = Channel(cfg, rank, world_size)
     gloo = dist.ProcessGroupGloo(dist.PrefixStore("panama/gloo", store), rank, world_size, timeout)
-    pg = ProcessGroupPanama(chan, gloo)
+    # The ranks agree on every request's outcome through the store: an accelerator failure moves
+    # all of them to the Gloo group at the same request, and re-join probes bring them back
+    # (PANAMA_FALLBACK, PANAMA_REJOIN_EVERY; docs/torch.md "Fallback and re-join").
+    pg = ProcessGroupPanama(chan, gloo, dist.PrefixStore("panama/agree", store))
     if cfg.probe:
         chan.probe()
     return pg
