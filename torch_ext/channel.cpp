@@ -299,10 +299,10 @@ void Channel::serve_agreed(Request& r, uint64_t k) {
             fb_.fell_at = static_cast<int64_t>(k);
             ++fb_.fallbacks;
           }
-          std::fprintf(stderr,
-                       "panama_torch: the accelerator failed at request %llu on rank %d (%s): this and the following "
-                       "all_reduces run on Gloo%s\n",
-                       static_cast<unsigned long long>(k), bad_acc, said(bad_acc).c_str(),
+          const std::string at = (r.gloo ? "the accelerator failed at request " : "the start-up probe (request ") +
+                                 std::to_string(k) + (r.gloo ? "" : ") got no answer");
+          std::fprintf(stderr, "panama_torch: %s on rank %d (%s): this and the following all_reduces run on Gloo%s\n",
+                       at.c_str(), bad_acc, said(bad_acc).c_str(),
                        rejoin_every_ > 0
                            ? (", a re-join probe every " + std::to_string(rejoin_every_) + " requests").c_str()
                            : "");
