@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # panama_torch end to end in network namespaces (ctest torch.netns.*; docs/torch.md "Tests"): the
 # check scripts of this folder as every worker of scripts/testbed --torch.
-#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill | fallback
+#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill | fallback | compress
 # Exit 0 pass, 1 fail, 77 skip (no network namespaces here).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,6 +95,12 @@ PY
   fallback)  # the stand-in killed mid-training and started again: Gloo, then the accelerator again
     PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed and restarted, 3 workers" --engine soft \
       --workers 3 --placement 2,0,1 --torch "$here/check_fallback.py" 30 6 14 ;;
+  compress)  # compress_hook: fp32 gradients through 16-bit designs
+    for f in bf16 fp16; do
+      gen "$work/$f" --format "$f"
+      testbed "compress_hook, $f design, 3 workers on ports 2,0,1" --engine soft --rtl "$work/$f" --workers 3 \
+        --placement 2,0,1 --torch "$here/check_compress.py" 40
+    done ;;
   *) echo "netns.sh: unknown case $case_"; exit 2 ;;
 esac
 echo "PASS: $case_"
