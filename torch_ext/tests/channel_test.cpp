@@ -625,3 +625,83 @@ TEST(TorchChannel, FallbackToGlooAndRejoin) {
 
 }  // namespace
 }  // namespace panama::torchx
+
+namespace panama::torchx {
+namespace {
+
+// A link that drops every frame it receives while `deaf` is set (results lost to one rank only).
+class DeafLink : public host::Transport {
+ public:
+  DeafLink(std::unique_ptr<host::Transport> in, std::shared_ptr<std::atomic<bool>> deaf)
+      : in_(std::move(in)), deaf_(std::move(deaf)) {}
+  void send(const wire::Bytes& f) override { in_->send(f); }
+  bool recv(wire::Bytes& f, host::Clock::time_point deadline) override {
+    while (in_->recv(f, deadline))
+      if (!*deaf_) return true;
+    return false;
+  }
+  void flush() override { in_->flush(); }
+
+ private:
+  std::unique_ptr<host::Transport> in_;
+  std::shared_ptr<std::atomic<bool>> deaf_;
+};
+
+// The divergence: ranks 0 and 1 get every result of request 2 while rank 2 gets none. All three
+// still run request 2 on Gloo with their original inputs (ranks 0 and 1 drop the accelerator's
+// sums they hold), and return together at the re-join probe of request 4, on a stand-in that kept
+// its contexts' state (the VIDs 2^28 ahead are accepted).
+TEST(TorchChannel, FallbackWhenOnlyOneRankFailed) {
+  const std::vector<int> port_of{0, 2, 1};
+  Env env = base_env();
+  env["PANAMA_TIMEOUT_MS"] = "300";
+  env["PANAMA_REPAIR_ROUNDS"] = "0";
+  Bed bed(env["PANAMA_DESIGN"], contexts(port_of, 2, 7));
+  auto deaf = std::make_shared<std::atomic<bool>>(false);
+  const Config c = Config::from_map(env);
+  Workers w(bed, env, {});
+  auto board = std::make_shared<Board>();
+  for (int r = 0; r < 3; ++r) {
+    std::unique_ptr<host::Transport> link =
+        std::make_unique<host::LoopbackTransport>(bed.fab, port_of[static_cast<size_t>(r)]);
+    if (r == 2) link = std::make_unique<DeafLink>(std::move(link), deaf);
+    w.ch.push_back(std::make_unique<Channel>(c, r, 3, std::move(link)));
+    w.ch.back()->enable_fallback(std::make_shared<MemPeers>(board, r, 3), 2, 300);
+  }
+  std::vector<std::string> err;
+  w.probe_all(err);
+  for (const auto& e : err) ASSERT_EQ(e, "");
+  Job job(w);
+  std::string path;
+  for (int k = 1; k <= 5; ++k) {
+    *deaf = k == 2;
+    std::vector<Bits> in;
+    std::vector<std::vector<uint8_t>> buf;
+    for (int r = 0; r < 3; ++r) {
+      in.push_back(random_bits(2000, 100 * k + r, Format::fp32));
+      buf.push_back(to_bytes(in.back(), 4));
+    }
+    const int before = job.gloo_calls[0];
+    std::vector<uint64_t> results;
+    for (const auto& ch : w.ch) results.push_back(ch->stats().results);
+    const auto e = job.all(buf);
+    for (size_t r = 0; r < 3; ++r) ASSERT_EQ(e[r], "") << "request " << k << ", rank " << r;
+    EXPECT_EQ(job.gloo_calls[0], job.gloo_calls[2]) << "request " << k;
+    if (k == 2) {  // the divergence: ranks 0 and 1 had every result, rank 2 none
+      EXPECT_GT(w.ch[0]->stats().results, results[0]);
+      EXPECT_GT(w.ch[1]->stats().results, results[1]);
+      EXPECT_EQ(w.ch[2]->stats().results, results[2]);
+    }
+    const bool gloo = job.gloo_calls[0] > before;
+    path += gloo ? 'G' : 'A';
+    const Bits want = gloo ? rank_order_sum(in) : tree_sum(in, port_of, Format::fp32);
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ(from_bytes(buf[r], 4), want) << "request " << k << ", rank " << r;
+  }
+  EXPECT_EQ(path, "AGGAA");
+  const FallbackStats f = w.ch[0]->fallback_stats();
+  EXPECT_EQ(f.fell_at, 2);
+  EXPECT_EQ(f.rejoins, 1u);
+}
+
+}  // namespace
+}  // namespace panama::torchx
