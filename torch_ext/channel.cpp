@@ -409,6 +409,7 @@ void Channel::store(uint8_t* dst, const uint8_t* src, size_t n, bool mean) const
 
 void Channel::enable_fallback(std::shared_ptr<Peers> peers, int rejoin_every, int probe_ms) {
   std::lock_guard<std::mutex> l(mu_);
+  if (peers_) return;  // the job's channel is shared: the first caller's peers stay
   peers_ = std::move(peers);
   rejoin_every_ = std::max(0, rejoin_every);
   rejoin_probe_ms_ = std::max(1, probe_ms);

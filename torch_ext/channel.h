@@ -95,7 +95,8 @@ class Channel {
   // From now on an accelerator failure moves this and the following requests to Gloo (Request::
   // gloo) at the request every rank agrees on through `peers`, and every `rejoin_every` requests
   // on Gloo (0: never) all ranks probe the accelerator with new VIDs, each probe bounded by
-  // probe_ms, and return to it when every rank's probe was exact. Call before the first request.
+  // probe_ms, and return to it when every rank's probe was exact. Call before the first request;
+  // a second call changes nothing.
   void enable_fallback(std::shared_ptr<Peers> peers, int rejoin_every, int probe_ms);
   FallbackStats fallback_stats() const;
 

@@ -86,6 +86,24 @@ void bind_channel(py::module_& m) {
           },
           py::arg("tensor"), py::arg("mean") = false, py::call_guard<py::gil_scoped_release>(),
           "sum (mean: average) the tensor in place with the job's other workers; returns a c10d Work")
+      .def(
+          "allreduce_or_gloo",
+          [](Channel& ch, const at::Tensor& t, bool mean,
+             c10::intrusive_ptr<c10d::ProcessGroup> gloo) -> c10::intrusive_ptr<c10d::Work> {
+            const std::string why = panama::torchx::unsupported(ch, t);
+            if (!why.empty()) throw std::invalid_argument("panama: " + why);
+            return panama::torchx::submit_tensor(ch, t, mean, {}, std::move(gloo));
+          },
+          py::arg("tensor"), py::arg("mean"), py::arg("gloo"), py::call_guard<py::gil_scoped_release>(),
+          "as allreduce, with `gloo` (a process group) as the request's fallback (enable_fallback)")
+      .def(
+          "enable_fallback",
+          [](Channel& ch, c10::intrusive_ptr<c10d::Store> store) {
+            const auto& c = ch.config();
+            ch.enable_fallback(std::make_shared<panama::torchx::StorePeers>(store, ch.params().rank, ch.params().world),
+                               c.rejoin_every, c.rejoin_probe_ms);
+          },
+          py::arg("store"), "the ranks agree through `store`; failures move the requests to their fallback group")
       .def("stats", &stats_dict)
       .def_property_readonly("rank", [](const Channel& ch) { return ch.params().rank; })
       .def_property_readonly("world_size", [](const Channel& ch) { return ch.params().world; })

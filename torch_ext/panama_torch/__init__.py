@@ -25,7 +25,7 @@ from . import _C
 from ._C import Channel, Config, PanamaError, ProcessGroupPanama, backends, variables
 
 __all__ = ["Channel", "Config", "PanamaError", "ProcessGroupPanama", "HookState", "allreduce_hook", "compress_hook",
-           "compressed_allreduce", "backends", "variables", "open_channel"]
+           "compressed_allreduce", "allreduce", "backends", "variables", "open_channel"]
 
 BACKEND = "panama"
 
@@ -87,6 +87,11 @@ class HookState:
             return
         cfg = _config()
         self.channel = Channel(cfg, pg.rank(), pg.size())
+        if cfg.fallback:
+            # The ranks agree through the default store; an accelerator failure moves the hook's
+            # buckets to this group's all_reduce (docs/torch.md "Fallback and re-join").
+            store = dist.distributed_c10d._get_default_store()
+            self.channel.enable_fallback(dist.PrefixStore("panama/hook-agree", store))
         dist.barrier(group=pg)  # every peer's link is open before the first contribution
         if cfg.probe:
             self.channel.probe()
@@ -111,7 +116,17 @@ def _through_channel(state, t, mean):
     if isinstance(state.process_group, ProcessGroupPanama):
         op = dist.ReduceOp.AVG if mean else dist.ReduceOp.SUM
         return dist.all_reduce(t, op=op, group=state.process_group, async_op=True).get_future()
-    return state.channel.allreduce(t, mean=mean).get_future()
+    return state.channel.allreduce_or_gloo(t, mean, state.process_group).get_future()
+
+
+def allreduce(state, t, mean=False):
+    """t summed (mean: averaged) in place through the job's channel, as the hooks do it (with their
+    fallback to Gloo): a future of [t]. state: a HookState, or None for the default group."""
+    state = _state(state)
+    why = state.channel.unsupported(t)
+    if why:
+        raise ValueError(f"panama: {why}")
+    return _through_channel(state, t, mean)
 
 
 def allreduce_hook(state, bucket):

@@ -4,10 +4,11 @@ accelerator, every all_reduce exact to the path it took (ctest torch.netns.fallb
 
     PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 \
       scripts/testbed --engine soft --workers 3 --placement 2,0,1 \
-      --torch torch_ext/tests/check_fallback.py [STEPS KILL_AT RESTART_AT]
+      --torch torch_ext/tests/check_fallback.py [STEPS KILL_AT RESTART_AT [pg|hook]]
 
 Each rank trains a small MLP on its own shard of a synthetic set; its gradient goes through
-dist.all_reduce on the "panama" group (re-join probes every 4 requests). Before each step's
+dist.all_reduce on the "panama" group (pg), or through panama_torch.allreduce, the hooks' path,
+with Gloo as the default group (hook); re-join probes every 4 requests. Before each step's
 all_reduce every rank computes both references of that input: the tree-order sum over the
 accelerator's ports (torch_ref_sum) and Gloo's own all_reduce on a separate Gloo group. Rank 0
 kills the stand-in (SIGKILL) just before its all_reduce of step KILL_AT and starts it again (its command
@@ -38,11 +39,16 @@ import tblib  # noqa: E402
 from tblib import say  # noqa: E402
 
 steps, kill_at, restart_at = (int(a) for a in (sys.argv[1:4] if len(sys.argv) > 3 else (30, 6, 14)))
+mode = sys.argv[4] if len(sys.argv) > 4 else "pg"
+assert mode in ("pg", "hook"), "mode: pg or hook"
 torch.set_num_threads(1)
-dist.init_process_group("panama", timeout=datetime.timedelta(seconds=60))
+dist.init_process_group("panama" if mode == "pg" else "gloo", timeout=datetime.timedelta(seconds=60))
 rank, world = dist.get_rank(), dist.get_world_size()
-pg = dist.distributed_c10d._get_default_group()
-ch = pg.channel
+if mode == "pg":
+    ch = dist.distributed_c10d._get_default_group().channel
+else:
+    state = panama_torch.HookState()  # the hooks' path on a Gloo group: its fallback is that group
+    ch = state.channel
 ref_gloo = dist.new_group(backend="gloo")  # Gloo's order, for the steps the fallback runs on Gloo
 
 torch.manual_seed(0)  # the same model on every rank; each rank its own data
@@ -100,7 +106,10 @@ with tblib.captured_stderr() as logged:
         if rank == 0 and step == kill_at:
             kill()
         before = ch.stats()["gloo_requests"]
-        dist.all_reduce(grad)
+        if mode == "pg":
+            dist.all_reduce(grad)
+        else:
+            panama_torch.allreduce(state, grad).wait()
         on_gloo = ch.stats()["gloo_requests"] > before
         path += "G" if on_gloo else "A"
         bad = tblib.mismatches(grad, want_gloo if on_gloo else want_acc)

@@ -94,7 +94,9 @@ PY
       --engine soft --workers 3 --torch "$here/check_kill.py" 10 ;;
   fallback)  # the stand-in killed mid-training and started again: Gloo, then the accelerator again
     PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed and restarted, 3 workers" --engine soft \
-      --workers 3 --placement 2,0,1 --torch "$here/check_fallback.py" 30 6 14 ;;
+      --workers 3 --placement 2,0,1 --torch "$here/check_fallback.py" 30 6 14 pg
+    PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "the same through the hooks' path on a Gloo group" \
+      --engine soft --workers 3 --placement 1,2,0 --torch "$here/check_fallback.py" 30 6 14 hook ;;
   compress)  # compress_hook: fp32 gradients through 16-bit designs
     for f in bf16 fp16; do
       gen "$work/$f" --format "$f"
