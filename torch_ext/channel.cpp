@@ -165,9 +165,80 @@ void Channel::run() {
   }
 }
 
-// One request: fill the job's buffer, sum it in calls of chunk_ elements, store the results.
+// One request, numbered k in the order of the channel (the same on every rank).
 void Channel::serve(Request& r) {
+  const uint64_t k = seq_++;
+  if (peers_)
+    serve_agreed(r, k);
+  else
+    serve_alone(r);
+}
+
+std::exception_ptr Channel::reduce(Request& r, std::exception_ptr* own) {
+  const size_t es = elem_bytes(cfg_.format);
+  try {
+    if (r.fill) r.fill(buf_);
+  } catch (...) {
+    *own = std::current_exception();  // the framework's (ATen's copy, an earlier Gloo op): its own cause
+    if (!peers_) return nullptr;
+    std::memset(buf_, 0, r.elems * es);  // summed, never stored: the peers learn of it in the exchange
+  }
+  try {
+    for (size_t off = 0; off < r.elems; off += chunk_)
+      ar_->reduce_raw(buf_ + off * es, std::min(chunk_, r.elems - off));
+  } catch (const PanamaError&) {
+    return std::current_exception();
+  } catch (const std::exception& e) {
+    return classify(e);
+  } catch (...) {
+    return std::make_exception_ptr(PanamaError(Cause::transport, "an unknown error of the host library"));
+  }
+  return nullptr;
+}
+
+std::exception_ptr Channel::store_results(Request& r) {
+  try {
+    if (r.out) {
+      store(r.out, buf_, r.elems, r.mean);
+    } else {
+      if (r.mean) store(buf_, buf_, r.elems, true);
+      if (r.unpack) r.unpack(buf_);
+    }
+  } catch (...) {
+    return std::current_exception();  // ATen's copy: its own cause; the job's VIDs are in step
+  }
+  return nullptr;
+}
+
+std::exception_ptr Channel::run_gloo(Request& r) {
+  try {
+    if (!r.gloo) throw PanamaError(Cause::config, "this request has no fallback");
+    r.gloo();
+  } catch (...) {
+    return std::current_exception();  // Gloo's own error
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  ++fb_.gloo_requests;
+  return nullptr;
+}
+
+namespace {
+std::string message_of(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+  }
+  return "an unknown error";
+}
+}  // namespace
+
+// Without peers: a failure of the accelerator (or of this rank's copy-in, which leaves its VIDs
+// behind its peers') ends the job; later requests are refused.
+void Channel::serve_alone(Request& r) {
   std::exception_ptr err;
+  bool ends = false;
   {
     std::lock_guard<std::mutex> l(mu_);
     if (!failed_.empty())
@@ -175,26 +246,97 @@ void Channel::serve(Request& r) {
           std::make_exception_ptr(PanamaError(Cause::failed_before, "an earlier all_reduce failed (" + failed_ +
                                                                         "); the workers' VIDs are no longer in step"));
   }
-  const size_t es = elem_bytes(cfg_.format);
+  if (!err) {
+    std::exception_ptr own;
+    err = reduce(r, &own);
+    ends = err || own;
+    if (own)
+      err = own;
+    else if (!err)
+      err = store_results(r);
+  }
+  finish(r, err, ends);
+}
+
+// With peers: every rank reports the accelerator's outcome before anything is stored, so that all
+// take the same path for request k (docs/torch.md "Fallback and re-join").
+void Channel::serve_agreed(Request& r, uint64_t k) {
+  std::exception_ptr err;
+  bool ends = false;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (!failed_.empty())
+      err = std::make_exception_ptr(PanamaError(
+          Cause::failed_before, "an earlier all_reduce failed (" + failed_ + "); the ranks are no longer in step"));
+  }
   if (!err) {
     try {
-      if (r.fill) r.fill(buf_);
-      for (size_t off = 0; off < r.elems; off += chunk_)
-        ar_->reduce_raw(buf_ + off * es, std::min(chunk_, r.elems - off));
-      if (r.out) {
-        store(r.out, buf_, r.elems, r.mean);
+      if (fb_.on_gloo && rejoin_every_ > 0 && (k - static_cast<uint64_t>(fb_.fell_at)) % rejoin_every_ == 0)
+        try_rejoin(k);
+      if (fb_.on_gloo) {
+        err = run_gloo(r);
       } else {
-        if (r.mean) store(buf_, buf_, r.elems, true);
-        if (r.unpack) r.unpack(buf_);
+        std::exception_ptr own;
+        const std::exception_ptr acc = reduce(r, &own);
+        note_vids();
+        const std::string mine = std::string(acc ? "F" : "A") + (own ? "E" : "-") + " " +
+                                 (acc   ? message_of(acc)
+                                  : own ? message_of(own)
+                                        : std::string());
+        const std::vector<std::string> words = exchange(mine);
+        int bad_acc = -1, bad_own = -1;
+        for (size_t i = 0; i < words.size(); ++i) {
+          if (bad_acc < 0 && words[i].rfind("F", 0) == 0) bad_acc = static_cast<int>(i);
+          if (bad_own < 0 && words[i].size() > 1 && words[i][1] == 'E') bad_own = static_cast<int>(i);
+        }
+        auto said = [&](int i) {
+          return words[static_cast<size_t>(i)].size() > 3 ? words[static_cast<size_t>(i)].substr(3) : "";
+        };
+        if (bad_acc >= 0) {
+          {
+            std::lock_guard<std::mutex> l(mu_);
+            fb_.on_gloo = true;
+            fb_.fell_at = static_cast<int64_t>(k);
+            ++fb_.fallbacks;
+          }
+          const std::string at = (r.gloo ? "the accelerator failed at request " : "the start-up probe (request ") +
+                                 std::to_string(k) + (r.gloo ? "" : ") got no answer");
+          std::fprintf(stderr, "panama_torch: %s on rank %d (%s): this and the following all_reduces run on Gloo%s\n",
+                       at.c_str(), bad_acc, said(bad_acc).c_str(),
+                       rejoin_every_ > 0
+                           ? (", a re-join probe every " + std::to_string(rejoin_every_) + " requests").c_str()
+                           : "");
+          std::fflush(stderr);
+        }
+        if (bad_acc < 0 && bad_own < 0)
+          err = store_results(r);
+        else if (own)
+          err = own;
+        else if (bad_own >= 0)
+          err = std::make_exception_ptr(PanamaError(Cause::peer, "rank " + std::to_string(bad_own) +
+                                                                     " could not read its input of this all_reduce (" +
+                                                                     said(bad_own) + ")"));
+        else if (!r.gloo)
+          err = acc ? acc
+                    : std::make_exception_ptr(PanamaError(
+                          Cause::peer,
+                          "the accelerator failed on rank " + std::to_string(bad_acc) + " (" + said(bad_acc) + ")"));
+        else
+          err = run_gloo(r);  // the input is as the caller left it: nothing was stored
       }
     } catch (const PanamaError&) {
-      err = std::current_exception();
+      err = std::current_exception();  // the agreement itself: a rank did not report in time
+      ends = true;
     } catch (const std::exception& e) {
-      err = classify(e);
-    } catch (...) {
-      err = std::make_exception_ptr(PanamaError(Cause::transport, "an unknown error"));
+      err = std::make_exception_ptr(PanamaError(Cause::peer, std::string("the ranks' exchange: ") + e.what()));
+      ends = true;
     }
   }
+  finish(r, err, ends);
+}
+
+// Counters; `ends`: err ends the job (later requests are refused); then r.done.
+void Channel::finish(Request& r, std::exception_ptr err, bool ends) {
   {
     std::lock_guard<std::mutex> l(mu_);
     // The counters only: the library's evidence lists (ce_vids, unseen_vids) grow with the job.
@@ -212,15 +354,23 @@ void Channel::serve(Request& r) {
     stats_.resent = s.resent;
     stats_.bytes_reduced = s.bytes_reduced;
     stats_.seconds = s.seconds;
-    if (err && failed_.empty()) {
-      try {
-        std::rethrow_exception(err);
-      } catch (const std::exception& e) {
-        failed_ = e.what();
-      }
-    }
+    if (ends && err && failed_.empty()) failed_ = message_of(err);
   }
   if (r.done) r.done(err);
+}
+
+void Channel::note_vids() {
+  std::lock_guard<std::mutex> l(mu_);
+  fb_.next_vids.resize(static_cast<size_t>(p_.trees));
+  for (int t = 0; t < p_.trees; ++t) fb_.next_vids[static_cast<size_t>(t)] = ar_->next_vid(t);
+}
+
+std::vector<std::string> Channel::exchange(const std::string& mine) {
+  std::vector<std::string> w = peers_->exchange(xn_++, mine);
+  if (w.size() != static_cast<size_t>(p_.world))
+    throw PanamaError(Cause::peer, "the exchange returned " + std::to_string(w.size()) + " words for " +
+                                       std::to_string(p_.world) + " ranks");
+  return w;
 }
 
 // The host library's failures by their first words (docs/host.md "Loss: detection and repair").
@@ -257,13 +407,134 @@ void Channel::store(uint8_t* dst, const uint8_t* src, size_t n, bool mean) const
   }
 }
 
+void Channel::enable_fallback(std::shared_ptr<Peers> peers, int rejoin_every, int probe_ms) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (peers_) return;  // the job's channel is shared: the first caller's peers stay
+  peers_ = std::move(peers);
+  rejoin_every_ = std::max(0, rejoin_every);
+  rejoin_probe_ms_ = std::max(1, probe_ms);
+  fb_.next_vids.resize(static_cast<size_t>(p_.trees));
+  for (int t = 0; t < p_.trees; ++t) fb_.next_vids[static_cast<size_t>(t)] = ar_->next_vid(t);
+}
+
+FallbackStats Channel::fallback_stats() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return fb_;
+}
+
+void Channel::fill_probe(uint8_t* b, size_t n) const {
+  const size_t es = elem_bytes(cfg_.format);
+  for (size_t i = 0; i < n; ++i) put(b, es, i, p_.rank < 4 ? encode(cfg_.format, probe_value(cfg_.format, i)) : 0);
+}
+
+std::string Channel::check_probe(const uint8_t* b, size_t n, const char* label) const {
+  const size_t es = elem_bytes(cfg_.format);
+  const double k = std::min(p_.world, 4);
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t want = encode(cfg_.format, k * probe_value(cfg_.format, i)), got = get(b, es, i);
+    if (got != want) {
+      char m[160];
+      std::snprintf(m, sizeof m, "element %zu of %s summed to 0x%0*x, expected 0x%0*x", i, label,
+                    static_cast<int>(2 * es), got, static_cast<int>(2 * es), want);
+      return m;
+    }
+  }
+  return "";
+}
+
+namespace {
+constexpr uint32_t kRejoinGap = 1u << 28;
+// a is ahead of b in VID order (wire-format.md: within half the VID space)
+bool ahead(uint32_t a, uint32_t b) { return a != b && static_cast<uint32_t>(a - b) < 0x80000000u; }
+}  // namespace
+
+std::string Channel::probe_at(const std::vector<uint32_t>& vids, const host::JobParams& q,
+                              std::vector<uint32_t>* next) {
+  host::JobParams pq = q;
+  pq.first_vids = vids;
+  const size_t data = static_cast<size_t>(pq.repair_rounds > 0 ? pq.count - 1 : pq.count);
+  const size_t n = data * static_cast<size_t>(pq.trees);
+  std::string why;
+  std::unique_ptr<host::AllReduce> a;
+  fill_probe(buf_, n);
+  try {
+    a = std::make_unique<host::AllReduce>(*link_, pq);
+    a->reduce_raw(buf_, n);
+    why = check_probe(buf_, n, "the re-join probe");
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  *next = vids;
+  if (a)
+    for (int t = 0; t < pq.trees; ++t) (*next)[static_cast<size_t>(t)] = a->next_vid(t);
+  return why;
+}
+
+// At a re-join boundary: every rank probes the accelerator with the same new VIDs; the job returns
+// to it only when every probe was exact. The VIDs tried: kRejoinGap past the largest VID any rank
+// has used (ahead of whatever a context that kept its state expects: more than one call of this
+// backend reserves, at most 2^30 / 4), then the configured first VIDs (what enabling a context
+// sets). Throws PanamaError when the exchange fails.
+bool Channel::try_rejoin(uint64_t k) {
+  std::string mine;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++fb_.rejoin_attempts;
+    for (size_t t = 0; t < fb_.next_vids.size(); ++t) mine += (t ? "," : "") + std::to_string(fb_.next_vids[t]);
+  }
+  const std::vector<std::string> words = exchange(mine);
+  const size_t T = static_cast<size_t>(p_.trees);
+  std::vector<uint32_t> top(T, 0);
+  for (size_t i = 0; i < words.size(); ++i) {
+    size_t pos = 0;
+    for (size_t t = 0; t < T; ++t) {
+      const size_t end = words[i].find(',', pos);
+      const uint32_t v = static_cast<uint32_t>(std::stoul(words[i].substr(pos, end - pos)));
+      if (i == 0 || ahead(v, top[t])) top[t] = v;
+      pos = end == std::string::npos ? end : end + 1;
+    }
+  }
+  std::vector<std::vector<uint32_t>> tries{top, p_.first_vids};
+  for (auto& v : tries[0]) v += kRejoinGap;
+  if (tries[1] == tries[0]) tries.pop_back();
+  host::JobParams q = p_;
+  q.timeout_ms = rejoin_probe_ms_;
+  q.status_wait_ms = std::max(1, rejoin_probe_ms_ / 50);
+  q.repair_stall_ms = rejoin_probe_ms_;
+  for (const auto& vids : tries) {
+    std::vector<uint32_t> next;
+    const std::string why = probe_at(vids, q, &next);
+    {
+      std::lock_guard<std::mutex> l(mu_);  // the high-water mark: a VID once sent is never reused
+      for (size_t t = 0; t < T; ++t)
+        if (ahead(next[t], fb_.next_vids[t])) fb_.next_vids[t] = next[t];
+    }
+    const std::vector<std::string> said = exchange(why.empty() ? "A" : "F " + why);
+    if (!std::all_of(said.begin(), said.end(), [](const std::string& w) { return w == "A"; })) continue;
+    host::JobParams p = p_;
+    p.first_vids = next;
+    ar_ = std::make_unique<host::AllReduce>(*link_, p);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      fb_.on_gloo = false;
+      ++fb_.rejoins;
+    }
+    std::fprintf(stderr,
+                 "panama_torch: back on the accelerator at request %llu (the probe was exact on every rank; VIDs of "
+                 "tree 0 from %u)\n",
+                 static_cast<unsigned long long>(k), next.empty() ? 0u : next[0]);
+    std::fflush(stderr);
+    return true;
+  }
+  return false;
+}
+
 void Channel::probe() {
   const size_t es = elem_bytes(cfg_.format);
   const size_t data = static_cast<size_t>(p_.repair_rounds > 0 ? p_.count - 1 : p_.count);
   const size_t n = data * static_cast<size_t>(p_.trees);  // one vector per tree
   std::vector<uint8_t> in(n * es), out(n * es);
-  for (size_t i = 0; i < n; ++i)
-    put(in.data(), es, i, p_.rank < 4 ? encode(cfg_.format, probe_value(cfg_.format, i)) : 0);
+  fill_probe(in.data(), n);
   std::mutex m;
   std::condition_variable cv;
   bool finished = false;
@@ -285,6 +556,8 @@ void Channel::probe() {
   }
   const std::string what = "job " + std::to_string(p_.jid) + ", " + std::to_string(p_.trees) + " tree(s), " +
                            std::to_string(p_.world) + " workers, aggregator " + cfg_.agg_ip + " on " + cfg_.iface;
+  // With a fallback the job starts on Gloo (logged once where every rank agreed on it).
+  if (err && fallback_stats().on_gloo) return;
   if (err) {
     try {
       std::rethrow_exception(err);
@@ -301,17 +574,10 @@ void Channel::probe() {
                             to_string(cfg_.format) + "? (" + lib + ")");
     }
   }
-  const double k = std::min(p_.world, 4);
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t want = encode(cfg_.format, k * probe_value(cfg_.format, i)), got = get(out.data(), es, i);
-    if (got != want) {
-      char b[160];
-      std::snprintf(b, sizeof b, "element %zu of the start-up probe summed to 0x%0*x, expected 0x%0*x", i,
-                    static_cast<int>(2 * es), got, static_cast<int>(2 * es), want);
-      throw PanamaError(Cause::design, std::string(b) + " (" + what + "): the accelerator does not sum " +
-                                           to_string(cfg_.format) + " like the design in PANAMA_DESIGN=" + cfg_.design);
-    }
-  }
+  const std::string bad = check_probe(out.data(), n, "the start-up probe");
+  if (!bad.empty())
+    throw PanamaError(Cause::design, bad + " (" + what + "): the accelerator does not sum " + to_string(cfg_.format) +
+                                         " like the design in PANAMA_DESIGN=" + cfg_.design);
 }
 
 }  // namespace panama::torchx

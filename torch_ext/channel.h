@@ -10,6 +10,10 @@
 // Config::chunk_elems elements, and only when every call succeeded written to its output, divided
 // by the world size on the way for a mean: a failed request leaves its output untouched, and the
 // mean costs no second pass over memory.
+//
+// With peers (enable_fallback: the process group's store and Gloo group), every rank reports each
+// request's outcome before any result is stored, so that all switch to Gloo at the same request
+// when the accelerator fails and come back together (docs/torch.md "Fallback and re-join").
 #pragma once
 
 #include <condition_variable>
@@ -37,8 +41,33 @@ struct Request {
   // mean) from the job's buffer.
   uint8_t* out = nullptr;
   std::function<void(const uint8_t* buffer)> unpack;
-  // Last, on the channel's thread: nullptr on success, else a PanamaError.
+  // Runs the request on the fallback group (Gloo) with its original input, results written to
+  // it (divided for a mean); null: the request has no fallback (the start-up probe).
+  std::function<void()> gloo;
+  // Last, on the channel's thread: nullptr on success, else the error: a PanamaError for the
+  // accelerator's failures, the framework's own exception (ATen, Gloo) for its own.
   std::function<void(std::exception_ptr)> done;
+};
+
+// The ranks' agreement (the process group implements it with c10d's store).
+class Peers {
+ public:
+  virtual ~Peers() = default;
+  // Every rank's word for exchange n, in rank order (this rank's is `mine`); every rank calls it
+  // with the same n in the same order. Throws PanamaError(timeout) when a rank does not report
+  // within the process group's timeout.
+  virtual std::vector<std::string> exchange(uint64_t n, const std::string& mine) = 0;
+};
+
+// What the fallback did (Channel::fallback_stats).
+struct FallbackStats {
+  bool on_gloo = false;             // the requests go to Gloo now
+  uint64_t fallbacks = 0;           // switches to Gloo
+  uint64_t rejoins = 0;             // returns to the accelerator
+  uint64_t rejoin_attempts = 0;     // probes at re-join boundaries (successful ones included)
+  uint64_t gloo_requests = 0;       // requests served by Gloo after a fallback
+  int64_t fell_at = -1;             // the request of the last switch to Gloo (-1: never)
+  std::vector<uint32_t> next_vids;  // per tree: the VID of the next vector
 };
 
 // PANAMA_BACKEND's names, "udp, tins, dpdk, xdp": the host library's table (host_driver/backends.h).
@@ -63,6 +92,13 @@ class Channel {
   void probe();
   // Returns when every request submitted so far has completed.
   void drain();
+  // From now on an accelerator failure moves this and the following requests to Gloo (Request::
+  // gloo) at the request every rank agrees on through `peers`, and every `rejoin_every` requests
+  // on Gloo (0: never) all ranks probe the accelerator with new VIDs, each probe bounded by
+  // probe_ms, and return to it when every rank's probe was exact. Call before the first request;
+  // a second call changes nothing.
+  void enable_fallback(std::shared_ptr<Peers> peers, int rejoin_every, int probe_ms);
+  FallbackStats fallback_stats() const;
 
   const Config& config() const { return cfg_; }
   const host::JobParams& params() const { return p_; }
@@ -79,6 +115,23 @@ class Channel {
   void start();
   void run();
   void serve(Request& r);
+  void serve_alone(Request& r);
+  void serve_agreed(Request& r, uint64_t k);
+  void finish(Request& r, std::exception_ptr err, bool ends);
+  // The accelerator part of a request (fill, then the calls): the framework's error of fill in
+  // *own, the accelerator's error returned. A failed fill still makes the calls (with zeros) when
+  // peers agree on the outcome, so that every rank's VIDs stay in step.
+  std::exception_ptr reduce(Request& r, std::exception_ptr* own);
+  std::exception_ptr store_results(Request& r);
+  std::exception_ptr run_gloo(Request& r);
+  bool try_rejoin(uint64_t k);
+  // Sums the probe's known values with a fresh AllReduce whose VIDs start at `vids`; "" when
+  // exact, else why not. *next: the VIDs after it.
+  std::string probe_at(const std::vector<uint32_t>& vids, const host::JobParams& q, std::vector<uint32_t>* next);
+  std::vector<std::string> exchange(const std::string& mine);
+  void fill_probe(uint8_t* b, size_t n) const;
+  std::string check_probe(const uint8_t* b, size_t n, const char* label) const;  // "" or the first wrong element
+  void note_vids();
   std::exception_ptr classify(const std::exception& e) const;
 
   Config cfg_;
@@ -96,6 +149,11 @@ class Channel {
   std::deque<Request> q_;
   bool busy_ = false, stop_ = false;
   std::string failed_;  // the first failure's message: later requests are refused
+  // Fallback (enable_fallback): the channel's thread only, but for the copy in fb_ (under mu_).
+  std::shared_ptr<Peers> peers_;
+  int rejoin_every_ = 0, rejoin_probe_ms_ = 2000;
+  uint64_t seq_ = 0, xn_ = 0;  // requests served, exchanges made (the same on every rank)
+  FallbackStats fb_;
   host::Stats stats_;
   uint64_t done_ = 0;
   std::thread th_;

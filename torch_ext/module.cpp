@@ -25,6 +25,14 @@ py::dict stats_dict(const Channel& ch) {
   d["duplicates"] = s.duplicates;
   d["bytes_reduced"] = s.bytes_reduced;
   d["seconds"] = s.seconds;
+  const auto f = ch.fallback_stats();
+  d["on_gloo"] = f.on_gloo;
+  d["fallbacks"] = f.fallbacks;
+  d["rejoins"] = f.rejoins;
+  d["rejoin_attempts"] = f.rejoin_attempts;
+  d["gloo_requests"] = f.gloo_requests;
+  d["fell_at"] = f.fell_at;
+  d["next_vids"] = f.next_vids;
   return d;
 }
 
@@ -48,6 +56,9 @@ void bind_config(py::module_& m) {
       .def_readonly("buffer_bytes", &Config::buffer_bytes)
       .def_readonly("chunk_bytes", &Config::chunk_bytes)
       .def_readonly("probe", &Config::probe)
+      .def_readonly("fallback", &Config::fallback)
+      .def_readonly("rejoin_every", &Config::rejoin_every)
+      .def_readonly("rejoin_probe_ms", &Config::rejoin_probe_ms)
       .def_readonly("unknown_env", &Config::unknown_env);
   m.def("variables", &panama::torchx::variables, "every PANAMA_* name this backend reads, with its meaning");
   m.def("backends", [] {
@@ -75,6 +86,24 @@ void bind_channel(py::module_& m) {
           },
           py::arg("tensor"), py::arg("mean") = false, py::call_guard<py::gil_scoped_release>(),
           "sum (mean: average) the tensor in place with the job's other workers; returns a c10d Work")
+      .def(
+          "allreduce_or_gloo",
+          [](Channel& ch, const at::Tensor& t, bool mean,
+             c10::intrusive_ptr<c10d::ProcessGroup> gloo) -> c10::intrusive_ptr<c10d::Work> {
+            const std::string why = panama::torchx::unsupported(ch, t);
+            if (!why.empty()) throw std::invalid_argument("panama: " + why);
+            return panama::torchx::submit_tensor(ch, t, mean, {}, std::move(gloo));
+          },
+          py::arg("tensor"), py::arg("mean"), py::arg("gloo"), py::call_guard<py::gil_scoped_release>(),
+          "as allreduce, with `gloo` (a process group) as the request's fallback (enable_fallback)")
+      .def(
+          "enable_fallback",
+          [](Channel& ch, c10::intrusive_ptr<c10d::Store> store) {
+            const auto& c = ch.config();
+            ch.enable_fallback(std::make_shared<panama::torchx::StorePeers>(store, ch.params().rank, ch.params().world),
+                               c.rejoin_every, c.rejoin_probe_ms);
+          },
+          py::arg("store"), "the ranks agree through `store`; failures move the requests to their fallback group")
       .def("stats", &stats_dict)
       .def_property_readonly("rank", [](const Channel& ch) { return ch.params().rank; })
       .def_property_readonly("world_size", [](const Channel& ch) { return ch.params().world; })
@@ -93,8 +122,9 @@ PYBIND11_MODULE(_C, m) {
   py::class_<panama::torchx::PanamaWork, c10d::Work, c10::intrusive_ptr<panama::torchx::PanamaWork>>(m, "Work");
   py::class_<panama::torchx::ProcessGroupPanama, c10d::ProcessGroup,
              c10::intrusive_ptr<panama::torchx::ProcessGroupPanama>>(m, "ProcessGroupPanama")
-      .def(py::init<std::shared_ptr<Channel>, c10::intrusive_ptr<c10d::ProcessGroup>>(), py::arg("channel"),
-           py::arg("gloo"))
+      .def(
+          py::init<std::shared_ptr<Channel>, c10::intrusive_ptr<c10d::ProcessGroup>, c10::intrusive_ptr<c10d::Store>>(),
+          py::arg("channel"), py::arg("gloo"), py::arg("store"))
       .def_property_readonly("channel", &panama::torchx::ProcessGroupPanama::channel)
       .def_property_readonly("fallback", &panama::torchx::ProcessGroupPanama::fallback);
   m.def("log_once", &panama::torchx::log_once);

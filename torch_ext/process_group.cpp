@@ -64,8 +64,40 @@ std::string unsupported(const Channel& ch, const at::Tensor& t) {
   return "";
 }
 
+StorePeers::StorePeers(c10::intrusive_ptr<c10d::Store> store, int rank, int world)
+    : store_(std::move(store)), rank_(rank), world_(world) {}
+
+std::vector<std::string> StorePeers::exchange(uint64_t n, const std::string& mine) {
+  auto key = [](uint64_t x, int r) { return "x" + std::to_string(x) + "/" + std::to_string(r); };
+  std::vector<std::string> keys;
+  for (int r = 0; r < world_; ++r) keys.push_back(key(n, r));
+  try {
+    store_->set(keys[static_cast<size_t>(rank_)], std::vector<uint8_t>(mine.begin(), mine.end()));
+    store_->wait(keys);
+  } catch (const std::exception& e) {
+    std::string missing;
+    try {
+      for (int r = 0; r < world_; ++r)
+        if (!store_->check({keys[static_cast<size_t>(r)]}))
+          missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+    } catch (const std::exception&) {
+      missing = "unknown";
+    }
+    throw PanamaError(Cause::timeout, "rank(s) " + missing + " did not report all_reduce outcome " + std::to_string(n) +
+                                          " within the process group's timeout (" + e.what() + ")");
+  }
+  std::vector<std::string> words;
+  for (const auto& k : keys) {
+    const std::vector<uint8_t> v = store_->get(k);
+    words.emplace_back(v.begin(), v.end());
+  }
+  if (n > 0) store_->deleteKey(key(n - 1, rank_));
+  return words;
+}
+
 c10::intrusive_ptr<PanamaWork> submit_tensor(Channel& ch, const at::Tensor& t, bool mean,
-                                             c10::intrusive_ptr<c10d::Work> after) {
+                                             c10::intrusive_ptr<c10d::Work> after,
+                                             c10::intrusive_ptr<c10d::ProcessGroup> gloo) {
   auto work = c10::make_intrusive<PanamaWork>(std::vector<at::Tensor>{t});
   Request r;
   r.elems = static_cast<size_t>(t.numel());
@@ -91,16 +123,37 @@ c10::intrusive_ptr<PanamaWork> submit_tensor(Channel& ch, const at::Tensor& t, b
       dst.copy_(at::from_blob(const_cast<uint8_t*>(b), t.sizes(), t.options()));
     };
   }
+  if (gloo) {
+    // Gloo's sum of the original input (in place; strided: through a contiguous copy), then the
+    // division of a mean as ATen does it.
+    const int world = ch.params().world;
+    r.gloo = [t, after, gloo, mean, world] {
+      if (after) after->wait();
+      at::NoGradGuard no_grad;
+      at::Tensor c = t.is_contiguous() ? t : t.contiguous();
+      std::vector<at::Tensor> v{c};
+      gloo->allreduce(v)->wait();
+      if (mean) c.div_(world);
+      if (!t.is_contiguous()) {
+        at::Tensor dst = t;
+        dst.copy_(c);
+      }
+    };
+  }
   r.done = [work](std::exception_ptr e) { work->complete(e); };
   ch.submit(std::move(r));
   return work;
 }
 
-ProcessGroupPanama::ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusive_ptr<c10d::ProcessGroup> gloo)
+ProcessGroupPanama::ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusive_ptr<c10d::ProcessGroup> gloo,
+                                       c10::intrusive_ptr<c10d::Store> store)
     : c10d::ProcessGroup(ch->params().rank, ch->params().world), ch_(std::move(ch)), gloo_(std::move(gloo)) {
   if (!gloo_) throw PanamaError(Cause::config, "the process group needs its internal Gloo group");
   if (gloo_->getRank() != getRank() || gloo_->getSize() != getSize())
     throw PanamaError(Cause::config, "the internal Gloo group's rank/size differ from the job's");
+  const Config& c = ch_->config();
+  if (store && c.fallback)
+    ch_->enable_fallback(std::make_shared<StorePeers>(store, getRank(), getSize()), c.rejoin_every, c.rejoin_probe_ms);
   init();
 }
 
@@ -131,7 +184,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupPanama::allreduce(std::vector<at::Ten
     std::lock_guard<std::mutex> l(mu_);
     after = last_gloo_;
   }
-  return submit_tensor(*ch_, tensors[0], op == c10d::ReduceOp::AVG, after);
+  return submit_tensor(*ch_, tensors[0], op == c10d::ReduceOp::AVG, after, gloo_);
 }
 
 namespace {

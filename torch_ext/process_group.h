@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include "channel.h"
 
@@ -39,15 +40,33 @@ class PanamaWork : public c10d::Work {
 // Why t cannot be summed by the accelerator of ch's design ("" when it can).
 std::string unsupported(const Channel& ch, const at::Tensor& t);
 
+// The ranks' agreement through c10d's store: exchange n writes this rank's word under "x<n>/<rank>",
+// waits for every rank's (the store's timeout: the process group's), reads them, and deletes this
+// rank's word of exchange n-1 (every rank has read it once its word of n is there).
+class StorePeers : public Peers {
+ public:
+  StorePeers(c10::intrusive_ptr<c10d::Store> store, int rank, int world);
+  std::vector<std::string> exchange(uint64_t n, const std::string& mine) override;
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+  int rank_, world_;
+};
+
 // Sums (mean: averages) t in place through ch. `after` (may be null) must finish before t is
-// read: the last fallback work, so that the order of the caller's collectives is kept. Throws
+// read: the last fallback work, so that the order of the caller's collectives is kept. `gloo`
+// (may be null): the group the request falls back to when the accelerator fails. Throws
 // PanamaError at once when t does not fit the job's buffer or the job failed before.
 c10::intrusive_ptr<PanamaWork> submit_tensor(Channel& ch, const at::Tensor& t, bool mean,
-                                             c10::intrusive_ptr<c10d::Work> after);
+                                             c10::intrusive_ptr<c10d::Work> after,
+                                             c10::intrusive_ptr<c10d::ProcessGroup> gloo = {});
 
 class ProcessGroupPanama : public c10d::ProcessGroup {
  public:
-  ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusive_ptr<c10d::ProcessGroup> gloo);
+  // With a store (and PANAMA_FALLBACK=gloo), an accelerator failure moves the job to `gloo` at the
+  // request every rank agrees on, and re-join probes bring it back (Channel::enable_fallback).
+  ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusive_ptr<c10d::ProcessGroup> gloo,
+                     c10::intrusive_ptr<c10d::Store> store = {});
   const std::string getBackendName() const override { return "panama"; }
   std::shared_ptr<Channel> channel() const { return ch_; }
   c10::intrusive_ptr<c10d::ProcessGroup> fallback() const { return gloo_; }

@@ -35,6 +35,8 @@ std::string to_string(Cause c) {
       return "the job failed earlier";
     case Cause::transport:
       return "link error";
+    case Cause::peer:
+      return "another rank failed";
   }
   return "error";
 }
@@ -62,6 +64,10 @@ const std::vector<std::pair<std::string, std::string>>& variables() {
       {"PANAMA_WINDOW_MAX", "window ceiling per tree (default max(1, floor(12 / T)))"},
       {"PANAMA_BUFFER_MB", "the job's buffer: the largest tensor one all_reduce takes, MiB (default 256)"},
       {"PANAMA_CHUNK_KB", "bytes per host-library call, KiB (default 4096)"},
+      {"PANAMA_FALLBACK", "gloo (default): an accelerator failure moves the job to Gloo; off: it ends the job"},
+      {"PANAMA_REJOIN_EVERY",
+       "requests on Gloo between probes of the accelerator after a fallback (default 50, 0: never)"},
+      {"PANAMA_REJOIN_PROBE_MS", "how long one re-join probe waits for its results (default 2000)"},
       {"PANAMA_PROBE", "1 (default): a start-up all-reduce of known values checks path and design; 0: none"},
   };
   return v;
@@ -242,6 +248,11 @@ Config Config::from_map(const std::map<std::string, std::string>& env) {
   c.buffer_bytes = static_cast<size_t>(num(m, "PANAMA_BUFFER_MB", 256, 1, 1 << 20)) << 20;
   c.chunk_bytes = static_cast<size_t>(num(m, "PANAMA_CHUNK_KB", 4096, 4, 1 << 20)) << 10;
   c.probe = num(m, "PANAMA_PROBE", 1, 0, 1) == 1;
+  const std::string fb = str(m, "PANAMA_FALLBACK", "gloo");
+  if (fb != "gloo" && fb != "off") bad("PANAMA_FALLBACK='" + fb + "': gloo or off");
+  c.fallback = fb == "gloo";
+  c.rejoin_every = num(m, "PANAMA_REJOIN_EVERY", 50, 0, 1 << 30);
+  c.rejoin_probe_ms = num(m, "PANAMA_REJOIN_PROBE_MS", 2000, 10, 3600000);
   return c;
 }
 

@@ -16,7 +16,7 @@
 namespace panama::torchx {
 
 // Why a call failed; the first words of every error message (docs/torch.md "Failures").
-enum class Cause { config, unreachable, timeout, loss, design, too_large, failed_before, transport };
+enum class Cause { config, unreachable, timeout, loss, design, too_large, failed_before, transport, peer };
 std::string to_string(Cause c);
 
 // What every failure of the backend throws: one line, "panama: <cause>: <detail>".
@@ -52,6 +52,11 @@ struct Config {
   // elements per call of the host library (PANAMA_CHUNK_KB).
   size_t buffer_bytes = size_t{256} << 20;
   size_t chunk_bytes = size_t{4} << 20;
+  // PANAMA_FALLBACK: an accelerator failure moves the job to Gloo (true) or ends it (false);
+  // PANAMA_REJOIN_EVERY: requests on Gloo between re-join probes (0: never); PANAMA_REJOIN_PROBE_MS:
+  // how long one re-join probe waits for its results.
+  bool fallback = true;
+  int rejoin_every = 50, rejoin_probe_ms = 2000;
   bool probe = true;  // PANAMA_PROBE: the start-up probe (a design or path mismatch found at init)
   // Unknown PANAMA_* variables seen in the environment (logged, not fatal: other tools' knobs).
   std::vector<std::string> unknown_env;

@@ -263,7 +263,7 @@ class Run:
         self.o, self.lab, self.tmp = o, lab, lab.tmp
         self.rtl = o.rtl
         self.b_dir, self.b_ip, self.b_mport = {}, {}, {}
-        self.sw_ns, self.sw_ifs, self.sw_proc = {}, {}, {}
+        self.sw_ns, self.sw_ifs, self.sw_proc, self.sw_argv = {}, {}, {}, {}
         self.worker_ns, self.worker_if, self.worker_sw, self.worker_port = {}, {}, {}, {}
         self.show_ms = 0
         self.ecn_k = 8
@@ -444,6 +444,7 @@ class Run:
                     "--ifaces", ",".join(self.sw_ifs[sw]), "--counters", self.p(f"counters.{sw}.json"),
                     "--export-interval", "0.5", "--duration", str(o.timeout + 30), "--rate-mbps", o.rate,
                     "--ecn-threshold", o.ecn] + extra
+            self.sw_argv[sw] = argv
             self.sw_proc[sw] = self.lab.spawn(argv, ns=self.sw_ns[sw], timeout=o.timeout + 60,
                                               stdout=self.p(f"switch.{sw}.out"), stderr=self.p(f"switch.{sw}.err"))
         for sw in self.switches:

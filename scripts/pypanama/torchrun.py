@@ -5,6 +5,7 @@ settings in its environment, in the run's directory.
 """
 
 import glob
+import json
 import os
 import sys
 import time
@@ -63,10 +64,18 @@ def standin_pids(run):
     return " ".join(out)
 
 
+def standins_file(run):
+    """standins.json in the run's directory: every stand-in's namespace and command line, so that a
+    fault test can start a stand-in again after stopping it (ip netns exec NS ARGV...)."""
+    with open(run.p("standins.json"), "w") as f:
+        json.dump({sw: {"ns": run.sw_ns[sw], "argv": [str(a) for a in run.sw_argv[sw]]} for sw in run.switches}, f)
+
+
 def run(run):
     from .testbed import say
     o, W, tmp = run.o, run.W, run.tmp
     mgmt_net(run)
+    standins_file(run)
     os.environ["TESTBED_TORCH"] = "1"
     ports = ",".join(str(run.worker_port[i]) for i in range(W))
     standins = standin_pids(run)
@@ -83,7 +92,8 @@ def run(run):
                "PYTHONPATH": os.path.join(o.build, "torch_ext") + (f":{pp}" if pp else ""),
                "PANAMA_DESIGN": run.rtl, "PANAMA_IFACE": run.worker_if[i], "PANAMA_AGG_IP": "10.98.0.254",
                "PANAMA_GROUP_IP": "239.1.1.1", "PANAMA_JOB": 1, "PANAMA_TREES": o.trees, "TESTBED_PORTS": ports,
-               "TESTBED_ENGINE": o.engine, "TESTBED_BUILD": o.build, "TESTBED_STANDIN_PIDS": standins}
+               "TESTBED_ENGINE": o.engine, "TESTBED_BUILD": o.build, "TESTBED_STANDIN_PIDS": standins,
+               "TESTBED_MGMT_IFACE": run.lab.if_name(f"m{i}")}
         argv = ["env"] + [f"{k}={v}" for k, v in env.items()] + [TORCH_PY, o.torch] + o.torch_args
         procs.append(run.lab.spawn(argv, ns=run.worker_ns[i], timeout=o.timeout, cwd=tmp,
                                    stdout=run.p(f"torch{i}.out"), stderr=run.p(f"torch{i}.err")))

@@ -5,8 +5,11 @@
 
 all_reduce (SUM or AVG) of a CPU tensor of the design's format runs through the accelerator,
 asynchronously on the backend's own thread; every other collective, op or dtype goes to an
-internal Gloo group (one log line per distinct reason). Failures raise PanamaError (a
-RuntimeError) naming the cause.
+internal Gloo group (one log line per distinct reason). When the accelerator fails mid-job (or
+answers no start-up probe), every rank moves to the Gloo group at the same request (one log
+line) and returns to the accelerator when a later re-join probe is exact on every rank
+(PANAMA_FALLBACK=off: the failure raises PanamaError instead). Errors of ATen or Gloo keep their
+own type and message.
 
 For jobs that keep Gloo as their process group, the DDP communication hook:
 
@@ -21,8 +24,8 @@ import torch.distributed as dist
 from . import _C
 from ._C import Channel, Config, PanamaError, ProcessGroupPanama, backends, variables
 
-__all__ = ["Channel", "Config", "PanamaError", "ProcessGroupPanama", "HookState", "allreduce_hook", "backends",
-           "variables", "open_channel"]
+__all__ = ["Channel", "Config", "PanamaError", "ProcessGroupPanama", "HookState", "allreduce_hook", "compress_hook",
+           "compressed_allreduce", "allreduce", "backends", "variables", "open_channel"]
 
 BACKEND = "panama"
 
@@ -55,7 +58,10 @@ def _create_process_group(store, rank, world_size, timeout):
         cfg.with_group_timeout(max(1, int(timeout.total_seconds() * 1000)))
     chan = Channel(cfg, rank, world_size)
     gloo = dist.ProcessGroupGloo(dist.PrefixStore("panama/gloo", store), rank, world_size, timeout)
-    pg = ProcessGroupPanama(chan, gloo)
+    # The ranks agree on every request's outcome through the store: an accelerator failure moves
+    # all of them to the Gloo group at the same request, and re-join probes bring them back
+    # (PANAMA_FALLBACK, PANAMA_REJOIN_EVERY; docs/torch.md "Fallback and re-join").
+    pg = ProcessGroupPanama(chan, gloo, dist.PrefixStore("panama/agree", store))
     if cfg.probe:
         chan.probe()
     return pg
@@ -81,12 +87,46 @@ class HookState:
             return
         cfg = _config()
         self.channel = Channel(cfg, pg.rank(), pg.size())
+        if cfg.fallback:
+            # The ranks agree through the default store; an accelerator failure moves the hook's
+            # buckets to this group's all_reduce (docs/torch.md "Fallback and re-join").
+            store = dist.distributed_c10d._get_default_store()
+            self.channel.enable_fallback(dist.PrefixStore("panama/hook-agree", store))
         dist.barrier(group=pg)  # every peer's link is open before the first contribution
         if cfg.probe:
             self.channel.probe()
 
 
 _default_state = None
+
+
+def _state(state):
+    global _default_state
+    if state is None:
+        if _default_state is None:
+            _default_state = HookState()
+        state = _default_state
+    return state
+
+
+def _through_channel(state, t, mean):
+    """t summed (mean: averaged) in place through the accelerator: a future of [t]. On the "panama"
+    group this is the group's own all_reduce, so that an accelerator failure falls back to its
+    Gloo group like every other request (docs/torch.md "Fallback and re-join")."""
+    if isinstance(state.process_group, ProcessGroupPanama):
+        op = dist.ReduceOp.AVG if mean else dist.ReduceOp.SUM
+        return dist.all_reduce(t, op=op, group=state.process_group, async_op=True).get_future()
+    return state.channel.allreduce_or_gloo(t, mean, state.process_group).get_future()
+
+
+def allreduce(state, t, mean=False):
+    """t summed (mean: averaged) in place through the job's channel, as the hooks do it (with their
+    fallback to Gloo): a future of [t]. state: a HookState, or None for the default group."""
+    state = _state(state)
+    why = state.channel.unsupported(t)
+    if why:
+        raise ValueError(f"panama: {why}")
+    return _through_channel(state, t, mean)
 
 
 def allreduce_hook(state, bucket):
@@ -97,17 +137,13 @@ def allreduce_hook(state, bucket):
     cannot sum (another dtype) goes to state.process_group's all_reduce (logged once).
     state: a HookState, or None for the default group (which must then be the "panama" group).
     """
-    global _default_state
-    if state is None:
-        if _default_state is None:
-            _default_state = HookState()
-        state = _default_state
+    state = _state(state)
     t = bucket.buffer()
     why = state.channel.unsupported(t)
     if not why:
         # DDP (1.13) takes a Python object as the hook's result: the bucket, once the Work's
         # future ([bucket]) completes (the callback runs on the channel's thread, with the GIL).
-        return state.channel.allreduce(t, mean=True).get_future().then(_bucket)
+        return _through_channel(state, t, True).then(_bucket)
     _C.log_once(f"DDP hook: {why}")
     world = state.process_group.size()
     fut = dist.all_reduce(t, group=state.process_group, async_op=True).get_future()
@@ -116,3 +152,36 @@ def allreduce_hook(state, bucket):
 
 def _bucket(fut):
     return fut.value()[0]
+
+
+_FORMATS = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def compressed_allreduce(state, t):
+    """The mean of an fp32 tensor through a 16-bit design: t rounded once to the design's format
+    (ATen's conversion, to nearest even), summed by the accelerator in that format, widened back
+    to fp32 and divided by the world size there (IEEE float32), written into t. A future of [t].
+    On an fp32 design it is the plain mean through the accelerator."""
+    state = _state(state)
+    fmt = state.channel.config.format
+    if fmt not in _FORMATS or t.dtype != torch.float32:
+        return _through_channel(state, t, True)
+    world = state.process_group.size()
+    c = t.to(_FORMATS[fmt])
+
+    def widen(fut):
+        t.copy_(fut.value()[0]).div_(world)
+        return [t]
+
+    return _through_channel(state, c, False).then(widen)
+
+
+def compress_hook(state, bucket):
+    """DDP communication hook like torch's bf16_compress_hook for a bf16 or fp16 design: every fp32
+    gradient rounded once to the design's format, summed on the accelerator, widened back and
+    divided by the world size (compressed_allreduce). Other buckets as allreduce_hook."""
+    state = _state(state)
+    t = bucket.buffer()
+    if t.dtype == torch.float32 and state.channel.config.format in _FORMATS:
+        return compressed_allreduce(state, t).then(lambda f: f.value()[0])
+    return allreduce_hook(state, bucket)

@@ -215,9 +215,14 @@ struct Bed {
   host::LoopbackFabric fab;
   std::atomic<bool> stop{false};
   std::thread sw;
-  Bed(const std::string& design, const wire::CtxFile& ctx) : fab(4) {
-    const panama::Config cfg = panama::load_design(design).config;
-    sw = std::thread([this, cfg, ctx] {
+  panama::Config cfg;
+  wire::CtxFile ctx;
+  Bed(const std::string& design, const wire::CtxFile& c) : fab(4), cfg(panama::load_design(design).config), ctx(c) {
+    start();
+  }
+  void start() {
+    stop = false;
+    sw = std::thread([this] {
       auto eng = host::make_soft_engine(cfg, ctx);
       host::SwitchChip chip(cfg.in.ports, ctx, host::ChipParams{});
       host::run_standin(fab, *eng, chip, host::StandInParams{}, stop);
@@ -226,6 +231,10 @@ struct Bed {
   void halt() {
     stop = true;
     if (sw.joinable()) sw.join();
+  }
+  void restart() {  // a new stand-in process: contexts enabled afresh (expected VID 0)
+    halt();
+    start();
   }
   ~Bed() { halt(); }
 };
@@ -451,6 +460,247 @@ TEST(TorchChannel, StandInGoneEndsInBoundedTimeOutputUntouched) {
   } catch (const PanamaError& e) {
     EXPECT_EQ(e.cause, Cause::failed_before);
   }
+}
+
+// The ranks' agreement in memory (the process group uses c10d's store).
+struct Board {
+  std::mutex m;
+  std::condition_variable cv;
+  std::map<uint64_t, std::vector<std::string>> words;
+  std::map<uint64_t, int> told;
+};
+
+class MemPeers : public Peers {
+ public:
+  MemPeers(std::shared_ptr<Board> b, int rank, int world) : b_(std::move(b)), rank_(rank), world_(world) {}
+  std::vector<std::string> exchange(uint64_t n, const std::string& mine) override {
+    std::unique_lock<std::mutex> l(b_->m);
+    auto& w = b_->words[n];
+    w.resize(static_cast<size_t>(world_));
+    w[static_cast<size_t>(rank_)] = mine;
+    ++b_->told[n];
+    b_->cv.notify_all();
+    if (!b_->cv.wait_for(l, std::chrono::seconds(20), [&] { return b_->told[n] == world_; }))
+      throw PanamaError(Cause::timeout, "a rank did not report");
+    return b_->words[n];
+  }
+
+ private:
+  std::shared_ptr<Board> b_;
+  int rank_, world_;
+};
+
+// A request with a stand-in for Gloo: its "sum" is the elements in rank order with the CPU's
+// addition (not the tree's order), so that the path a result took shows in its bits.
+struct Job {
+  Workers& w;
+  std::vector<std::vector<uint8_t>> in;  // this request's input of every rank
+  std::vector<int> gloo_calls;
+  explicit Job(Workers& ws) : w(ws), gloo_calls(ws.ch.size(), 0) {}
+  std::vector<std::string> all(std::vector<std::vector<uint8_t>>& data, int bad_fill_rank = -1) {
+    in = data;
+    std::vector<std::string> err(w.ch.size());
+    std::vector<std::thread> th;
+    for (size_t r = 0; r < w.ch.size(); ++r)
+      th.emplace_back([&, r] {
+        std::promise<std::string> done;
+        Request q;
+        q.elems = data[r].size() / 4;
+        q.fill = [&, r](uint8_t* b) {
+          if (static_cast<int>(r) == bad_fill_rank) throw std::logic_error("a copy of the framework's failed");
+          std::memcpy(b, data[r].data(), data[r].size());
+        };
+        q.out = data[r].data();
+        q.gloo = [&, r] {
+          ++gloo_calls[r];
+          for (size_t i = 0; i < q.elems; ++i) {
+            float s = 0;
+            for (const auto& x : in) {
+              float v;
+              std::memcpy(&v, x.data() + 4 * i, 4);
+              s += v;
+            }
+            std::memcpy(data[r].data() + 4 * i, &s, 4);
+          }
+        };
+        q.done = [&](std::exception_ptr e) {
+          std::string m;
+          if (e) try {
+              std::rethrow_exception(e);
+            } catch (const PanamaError& x) {
+              m = x.what();
+            } catch (const std::exception& x) {
+              m = std::string("own: ") + x.what();
+            }
+          done.set_value(m);
+        };
+        w.ch[r]->submit(std::move(q));
+        err[r] = done.get_future().get();
+      });
+    for (auto& t : th) t.join();
+    return err;
+  }
+};
+
+Bits rank_order_sum(const std::vector<Bits>& in) {
+  Bits out(in[0].size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    float s = 0;
+    for (const auto& b : in) s += ref::bits_to_float(b[i]);
+    out[i] = ref::float_to_bits(s);
+  }
+  return out;
+}
+
+// The stand-in goes away mid-job: both ranks move to Gloo at the same request (its input intact),
+// stay there, probe at every 2nd request, and return to the accelerator once a new stand-in
+// answers; each result is exact to its path. A copy-in that fails on one rank fails that request
+// on both (its own error there, "another rank failed" on the other) and moves nothing to Gloo.
+TEST(TorchChannel, FallbackToGlooAndRejoin) {
+  const std::vector<int> port_of{0, 2, 1};  // tree ((r0 + r2) + r1), not Gloo's stand-in's order
+  Env env = base_env();
+  env["PANAMA_TIMEOUT_MS"] = "300";
+  env["PANAMA_REPAIR_ROUNDS"] = "0";
+  Bed bed(env["PANAMA_DESIGN"], contexts(port_of, 2, 7));
+  Workers w(bed, env, port_of);
+  auto board = std::make_shared<Board>();
+  for (int r = 0; r < 3; ++r)
+    w.ch[static_cast<size_t>(r)]->enable_fallback(std::make_shared<MemPeers>(board, r, 3), 2, 300);
+  std::vector<std::string> err;
+  w.probe_all(err);
+  for (const auto& e : err) ASSERT_EQ(e, "");  // request 0
+  Job job(w);
+  std::string path;
+  for (int k = 1; k <= 9; ++k) {
+    if (k == 3) bed.halt();
+    if (k == 7) bed.restart();
+    std::vector<Bits> in;
+    std::vector<std::vector<uint8_t>> buf;
+    for (int r = 0; r < 3; ++r) {
+      in.push_back(random_bits(1000, 10 * k + r, Format::fp32));
+      buf.push_back(to_bytes(in.back(), 4));
+    }
+    const int before = job.gloo_calls[0];
+    const auto e = job.all(buf);
+    for (size_t r = 0; r < 3; ++r) ASSERT_EQ(e[r], "") << "request " << k << ", rank " << r;
+    EXPECT_EQ(job.gloo_calls[0], job.gloo_calls[1]) << "request " << k;
+    EXPECT_EQ(job.gloo_calls[0], job.gloo_calls[2]) << "request " << k;
+    const bool gloo = job.gloo_calls[0] > before;
+    path += gloo ? 'G' : 'A';
+    const Bits want = gloo ? rank_order_sum(in) : tree_sum(in, port_of, Format::fp32);
+    EXPECT_NE(rank_order_sum(in), tree_sum(in, port_of, Format::fp32)) << "the two paths' sums must differ";
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ(from_bytes(buf[r], 4), want) << "request " << k << ", rank " << r;
+  }
+  // 1-2 accelerator; 3 fails there and runs on Gloo; 5 probes (no stand-in); 7 probes (new
+  // stand-in: back); 7-9 accelerator.
+  EXPECT_EQ(path, "AAGGGGAAA");
+  const FallbackStats f = w.ch[0]->fallback_stats();
+  EXPECT_EQ(f.fallbacks, 1u);
+  EXPECT_EQ(f.rejoins, 1u);
+  EXPECT_EQ(f.rejoin_attempts, 2u);
+  EXPECT_EQ(f.fell_at, 3);
+  EXPECT_FALSE(f.on_gloo);
+
+  std::vector<std::vector<uint8_t>> buf;
+  for (int r = 0; r < 3; ++r) buf.push_back(to_bytes(random_bits(500, r, Format::fp32), 4));
+  const auto orig = buf;
+  const auto e = job.all(buf, 1);
+  EXPECT_EQ(e[1], "own: a copy of the framework's failed");
+  for (const size_t r : {size_t{0}, size_t{2}})
+    EXPECT_NE(e[r].find("panama: another rank failed: rank 1 could not read its input"), std::string::npos) << e[r];
+  EXPECT_EQ(buf, orig) << "a failed request leaves its output as it was";
+  EXPECT_FALSE(w.ch[0]->fallback_stats().on_gloo) << "a framework error moves nothing to Gloo";
+  std::vector<Bits> in;
+  buf.clear();
+  for (int r = 0; r < 3; ++r) {
+    in.push_back(random_bits(700, 5 + r, Format::fp32));
+    buf.push_back(to_bytes(in.back(), 4));
+  }
+  const auto e2 = job.all(buf);
+  for (size_t r = 0; r < 3; ++r) {
+    EXPECT_EQ(e2[r], "");
+    EXPECT_EQ(from_bytes(buf[r], 4), tree_sum(in, port_of, Format::fp32)) << "the accelerator goes on";
+  }
+}
+
+}  // namespace
+}  // namespace panama::torchx
+
+namespace panama::torchx {
+namespace {
+
+// A link that drops every frame it receives while `deaf` is set (results lost to one rank only).
+class DeafLink : public host::Transport {
+ public:
+  DeafLink(std::unique_ptr<host::Transport> in, std::shared_ptr<std::atomic<bool>> deaf)
+      : in_(std::move(in)), deaf_(std::move(deaf)) {}
+  void send(const wire::Bytes& f) override { in_->send(f); }
+  bool recv(wire::Bytes& f, host::Clock::time_point deadline) override {
+    while (in_->recv(f, deadline))
+      if (!*deaf_) return true;
+    return false;
+  }
+  void flush() override { in_->flush(); }
+
+ private:
+  std::unique_ptr<host::Transport> in_;
+  std::shared_ptr<std::atomic<bool>> deaf_;
+};
+
+// The divergence: ranks 0 and 1 get every result of request 2 while rank 2 gets none. All three
+// still run request 2 on Gloo with their original inputs (ranks 0 and 1 drop the accelerator's
+// sums they hold), and return together at the re-join probe of request 4, on a stand-in that kept
+// its contexts' state (the VIDs 2^28 ahead are accepted).
+TEST(TorchChannel, FallbackWhenOnlyOneRankFailed) {
+  const std::vector<int> port_of{0, 2, 1};
+  Env env = base_env();
+  env["PANAMA_TIMEOUT_MS"] = "300";
+  env["PANAMA_REPAIR_ROUNDS"] = "0";
+  Bed bed(env["PANAMA_DESIGN"], contexts(port_of, 2, 7));
+  auto deaf = std::make_shared<std::atomic<bool>>(false);
+  const Config c = Config::from_map(env);
+  Workers w(bed, env, {});
+  auto board = std::make_shared<Board>();
+  for (int r = 0; r < 3; ++r) {
+    std::unique_ptr<host::Transport> link =
+        std::make_unique<host::LoopbackTransport>(bed.fab, port_of[static_cast<size_t>(r)]);
+    if (r == 2) link = std::make_unique<DeafLink>(std::move(link), deaf);
+    w.ch.push_back(std::make_unique<Channel>(c, r, 3, std::move(link)));
+    w.ch.back()->enable_fallback(std::make_shared<MemPeers>(board, r, 3), 2, 300);
+  }
+  std::vector<std::string> err;
+  w.probe_all(err);
+  for (const auto& e : err) ASSERT_EQ(e, "");
+  Job job(w);
+  std::string path;
+  for (int k = 1; k <= 5; ++k) {
+    *deaf = k == 2;
+    std::vector<Bits> in;
+    std::vector<std::vector<uint8_t>> buf;
+    for (int r = 0; r < 3; ++r) {
+      in.push_back(random_bits(2000, 100 * k + r, Format::fp32));
+      buf.push_back(to_bytes(in.back(), 4));
+    }
+    const int before = job.gloo_calls[0];
+    std::vector<uint64_t> results;
+    for (const auto& ch : w.ch) results.push_back(ch->stats().results);
+    const auto e = job.all(buf);
+    for (size_t r = 0; r < 3; ++r) ASSERT_EQ(e[r], "") << "request " << k << ", rank " << r;
+    EXPECT_EQ(job.gloo_calls[0], job.gloo_calls[2]) << "request " << k;
+    if (k == 2) {  // the divergence: ranks 0 and 1 had every result, rank 2 none
+      EXPECT_GT(w.ch[0]->stats().results, results[0]);
+      EXPECT_GT(w.ch[1]->stats().results, results[1]);
+      EXPECT_EQ(w.ch[2]->stats().results, results[2]);
+    }
+    const bool gloo = job.gloo_calls[0] > before;
+    path += gloo ? 'G' : 'A';
+    const Bits want = gloo ? rank_order_sum(in) : tree_sum(in, port_of, Format::fp32);
+    for (size_t r = 0; r < 3; ++r) EXPECT_EQ(from_bytes(buf[r], 4), want) << "request " << k << ", rank " << r;
+  }
+  EXPECT_EQ(path, "AGGAA");
+  const FallbackStats f = w.ch[0]->fallback_stats();
+  EXPECT_EQ(f.fell_at, 2);
+  EXPECT_EQ(f.rejoins, 1u);
 }
 
 }  // namespace

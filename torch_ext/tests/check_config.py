@@ -10,6 +10,7 @@ import sys
 import time
 from datetime import timedelta
 
+import torch
 import torch.distributed as dist
 
 import panama_torch
@@ -62,9 +63,11 @@ for name, settings, want in cases:
     print(f"{'ok  ' if ok else 'FAIL'} {name}: {err} ({took:.2f} s)")
     if not ok:
         failures.append(name)
-# An unknown PANAMA_* name is logged (once), not fatal: it then fails on the missing switch.
+# An unknown PANAMA_* name is logged (once), not fatal: it then fails on the missing switch
+# (without the fallback).
 with tblib.captured_stderr() as log:
-    err, took = init_error(dict(good, PANAMA_TRESS="2", PANAMA_TIMEOUT_MS="300", PANAMA_REPAIR_ROUNDS="0"))
+    err, took = init_error(dict(good, PANAMA_TRESS="2", PANAMA_TIMEOUT_MS="300", PANAMA_REPAIR_ROUNDS="0",
+                                PANAMA_FALLBACK="off"))
 logged = [line for line in log if "PANAMA_TRESS is not a setting" in line]
 print(f"{'ok  ' if logged else 'FAIL'} unknown name logged: {logged}")
 print(f"     then, with nothing at 10.98.0.254: {err} ({took:.2f} s)")
@@ -72,5 +75,22 @@ if not logged:
     failures.append("unknown name")
 if err is None or not err.startswith("panama: ") or took > 20:
     failures.append(f"no switch: {err} after {took:.1f} s")
+# With the fallback (the default), no switch means the job starts on Gloo: one line, and an
+# all_reduce that works.
+for k in [k for k in os.environ if k.startswith("PANAMA_")]:
+    del os.environ[k]
+os.environ.update(dict(good, PANAMA_TIMEOUT_MS="300", PANAMA_REPAIR_ROUNDS="0"))
+with tblib.captured_stderr() as log:
+    dist.init_process_group("panama", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1,
+                            timeout=timedelta(seconds=30))
+    t = torch.arange(5.0)
+    dist.all_reduce(t)
+    on_gloo = dist.distributed_c10d._get_default_group().channel.stats()["on_gloo"]
+    dist.destroy_process_group()
+said = [line for line in log if "start-up probe (request 0) got no answer" in line]
+ok = len(said) == 1 and on_gloo and bool((t == torch.arange(5.0)).all())
+print(f"{'ok  ' if ok else 'FAIL'} no switch, fallback: {said}, on Gloo {on_gloo}, all_reduce {t.tolist()}")
+if not ok:
+    failures.append("no switch with the fallback")
 print("variables:", ", ".join(name for name, _ in panama_torch.variables()))
 sys.exit(1 if failures else 0)

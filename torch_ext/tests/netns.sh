@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # panama_torch end to end in network namespaces (ctest torch.netns.*; docs/torch.md "Tests"): the
 # check scripts of this folder as every worker of scripts/testbed --torch.
-#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill
+#   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill | fallback | compress
 # Exit 0 pass, 1 fail, 77 skip (no network namespaces here).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -79,17 +79,30 @@ PY
     done
     exit $status ;;
   late)  # c10d's timeout: a rank 12 s late is waited for within 60 s, fails every rank at 3 s
+    # (expire without the fallback: the accelerator's own failure is the subject)
     for m in wait expire; do
-      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS "$root/scripts/testbed" --build "$build" --timeout 240 \
+      fb=gloo; [ "$m" = expire ] && fb=off
+      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS PANAMA_FALLBACK=$fb "$root/scripts/testbed" --build "$build" --timeout 240 \
         --engine soft --workers 3 --torch "$here/check_late.py" "$m" >"$work/out" 2>&1
       rc=$?
       sed 's/^/   /' "$work/out"
       [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
       [ $rc = 0 ] || { echo "FAIL: late rank, $m (testbed exit $rc)"; exit 1; }
     done ;;
-  kill)
-    PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed mid-call, 3 workers" --engine soft \
-      --workers 3 --torch "$here/check_kill.py" 10 ;;
+  kill)  # without the fallback: the failure is the job's end, named and bounded
+    PANAMA_FALLBACK=off PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed mid-call, 3 workers" \
+      --engine soft --workers 3 --torch "$here/check_kill.py" 10 ;;
+  fallback)  # the stand-in killed mid-training and started again: Gloo, then the accelerator again
+    PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed and restarted, 3 workers" --engine soft \
+      --workers 3 --placement 2,0,1 --torch "$here/check_fallback.py" 30 6 14 pg
+    PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "the same through the hooks' path on a Gloo group" \
+      --engine soft --workers 3 --placement 1,2,0 --torch "$here/check_fallback.py" 30 6 14 hook ;;
+  compress)  # compress_hook: fp32 gradients through 16-bit designs
+    for f in bf16 fp16; do
+      gen "$work/$f" --format "$f"
+      testbed "compress_hook, $f design, 3 workers on ports 2,0,1" --engine soft --rtl "$work/$f" --workers 3 \
+        --placement 2,0,1 --torch "$here/check_compress.py" 40
+    done ;;
   *) echo "netns.sh: unknown case $case_"; exit 2 ;;
 esac
 echo "PASS: $case_"
