@@ -1,0 +1,316 @@
+// Workers under the allocator (host_driver/leased_job.*, docs/allocator.md "Fallback"), in process:
+// the stand-in on the SystemC live model (its registers reached by the allocator between the
+// stand-in's rounds), the allocator service on a Unix socket, two jobs of two workers on a design
+// with 8 contexts where job A takes 5 and job B needs 4. B falls back to the ring, moves onto the
+// accelerator at an iteration boundary once A released its lease, and every iteration of both
+// jobs is exact: on the accelerator to the tree order over ports, on the ring to the ring's order.
+#include <future>
+
+#include "allocator.h"
+#include "host_ring_util.h"
+#include "leased_job.h"
+#include "link_split.h"
+
+namespace {
+
+using json = nlohmann::json;
+const std::string kRtl = std::string(PANAMA_SOURCE_DIR) + "/rtl_out/p4_10g_200mhz";
+
+// The stand-in's register port for another thread: requests queued, served by the loop's control
+// hook between rounds (the engine idle), the switch chip's groups re-read after writes.
+class RegQueue {
+ public:
+  uint32_t call(bool write, uint32_t a, uint32_t v) {
+    std::promise<uint32_t> done;
+    auto f = done.get_future();
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ops_.push_back({write, a, v, std::move(done)});
+    }
+    if (f.wait_for(std::chrono::seconds(10)) != std::future_status::ready)
+      throw std::runtime_error("stand-in register port: no answer");
+    return f.get();
+  }
+  void serve(Engine& eng, SwitchChip& chip, const RegLayout& layout) {
+    std::deque<Op> ops;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      ops.swap(ops_);
+    }
+    if (ops.empty()) return;
+    eng.run_until_idle();
+    bool wrote = false;
+    for (auto& o : ops) {
+      if (o.write) {
+        eng.reg_write(o.a, o.v);
+        wrote = true;
+        o.done.set_value(0);
+      } else {
+        o.done.set_value(eng.reg_read(o.a));
+      }
+    }
+    if (!wrote) return;
+    wire::CtxFile f;
+    f.agg_port = static_cast<uint16_t>(eng.reg_read(layout.g("AGG_PORT")) & 0xFFFF);
+    for (auto& s : read_table(layout, [&](uint32_t x) { return eng.reg_read(x); })) f.contexts.push_back(s.second);
+    chip.set_contexts(f);
+  }
+
+ private:
+  struct Op {
+    bool write;
+    uint32_t a, v;
+    std::promise<uint32_t> done;
+  };
+  std::mutex mu_;
+  std::deque<Op> ops_;
+};
+
+struct LiveBed {
+  Config cfg;
+  RegLayout layout = load_regmap(kRtl);
+  LoopbackFabric fab;
+  RegQueue regs;
+  std::atomic<bool> stop{false};
+  std::thread sw;
+  std::string error;
+  explicit LiveBed(const Config& c) : cfg(c), fab(c.in.ports) {
+    sw = std::thread([this] {
+      try {
+        auto eng = make_model_engine(cfg, wire::CtxFile{});
+        SwitchChip chip(cfg.in.ports, wire::CtxFile{}, ChipParams{});
+        StandInParams sp;
+        sp.control = [this](Engine& e, SwitchChip& ch) { regs.serve(e, ch, layout); };
+        run_standin(fab, *eng, chip, sp, stop);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    });
+  }
+  ~LiveBed() {
+    stop = true;
+    sw.join();
+  }
+};
+
+// The allocator service on a Unix socket, served from its own thread.
+struct Service {
+  std::string dir, sock;
+  std::unique_ptr<Allocator> alloc;
+  std::unique_ptr<AllocatorServer> server;
+  std::atomic<bool> stop{false};
+  std::thread th;
+  explicit Service(LiveBed& bed) {
+    char t[] = "/tmp/panama_fb_XXXXXX";
+    if (!mkdtemp(t)) std::abort();
+    dir = t;
+    sock = dir + "/alloc.sock";
+    json inv{{"accelerators", json::array({{{"name", "acc0"}, {"design", kRtl}, {"control", dir + "/none"}}})}};
+    std::ofstream(dir + "/inventory.json") << inv.dump();
+    RegIoFactory io = [&bed](const AccelSpec&) {
+      return RegIo{[&bed](uint32_t a) { return bed.regs.call(false, a, 0); },
+                   [&bed](uint32_t a, uint32_t v) { bed.regs.call(true, a, v); }};
+    };
+    auto now = [] {
+      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    alloc = std::make_unique<Allocator>(load_inventory(dir + "/inventory.json"), dir + "/state.sqlite", io, 3000, now);
+    ServerOpts o;
+    o.socket = sock;
+    server = std::make_unique<AllocatorServer>(*alloc, o);
+    th = std::thread([this] {
+      while (!stop) server->poll_once(20);
+    });
+  }
+  ~Service() {
+    stop = true;
+    th.join();
+  }
+};
+
+class Forward : public Transport {
+ public:
+  explicit Forward(Transport& t) : t_(t) {}
+  void send(const wire::Bytes& f) override { t_.send(f); }
+  bool recv(wire::Bytes& f, Clock::time_point d) override { return t_.recv(f, d); }
+  void flush() override { t_.flush(); }
+
+ private:
+  Transport& t_;
+};
+
+struct JobRun {
+  std::vector<std::vector<LeasedJob::Mode>> modes;
+  std::vector<std::vector<std::vector<uint32_t>>> out;
+  std::vector<std::string> err;
+  std::vector<LeasedStats> stats;
+  std::vector<std::string> log;
+  std::mutex mu;
+  std::atomic<int> done{0};  // iterations rank 0 completed
+};
+
+// One job: ranks on ports port_of, T trees, its fallback id `job`; `more(rank, it, accel)` says
+// whether to run iteration it + 1 (the same answer on every rank: the modes are agreed).
+void run_job(LiveBed& bed, const std::string& sock, const std::vector<int>& port_of, int T, uint16_t job,
+             const std::vector<std::vector<uint32_t>>& in, JobRun& o,
+             const std::function<bool(size_t, int, int)>& more) {
+  const size_t W = port_of.size();
+  o.modes.resize(W);
+  o.out.resize(W);
+  o.err.resize(W);
+  o.stats.resize(W);
+  std::vector<std::thread> th;
+  for (size_t r = 0; r < W; ++r)
+    th.emplace_back([&, r] {
+      try {
+        LoopbackTransport tr(bed.fab, port_of[r]);
+        LinkSplit split(tr, wire::kDefaultAggPort, wire::kDefaultAggPort + 1);
+        LeasedJobParams lp;
+        lp.job.rank = static_cast<int>(r);
+        lp.job.world = static_cast<int>(W);
+        lp.job.trees = T;
+        lp.job.count = 362;
+        lp.job.window.init = lp.job.window.max = std::max(1, 12 / T);
+        lp.job.status_wait_ms = 40;
+        lp.job.timeout_ms = 1500;
+        lp.job.repair_stall_ms = 3000;
+        lp.job.eth_src = {0x02, 0, 0, 0, 2, static_cast<uint8_t>(port_of[r])};
+        lp.ring = ring_params(ref::Fmt::fp32, 362);
+        lp.ring.job = job;
+        lp.ring.eth_dst = fallback_group_mac(job);
+        lp.ring.ip_dst = fallback_group(job);
+        lp.ring.eth_src = lp.job.eth_src;
+        lp.ring.timeout_ms = 20000;
+        lp.ports = json{{"acc0", port_of}};
+        lp.heartbeat_ms = 300;
+        lp.log = [&](const std::string& s) {
+          std::lock_guard<std::mutex> l(o.mu);
+          o.log.push_back(s);
+        };
+        AccelOpener open = [&split](const Lease&, JobParams&) { return std::make_unique<Forward>(split.accel()); };
+        LeasedJob lj(split.fallback(), lp, open, r == 0 ? allocator_socket(sock) : nullptr);
+        int accel = 0;
+        for (int it = 0; it == 0 || more(r, it, accel); ++it) {
+          auto buf = in[r];
+          const auto m = lj.iteration(buf.data(), buf.size());
+          accel += m == LeasedJob::Mode::accelerator;
+          o.modes[r].push_back(m);
+          o.out[r].push_back(buf);
+          if (r == 0) ++o.done;
+        }
+        lj.finish(2000);
+        o.stats[r] = lj.stats();
+      } catch (const std::exception& e) {
+        o.err[r] = e.what();
+      }
+    });
+  for (auto& t : th) t.join();
+}
+
+// Every iteration of every rank: the same mode on every rank, and the exact sum of that mode.
+void check_job(const JobRun& o, const std::vector<std::vector<uint32_t>>& in, const std::vector<int>& port_of,
+               const std::string& name) {
+  const auto acc = expected(in, port_of, 4, ref::Fmt::fp32), ring = ring_reference(in, ref::Fmt::fp32);
+  if (port_of.size() >= 3) {
+    ASSERT_NE(acc, ring) << "the two orders must differ for the check to mean something";
+  }
+  for (size_t r = 0; r < port_of.size(); ++r) {
+    ASSERT_EQ(o.err[r], "") << name << " rank " << r;
+    ASSERT_EQ(o.modes[r], o.modes[0]) << name << ": ranks disagree on the modes";
+    for (size_t k = 0; k < o.out[r].size(); ++k)
+      EXPECT_EQ(o.out[r][k], o.modes[r][k] == LeasedJob::Mode::accelerator ? acc : ring)
+          << name << " rank " << r << " iteration " << k;
+  }
+}
+
+std::vector<std::vector<uint32_t>> cancelling(int w, size_t n, uint64_t seed) {
+  auto v = tensors(w, n, seed, ref::Fmt::fp32);
+  for (size_t i = 0; i < n; i += 3) {  // 1e8 + 1 + -1e8: the order shows in the result
+    v[0][i] = ref::float_to_bits(1e8f);
+    v[1][i] = ref::float_to_bits(1.0f);
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST(HostFallback, JobWithoutContextsFallsBackThenMovesOntoTheAccelerator) {
+  std::ifstream cj(kRtl + "/config.json");
+  LiveBed bed(Config::from_json(json::parse(cj)));
+  Service svc(bed);
+  const std::vector<int> pa{0, 1}, pb{2, 3};
+  const auto ina = cancelling(2, 3000 + 7, 1), inb = cancelling(2, 2000 + 3, 2);
+  JobRun a, b;
+  std::atomic<int> b_ring{0};
+  std::thread ta([&] {
+    run_job(bed, svc.sock, pa, 5, 21, ina, a, [&](size_t, int it, int) {
+      // A holds its lease until B has run two iterations on the ring.
+      while (it >= 2 && b_ring.load() < 2 && b.done.load() < 50)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      return it < 4;
+    });
+  });
+  while (a.done.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  run_job(bed, svc.sock, pb, 4, 22, inb, b, [&](size_t r, int it, int accel) {
+    if (r == 0 && b.modes[0].back() == LeasedJob::Mode::ring) b_ring = b_ring + 1;
+    return accel < 2 && it < 400;
+  });
+  ta.join();
+  ASSERT_EQ(bed.error, "");
+  check_job(a, ina, pa, "job A");
+  check_job(b, inb, pb, "job B");
+  for (const auto m : a.modes[0]) EXPECT_EQ(m, LeasedJob::Mode::accelerator);
+  // B: on the ring first (no context free), then on the accelerator, never back.
+  ASSERT_GE(b.modes[0].size(), 3u);
+  EXPECT_EQ(b.modes[0].front(), LeasedJob::Mode::ring);
+  EXPECT_EQ(b.modes[0].back(), LeasedJob::Mode::accelerator);
+  size_t first_acc = 0;
+  while (b.modes[0][first_acc] == LeasedJob::Mode::ring) ++first_acc;
+  for (size_t k = first_acc; k < b.modes[0].size(); ++k) EXPECT_EQ(b.modes[0][k], LeasedJob::Mode::accelerator);
+  EXPECT_EQ(b.stats[0].switches, 1);
+  // One line each time a rank falls back, naming why on rank 0.
+  int fell = 0;
+  for (const auto& l : b.log)
+    if (l.find("all-reducing on the hosts") != std::string::npos) {
+      ++fell;
+      if (l.find("worker 0:") != std::string::npos) {
+        EXPECT_NE(l.find("acquire: no idle context"), std::string::npos) << l;
+      }
+    }
+  EXPECT_EQ(fell, 2);
+  // Both leases released at the end.
+  const json s = allocator_socket(svc.sock)({{"op", "status"}});
+  EXPECT_TRUE(s["leases"].empty()) << s.dump();
+}
+
+// A lease that ends while the job runs (released by someone else here; an expiry is the same to
+// the job): every rank moves back to the ring at the next boundary, and every result is exact.
+TEST(HostFallback, RevokedLeaseMovesBackToTheRing) {
+  std::ifstream cj(kRtl + "/config.json");
+  LiveBed bed(Config::from_json(json::parse(cj)));
+  Service svc(bed);
+  const std::vector<int> pa{0, 1, 3};
+  const auto ina = cancelling(3, 4000 + 1, 5);
+  JobRun a;
+  int revoked_at = -1;
+  run_job(bed, svc.sock, pa, 1, 23, ina, a, [&](size_t r, int it, int accel) {
+    if (r == 0 && accel == 2 && revoked_at < 0 && a.modes[0].back() == LeasedJob::Mode::accelerator) {
+      // Revoked once, from rank 0's thread between two iterations.
+      const json st = allocator_socket(svc.sock)({{"op", "status"}});
+      if (!st["leases"].empty()) {
+        allocator_socket(svc.sock)({{"op", "release"}, {"lease", st["leases"][0]["lease"]}});
+        revoked_at = it;
+      }
+    }
+    return it < 8;
+  });
+  ASSERT_EQ(bed.error, "");
+  check_job(a, ina, pa, "job A");
+  ASSERT_GE(revoked_at, 0);
+  EXPECT_EQ(a.modes[0][0], LeasedJob::Mode::accelerator);
+  bool back = false;
+  for (size_t k = static_cast<size_t>(revoked_at); k < a.modes[0].size(); ++k)
+    back |= a.modes[0][k] == LeasedJob::Mode::ring;
+  EXPECT_TRUE(back);
+}
