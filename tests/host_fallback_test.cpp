@@ -314,3 +314,56 @@ TEST(HostFallback, RevokedLeaseMovesBackToTheRing) {
     back |= a.modes[0][k] == LeasedJob::Mode::ring;
   EXPECT_TRUE(back);
 }
+
+// panama-host worker --allocator over the udp backend on lo: the allocator cannot be reached, so
+// the job runs on the ring, says so once per rank, and every rank writes the ring's exact sum.
+TEST(HostFallback, WorkerCliRunsOnTheRingWhenTheAllocatorIsUnreachable) {
+  char t[] = "/tmp/panama_fbcli_XXXXXX";
+  ASSERT_NE(mkdtemp(t), nullptr);
+  const std::string d = t;
+  const int W = 3;
+  const auto in = tensors(W, 2501, 9, ref::Fmt::fp32);
+  for (int r = 0; r < W; ++r)
+    std::ofstream(d + "/in" + std::to_string(r) + ".bin", std::ios::binary)
+        .write(reinterpret_cast<const char*>(in[static_cast<size_t>(r)].data()), 4 * 2501);
+  std::vector<pid_t> pids;
+  for (int r = 0; r < W; ++r) {
+    const std::string rs = std::to_string(r), log = d + "/log" + rs + ".txt";
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      if (!freopen(log.c_str(), "w", stderr)) _exit(3);
+      execl(PANAMA_HOST, PANAMA_HOST, "worker", "--iface", "lo", "--job", "4001", "--rank", rs.c_str(), "--world", "3",
+            "--in", (d + "/in" + rs + ".bin").c_str(), "--out", (d + "/out" + rs + ".bin").c_str(), "--allocator",
+            (d + "/no-allocator.sock").c_str(), "--alloc-ports", "{\"acc0\": [0, 1, 2]}", "--agg-ip", "127.0.0.1",
+            "--mtu", "1500", "--fallback-port", "19157", "--fallback-timeout-ms", "10000", "--iterations", "3",
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    pids.push_back(pid);
+  }
+  for (pid_t pid : pids) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+  }
+  const auto exp = ring_reference(in, ref::Fmt::fp32);
+  for (int r = 0; r < W; ++r) {
+    std::ifstream lf(d + "/log" + std::to_string(r) + ".txt");
+    const std::string log((std::istreambuf_iterator<char>(lf)), std::istreambuf_iterator<char>());
+    if (r == 0 && log.find("IP_ADD_MEMBERSHIP") != std::string::npos) GTEST_SKIP() << "no multicast on lo: " << log;
+    size_t lines = 0;
+    for (size_t k = log.find("all-reducing on the hosts"); k != std::string::npos;
+         k = log.find("all-reducing on the hosts", k + 1))
+      ++lines;
+    EXPECT_EQ(lines, 1u) << log;
+    if (r == 0) {
+      EXPECT_NE(log.find("cannot connect to the allocator"), std::string::npos) << log;
+    }
+    std::ifstream of(d + "/out" + std::to_string(r) + ".bin", std::ios::binary);
+    std::vector<uint32_t> out(2501);
+    of.read(reinterpret_cast<char*>(out.data()), 4 * 2501);
+    ASSERT_TRUE(of.good()) << "rank " << r << ": " << log;
+    EXPECT_EQ(out, exp) << "rank " << r;
+  }
+}
