@@ -211,16 +211,24 @@ void LeasedJob::boundary(int64_t iteration) {
     for (int t = 0; t < T; ++t)
       ls.trees.push_back({static_cast<int>(word(3 + 3 * static_cast<size_t>(t))), word(4 + 3 * static_cast<size_t>(t)),
                           word(5 + 3 * static_cast<size_t>(t))});
-    if (ar_ && used_.id == ls.id) return;
+    if (mode_ == Mode::accelerator && used_.id == ls.id) return;
     ar_.reset();
     link_.reset();
     JobParams jp = p_.job;
     jp.jid = ls.jid;
     jp.first_tid = ls.trees[0].tid;
     jp.first_vids.assign(static_cast<size_t>(T), 0);  // a granted context starts at VID 0
-    link_ = open_(ls, jp);
-    ar_ = std::make_unique<AllReduce>(*link_, jp);
-    if (stop_) ar_->stop_on(stop_);
+    open_error_.clear();
+    try {
+      link_ = open_(ls, jp);
+      ar_ = std::make_unique<AllReduce>(*link_, jp);
+      if (stop_) ar_->stop_on(stop_);
+    } catch (const std::exception& e) {
+      // Every rank agreed on the accelerator: this one's call fails, and the iteration is redone
+      // on the ring by everyone (iteration()).
+      open_error_ = std::string("opening the accelerator's link: ") + e.what();
+      link_.reset();
+    }
     used_ = ls;
     mode_ = Mode::accelerator;
     said_ring_ = false;
@@ -276,6 +284,7 @@ LeasedJob::Mode LeasedJob::iteration(void* buf, size_t n) {
     bool failed = false;
     std::string err;
     try {
+      if (!ar_) throw AllReduceError(open_error_);
       ar_->reduce_raw(static_cast<uint8_t*>(buf), n);
     } catch (const AllReduceStopped&) {
       throw;

@@ -95,7 +95,8 @@ class LeasedJob {
   Lease held_;
   bool lease_ok_ = false, just_ended_ = false;
   int64_t lease_ms_ = 10000;
-  std::string why_;  // why there is no lease (rank 0)
+  std::string why_;         // why there is no lease (rank 0)
+  std::string open_error_;  // the accelerator's link did not open for the lease in use
   Lease used_;
   std::unique_ptr<Transport> link_;
   std::unique_ptr<AllReduce> ar_;

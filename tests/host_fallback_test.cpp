@@ -269,6 +269,10 @@ TEST(HostFallback, JobWithoutContextsFallsBackThenMovesOntoTheAccelerator) {
   while (b.modes[0][first_acc] == LeasedJob::Mode::ring) ++first_acc;
   for (size_t k = first_acc; k < b.modes[0].size(); ++k) EXPECT_EQ(b.modes[0][k], LeasedJob::Mode::accelerator);
   EXPECT_EQ(b.stats[0].switches, 1);
+  for (const auto* j : {&a, &b})
+    std::printf("job %s: %d iterations on the accelerator (%.3f s), %d on the ring (%.3f s), boundaries %.3f s\n",
+                j == &a ? "A" : "B", j->stats[0].accel_iterations, j->stats[0].accel_seconds,
+                j->stats[0].ring_iterations, j->stats[0].ring_seconds, j->stats[0].boundary_seconds);
   // One line each time a rank falls back, naming why on rank 0.
   int fell = 0;
   for (const auto& l : b.log)
