@@ -217,7 +217,13 @@ void LeasedJob::boundary(int64_t iteration) {
     JobParams jp = p_.job;
     jp.jid = ls.jid;
     jp.first_tid = ls.trees[0].tid;
-    jp.first_vids.assign(static_cast<size_t>(T), 0);  // a granted context starts at VID 0
+    // A granted context expects VID 0, but may still hold contributions the job queued on it
+    // under an earlier lease (leftovers stay queued across disable and enable): the new lease
+    // starts above every VID the job used before, so the accelerator drops those as incomplete
+    // (docs/allocator.md "Switching").
+    jp.first_vids.assign(static_cast<size_t>(T), 0);
+    for (size_t t = 0; t < vid_floor_.size() && t < jp.first_vids.size(); ++t)
+      if (vid_floor_[t] < 0x80000000u) jp.first_vids[t] = vid_floor_[t];
     open_error_.clear();
     try {
       link_ = open_(ls, jp);
@@ -283,6 +289,10 @@ LeasedJob::Mode LeasedJob::iteration(void* buf, size_t n) {
     std::vector<uint8_t> in(static_cast<uint8_t*>(buf), static_cast<uint8_t*>(buf) + bytes);
     bool failed = false;
     std::string err;
+    if (ar_) {  // above every VID this call may use (its range is at most 2^24 per tree)
+      vid_floor_.resize(static_cast<size_t>(p_.job.trees));
+      for (int t = 0; t < p_.job.trees; ++t) vid_floor_[static_cast<size_t>(t)] = ar_->next_vid(t) + (1u << 25);
+    }
     try {
       if (!ar_) throw AllReduceError(open_error_);
       ar_->reduce_raw(static_cast<uint8_t*>(buf), n);

@@ -98,6 +98,7 @@ class LeasedJob {
   std::string why_;         // why there is no lease (rank 0)
   std::string open_error_;  // the accelerator's link did not open for the lease in use
   Lease used_;
+  std::vector<uint32_t> vid_floor_;  // the next lease's first VIDs (per tree; identical on every rank)
   std::unique_ptr<Transport> link_;
   std::unique_ptr<AllReduce> ar_;
   const std::atomic<bool>* stop_ = nullptr;

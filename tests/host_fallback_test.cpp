@@ -129,15 +129,23 @@ struct Service {
   }
 };
 
+// The accelerator's link of a rank; `trip` (when set) runs once, before the first frame sent after
+// `armed` was raised.
 class Forward : public Transport {
  public:
-  explicit Forward(Transport& t) : t_(t) {}
-  void send(const wire::Bytes& f) override { t_.send(f); }
+  Forward(Transport& t, std::atomic<bool>* armed, std::function<void()> trip)
+      : t_(t), armed_(armed), trip_(std::move(trip)) {}
+  void send(const wire::Bytes& f) override {
+    if (armed_ && trip_ && armed_->exchange(false)) trip_();
+    t_.send(f);
+  }
   bool recv(wire::Bytes& f, Clock::time_point d) override { return t_.recv(f, d); }
   void flush() override { t_.flush(); }
 
  private:
   Transport& t_;
+  std::atomic<bool>* armed_;
+  std::function<void()> trip_;
 };
 
 struct JobRun {
@@ -148,6 +156,8 @@ struct JobRun {
   std::vector<std::string> log;
   std::mutex mu;
   std::atomic<int> done{0};  // iterations rank 0 completed
+  std::atomic<bool> armed{false};
+  std::function<void()> trip;  // rank 0's accelerator link runs it once armed (Forward)
 };
 
 // One job: ranks on ports port_of, T trees, its fallback id `job`; `more(rank, it, accel)` says
@@ -188,7 +198,9 @@ void run_job(LiveBed& bed, const std::string& sock, const std::vector<int>& port
           std::lock_guard<std::mutex> l(o.mu);
           o.log.push_back(s);
         };
-        AccelOpener open = [&split](const Lease&, JobParams&) { return std::make_unique<Forward>(split.accel()); };
+        AccelOpener open = [&split, &o, r](const Lease&, JobParams&) {
+          return std::make_unique<Forward>(split.accel(), r == 0 ? &o.armed : nullptr, o.trip);
+        };
         LeasedJob lj(split.fallback(), lp, open, r == 0 ? allocator_socket(sock) : nullptr);
         int accel = 0;
         for (int it = 0; it == 0 || more(r, it, accel); ++it) {
@@ -370,4 +382,39 @@ TEST(HostFallback, WorkerCliRunsOnTheRingWhenTheAllocatorIsUnreachable) {
     ASSERT_TRUE(of.good()) << "rank " << r << ": " << log;
     EXPECT_EQ(out, exp) << "rank " << r;
   }
+}
+
+// The lease ends in the middle of an iteration on the accelerator (released by someone else just
+// before rank 0's first contribution of it; the contexts are disabled): that call fails, every
+// rank redoes the iteration on the ring, and every result is exact.
+TEST(HostFallback, LeaseEndingMidIterationIsRedoneOnTheRing) {
+  std::ifstream cj(kRtl + "/config.json");
+  LiveBed bed(Config::from_json(json::parse(cj)));
+  Service svc(bed);
+  const std::vector<int> pa{0, 2, 3};
+  const auto ina = cancelling(3, 3000 + 2, 6);
+  JobRun a;
+  a.trip = [&] {
+    const json st = allocator_socket(svc.sock)({{"op", "status"}});
+    for (const auto& l : st["leases"]) allocator_socket(svc.sock)({{"op", "release"}, {"lease", l["lease"]}});
+  };
+  run_job(bed, svc.sock, pa, 1, 24, ina, a, [&](size_t r, int it, int accel) {
+    if (r == 0 && accel == 2 && it == 2) a.armed = true;
+    return it < 5;
+  });
+  ASSERT_EQ(bed.error, "");
+  check_job(a, ina, pa, "job A");
+  ASSERT_GE(a.modes[0].size(), 3u);
+  EXPECT_EQ(a.modes[0][0], LeasedJob::Mode::accelerator);
+  EXPECT_EQ(a.modes[0][1], LeasedJob::Mode::accelerator);
+  EXPECT_EQ(a.modes[0][2], LeasedJob::Mode::ring);  // the failed iteration, redone
+  // Back on the accelerator with a new lease on the same context, which still holds the failed
+  // call's contributions of ranks 1 and 2: the new lease's VIDs start above them.
+  EXPECT_EQ(a.modes[0].back(), LeasedJob::Mode::accelerator);
+  for (size_t r = 0; r < pa.size(); ++r) EXPECT_EQ(a.stats[r].redone, 1) << "rank " << r;
+  int redo_lines = 0;
+  for (const auto& l : a.log) redo_lines += l.find("failed on the accelerator") != std::string::npos;
+  EXPECT_EQ(redo_lines, 3);
+  if (HasFailure())
+    for (const auto& l : a.log) std::printf("%s\n", l.c_str());
 }
