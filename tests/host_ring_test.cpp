@@ -4,6 +4,7 @@
 // their special values, with loss on every link, and through the stand-in (bypass traffic beside a
 // running job's context).
 #include "host_ring_util.h"
+#include "leased_job.h"
 
 namespace {
 
@@ -30,6 +31,16 @@ std::vector<std::vector<uint32_t>> with_nans(std::vector<std::vector<uint32_t>> 
     }
   return v;
 }
+
+// An accelerator that never answers.
+class SilentTransport : public Transport {
+ public:
+  void send(const wire::Bytes&) override {}
+  bool recv(wire::Bytes&, Clock::time_point deadline) override {
+    std::this_thread::sleep_until(deadline);
+    return false;
+  }
+};
 
 }  // namespace
 
@@ -130,5 +141,85 @@ TEST(HostRing, ThroughTheStandInBesideARunningJob) {
   for (size_t r = 0; r < 2; ++r) {
     ASSERT_EQ(acc.err[r], "") << bed.finish();
     EXPECT_EQ(acc.out[r], exp);
+  }
+}
+
+// The boundary's agreement in the 16-bit formats: rank 0's decision (a lease with a large id,
+// addresses, TIDs) travels as nibbles summed with the others' zeros; every rank opens the same
+// lease. Its accelerator here answers nothing, so each call fails and is redone on the ring: exact.
+TEST(HostRing, BoundaryCarriesTheLeaseExactlyInEveryFormat) {
+  for (ref::Fmt fmt : {ref::Fmt::bf16, ref::Fmt::fp16, ref::Fmt::fp32}) {
+    const int W = 3;
+    const auto in = tensors(W, 777, 31, fmt);
+    Hub hub(W);
+    std::vector<std::vector<Lease>> seen(W);
+    std::vector<std::string> err(W);
+    std::vector<std::vector<uint32_t>> out(W);
+    std::vector<LeasedStats> st(W);
+    const nlohmann::json tree0{{"tid", 3}, {"agg_ip", "10.1.2.254"}, {"group_ip", "239.0.18.3"}};
+    const nlohmann::json tree1{{"tid", 4}, {"agg_ip", "10.255.0.1"}, {"group_ip", "239.0.18.4"}};
+    std::vector<std::thread> th;
+    for (int r = 0; r < W; ++r)
+      th.emplace_back([&, r] {
+        try {
+          HubTransport tr(hub, r);
+          LeasedJobParams lp;
+          lp.job.rank = r;
+          lp.job.world = W;
+          lp.job.trees = 2;
+          lp.job.format = fmt;
+          lp.job.elem_bytes = fmt == ref::Fmt::fp32 ? 4 : 2;
+          lp.job.count = 100;
+          lp.job.repair_rounds = 0;
+          lp.job.timeout_ms = 150;
+          lp.ring = ring_params(fmt, 100);
+          lp.log = [](const std::string&) {};
+          AllocatorCall alloc = [&](const nlohmann::json& q) {
+            if (q["op"] == "acquire")
+              return nlohmann::json{
+                  {"ok", true}, {"lease", 3000000001LL}, {"jid", 4660}, {"lease_ms", 60000}, {"trees", {tree0, tree1}}};
+            return nlohmann::json{{"ok", true}};
+          };
+          AccelOpener open = [&seen, r](const Lease& ls, JobParams& jp) -> std::unique_ptr<Transport> {
+            seen[static_cast<size_t>(r)].push_back(ls);
+            EXPECT_EQ(jp.jid, 4660);
+            EXPECT_EQ(jp.first_tid, 3);
+            return std::make_unique<SilentTransport>();
+          };
+          LeasedJob job(tr, lp, open, r == 0 ? alloc : nullptr);
+          auto b = in[static_cast<size_t>(r)];
+          std::vector<uint8_t> bytes(b.size() * static_cast<size_t>(lp.job.elem_bytes));
+          const size_t es = static_cast<size_t>(lp.job.elem_bytes);
+          for (size_t i = 0; i < b.size(); ++i) std::memcpy(bytes.data() + i * es, &b[i], es);
+          for (int it = 0; it < 2; ++it) {
+            auto x = bytes;
+            EXPECT_EQ(job.iteration(x.data(), b.size()), LeasedJob::Mode::ring);
+            out[static_cast<size_t>(r)].assign(b.size(), 0);
+            for (size_t i = 0; i < b.size(); ++i) std::memcpy(&out[static_cast<size_t>(r)][i], x.data() + i * es, es);
+          }
+          job.finish(1000);
+          st[static_cast<size_t>(r)] = job.stats();
+        } catch (const std::exception& e) {
+          err[static_cast<size_t>(r)] = e.what();
+        }
+      });
+    for (auto& t : th) t.join();
+    const auto exp = ring_reference(in, fmt);
+    for (int r = 0; r < W; ++r) {
+      ASSERT_EQ(err[static_cast<size_t>(r)], "");
+      EXPECT_EQ(out[static_cast<size_t>(r)], exp) << "rank " << r;
+      EXPECT_EQ(st[static_cast<size_t>(r)].redone, 2);
+      ASSERT_EQ(seen[static_cast<size_t>(r)].size(), 2u);
+      for (const Lease& ls : seen[static_cast<size_t>(r)]) {
+        EXPECT_EQ(ls.id, 3000000001LL);
+        EXPECT_EQ(ls.jid, 4660);
+        ASSERT_EQ(ls.trees.size(), 2u);
+        EXPECT_EQ(ls.trees[0].tid, 3);
+        EXPECT_EQ(ls.trees[1].tid, 4);
+        EXPECT_EQ(ls.trees[0].agg_ip, wire::parse_ipv4("10.1.2.254"));
+        EXPECT_EQ(ls.trees[1].agg_ip, wire::parse_ipv4("10.255.0.1"));
+        EXPECT_EQ(ls.trees[1].group_ip, wire::parse_ipv4("239.0.18.4"));
+      }
+    }
   }
 }
