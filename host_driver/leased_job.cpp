@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -154,7 +155,8 @@ void LeasedJob::decide() {
       ls.id = r.at("lease").get<int64_t>();
       ls.jid = static_cast<uint16_t>(r.at("jid").get<int>());
       for (const auto& t : r.at("trees"))
-        ls.trees.push_back({t.at("tid").get<int>(), ip_or_zero(t, "agg_ip"), ip_or_zero(t, "group_ip")});
+        ls.trees.push_back({t.at("tid").get<int>(), ip_or_zero(t, "agg_ip"), ip_or_zero(t, "group_ip"),
+                            t.value("first_vid", uint32_t{0})});
       lease_ms_ = r.value("lease_ms", int64_t{10000});
       held_ = ls;
       lease_ok_ = true;
@@ -183,11 +185,12 @@ void LeasedJob::boundary(int64_t iteration) {
         c.put(static_cast<uint32_t>(t.tid));
         c.put(t.agg_ip);
         c.put(t.group_ip);
+        c.put(t.first_vid);
       }
     }
     why = why_;
   }
-  const size_t words = 2 * (3 + 3 * static_cast<size_t>(T)), elems = 4 * words;
+  const size_t words = 2 * (3 + 4 * static_cast<size_t>(T)), elems = 4 * words;
   c.v.resize(words, 0);
   const ref::Fmt f = p_.job.format;
   const size_t es = static_cast<size_t>(p_.job.elem_bytes);
@@ -208,9 +211,8 @@ void LeasedJob::boundary(int64_t iteration) {
     Lease ls;
     ls.id = word(1);
     ls.jid = static_cast<uint16_t>(word(2));
-    for (int t = 0; t < T; ++t)
-      ls.trees.push_back({static_cast<int>(word(3 + 3 * static_cast<size_t>(t))), word(4 + 3 * static_cast<size_t>(t)),
-                          word(5 + 3 * static_cast<size_t>(t))});
+    for (size_t t = 0; t < static_cast<size_t>(T); ++t)
+      ls.trees.push_back({static_cast<int>(word(3 + 4 * t)), word(4 + 4 * t), word(5 + 4 * t), word(6 + 4 * t)});
     if (mode_ == Mode::accelerator && used_.id == ls.id) return;
     ar_.reset();
     link_.reset();
@@ -224,6 +226,9 @@ void LeasedJob::boundary(int64_t iteration) {
     jp.first_vids.assign(static_cast<size_t>(T), 0);
     for (size_t t = 0; t < vid_floor_.size() && t < jp.first_vids.size(); ++t)
       if (vid_floor_[t] < 0x80000000u) jp.first_vids[t] = vid_floor_[t];
+    // The allocator's start (above what another job left on the context), when higher.
+    for (size_t t = 0; t < jp.first_vids.size(); ++t)
+      if (ls.trees[t].first_vid < 0x80000000u) jp.first_vids[t] = std::max(jp.first_vids[t], ls.trees[t].first_vid);
     open_error_.clear();
     try {
       link_ = open_(ls, jp);
@@ -240,7 +245,8 @@ void LeasedJob::boundary(int64_t iteration) {
     said_ring_ = false;
     ++st_.switches;
     say("lease " + std::to_string(ls.id) + " (JID " + std::to_string(ls.jid) + ", " + std::to_string(T) +
-        " trees): on the accelerator from iteration " + std::to_string(iteration));
+        " trees, first VID " + std::to_string(jp.first_vids[0]) + "): on the accelerator from iteration " +
+        std::to_string(iteration));
     return;
   }
   if (mode_ == Mode::accelerator) ++st_.switches;

@@ -32,6 +32,7 @@ AllocatorCall allocator_socket(const std::string& path, int timeout_ms = 5000);
 struct LeaseTree {
   int tid = 0;
   wire::Ipv4 agg_ip = 0, group_ip = 0;  // 0: not given by the inventory
+  uint32_t first_vid = 0;               // where the context expects the job to start (the allocator's)
 };
 struct Lease {
   int64_t id = 0;

@@ -418,3 +418,41 @@ TEST(HostFallback, LeaseEndingMidIterationIsRedoneOnTheRing) {
   if (HasFailure())
     for (const auto& l : a.log) std::printf("%s\n", l.c_str());
 }
+
+// A lease cut mid-iteration leaves contributions queued on its context (ranks 1 and 2 sent, rank 0
+// did not). The next job granted that context, with members on those ports, starts its VIDs where
+// the allocator says (above the reclaimed context's expected VID): it runs on the accelerator from
+// its first iteration, exact, with nothing redone.
+TEST(HostFallback, ReclaimedContextStartsTheNextJobAboveTheLeftovers) {
+  std::ifstream cj(kRtl + "/config.json");
+  LiveBed bed(Config::from_json(json::parse(cj)));
+  Service svc(bed);
+  const std::vector<int> pa{0, 2, 3}, pb{1, 2, 3};
+  const auto ina = cancelling(3, 3000 + 2, 7), inb = cancelling(3, 2000 + 1, 8);
+  JobRun a, b;
+  a.trip = [&] {
+    const json st = allocator_socket(svc.sock)({{"op", "status"}});
+    for (const auto& l : st["leases"]) allocator_socket(svc.sock)({{"op", "release"}, {"lease", l["lease"]}});
+  };
+  run_job(bed, svc.sock, pa, 1, 25, ina, a, [&](size_t r, int it, int accel) {
+    if (r == 0 && accel == 2 && it == 2) a.armed = true;
+    return it < 3;
+  });
+  ASSERT_EQ(bed.error, "");
+  check_job(a, ina, pa, "job A");
+  ASSERT_EQ(a.modes[0].size(), 3u);
+  EXPECT_EQ(a.modes[0][2], LeasedJob::Mode::ring);  // cut, redone
+  run_job(bed, svc.sock, pb, 1, 26, inb, b, [&](size_t, int it, int) { return it < 3; });
+  check_job(b, inb, pb, "job B");
+  for (size_t r = 0; r < pb.size(); ++r) {
+    EXPECT_EQ(b.stats[r].redone, 0) << "rank " << r;
+    EXPECT_EQ(b.stats[r].accel_iterations, 3) << "rank " << r;
+  }
+  bool above = false;
+  for (const auto& l : b.log)
+    above |= l.find("first VID 0)") == std::string::npos && l.find("first VID") != std::string::npos;
+  EXPECT_TRUE(above);
+  if (HasFailure())
+    for (const auto* j : {&a, &b})
+      for (const auto& l : j->log) std::printf("%s\n", l.c_str());
+}
