@@ -342,6 +342,9 @@ TEST(HostFallback, WorkerCliRunsOnTheRingWhenTheAllocatorIsUnreachable) {
   for (int r = 0; r < W; ++r)
     std::ofstream(d + "/in" + std::to_string(r) + ".bin", std::ios::binary)
         .write(reinterpret_cast<const char*>(in[static_cast<size_t>(r)].data()), 4 * 2501);
+  // The job's id and the fallback port from this process's id: another run on this machine (lo is
+  // shared) has other ones.
+  const std::string job = std::to_string(1000 + getpid() % 60000), port = std::to_string(20000 + getpid() % 40000);
   std::vector<pid_t> pids;
   for (int r = 0; r < W; ++r) {
     const std::string rs = std::to_string(r), log = d + "/log" + rs + ".txt";
@@ -349,10 +352,10 @@ TEST(HostFallback, WorkerCliRunsOnTheRingWhenTheAllocatorIsUnreachable) {
     ASSERT_GE(pid, 0);
     if (pid == 0) {
       if (!freopen(log.c_str(), "w", stderr)) _exit(3);
-      execl(PANAMA_HOST, PANAMA_HOST, "worker", "--iface", "lo", "--job", "4001", "--rank", rs.c_str(), "--world", "3",
-            "--in", (d + "/in" + rs + ".bin").c_str(), "--out", (d + "/out" + rs + ".bin").c_str(), "--allocator",
+      execl(PANAMA_HOST, PANAMA_HOST, "worker", "--iface", "lo", "--job", job.c_str(), "--rank", rs.c_str(), "--world",
+            "3", "--in", (d + "/in" + rs + ".bin").c_str(), "--out", (d + "/out" + rs + ".bin").c_str(), "--allocator",
             (d + "/no-allocator.sock").c_str(), "--alloc-ports", "{\"acc0\": [0, 1, 2]}", "--agg-ip", "127.0.0.1",
-            "--mtu", "1500", "--fallback-port", "19157", "--fallback-timeout-ms", "10000", "--iterations", "3",
+            "--mtu", "1500", "--fallback-port", port.c_str(), "--fallback-timeout-ms", "10000", "--iterations", "3",
             static_cast<char*>(nullptr));
       _exit(127);
     }
