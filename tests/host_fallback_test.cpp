@@ -96,6 +96,7 @@ struct LiveBed {
 // The allocator service on a Unix socket, served from its own thread.
 struct Service {
   std::string dir, sock;
+  std::atomic<int64_t> skew{0};  // added to the allocator's clock (a lease's expiry without waiting)
   std::unique_ptr<Allocator> alloc;
   std::unique_ptr<AllocatorServer> server;
   std::atomic<bool> stop{false};
@@ -111,9 +112,10 @@ struct Service {
       return RegIo{[&bed](uint32_t a) { return bed.regs.call(false, a, 0); },
                    [&bed](uint32_t a, uint32_t v) { bed.regs.call(true, a, v); }};
     };
-    auto now = [] {
-      return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count();
+    auto now = [this] {
+      return skew.load() +
+             std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+                 .count();
     };
     alloc = std::make_unique<Allocator>(load_inventory(dir + "/inventory.json"), dir + "/state.sqlite", io, 3000, now);
     ServerOpts o;
@@ -458,4 +460,34 @@ TEST(HostFallback, ReclaimedContextStartsTheNextJobAboveTheLeftovers) {
   if (HasFailure())
     for (const auto* j : {&a, &b})
       for (const auto& l : j->log) std::printf("%s\n", l.c_str());
+}
+
+// A lease that expires (the allocator's clock passes it; the heartbeats cannot keep up): the
+// allocator reclaims it at its next request, rank 0's renew fails, and every rank is on the ring
+// from the next boundary, then on the accelerator again with a new lease; all exact.
+TEST(HostFallback, ExpiredLeaseMovesBackToTheRing) {
+  std::ifstream cj(kRtl + "/config.json");
+  LiveBed bed(Config::from_json(json::parse(cj)));
+  Service svc(bed);
+  const std::vector<int> pa{1, 2, 3};
+  const auto ina = cancelling(3, 2500 + 1, 9);
+  JobRun a;
+  int expired_at = -1;
+  run_job(bed, svc.sock, pa, 1, 27, ina, a, [&](size_t r, int it, int accel) {
+    if (r == 0 && accel == 2 && expired_at < 0) {
+      svc.skew += 60000;  // past the lease (3 s), as if no heartbeat had come for a minute
+      expired_at = it;
+    }
+    return it < 6;
+  });
+  ASSERT_EQ(bed.error, "");
+  check_job(a, ina, pa, "job A");
+  ASSERT_GE(expired_at, 0);
+  ASSERT_EQ(a.modes[0].size(), 6u);
+  EXPECT_EQ(a.modes[0][static_cast<size_t>(expired_at)], LeasedJob::Mode::ring);
+  EXPECT_EQ(a.modes[0].back(), LeasedJob::Mode::accelerator);
+  EXPECT_EQ(a.stats[0].grants, 2);
+  int ended = 0;
+  for (const auto& l : a.log) ended += l.find("has ended (released or expired)") != std::string::npos;
+  EXPECT_EQ(ended, 1);  // rank 0's line says why
 }
