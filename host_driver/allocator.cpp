@@ -26,6 +26,10 @@ using json = nlohmann::json;
 
 namespace {
 
+// A grant after a reclaim starts this far above the reclaimed context's expected VID: a job's
+// calls reserve at most 2^24 VIDs per tree, and a member may be one call ahead of another.
+constexpr uint32_t kLeftoverMargin = 1u << 26;
+
 struct Bad : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -154,6 +158,8 @@ Allocator::Allocator(std::vector<AccelSpec> inv, const std::string& state, RegIo
       " jid INTEGER NOT NULL, tid INTEGER NOT NULL, PRIMARY KEY(accel, idx));");
   owner_.resize(inv_.size());
   for (size_t a = 0; a < inv_.size(); ++a) owner_[a].assign(static_cast<size_t>(inv_[a].contexts), 0);
+  first_vid_.resize(inv_.size());
+  for (size_t a = 0; a < inv_.size(); ++a) first_vid_[a].assign(static_cast<size_t>(inv_[a].contexts), 0);
   reconcile();
 }
 
@@ -225,6 +231,11 @@ void Allocator::reclaim(int64_t lease) {
   for (size_t a = 0; a < inv_.size(); ++a)
     for (int c = 0; c < inv_[a].contexts; ++c)
       if (owner_[a][static_cast<size_t>(c)] == lease) {
+        // Contributions still queued on the context stay there (accelerator.md: leftovers stay
+        // queued across disable and enable), at VIDs from the expected VID on, within a job's
+        // call range or two: the next grant starts its VIDs above them.
+        const uint32_t e = io(a).read(inv_[a].layout.c(c, "CTX_EXPECTED_VID")) + kLeftoverMargin;
+        first_vid_[a][static_cast<size_t>(c)] = e < 0x80000000u ? e : 0;
         for (const RegWrite& w : clear_writes(inv_[a].layout, c)) io(a).write(w.addr, w.value);
         owner_[a][static_cast<size_t>(c)] = 0;
       }
@@ -446,7 +457,7 @@ json Allocator::acquire(const json& req) {
     jt.push_back({{"tid", tid},
                   {"accelerator", inv_[a].name},
                   {"context", p.slot},
-                  {"first_vid", 0},
+                  {"first_vid", first_vid_[a][static_cast<size_t>(p.slot)]},
                   {"agg_port", inv_[a].agg_port},
                   {"agg_ip", inv_[a].agg_ip},
                   {"group_mac", wire::mac_to_string(e.group_mac)},

@@ -87,6 +87,9 @@ class Allocator {
   sqlite3* db_ = nullptr;
   // owner[a][c]: lease id holding context c of accelerator a; 0 idle; -1 foreign (enabled, unknown)
   std::vector<std::vector<int64_t>> owner_;
+  // first_vid[a][c]: where the next grant of context c starts its VIDs (docs/allocator.md
+  // "Reclaim and queued contributions"): above what a reclaimed lease may have left queued on it.
+  std::vector<std::vector<uint32_t>> first_vid_;
   std::vector<std::string> foreign_;
 };
 

@@ -69,6 +69,21 @@ UdpTransport::UdpTransport(const UdpParams& p) : p_(p) {
   m.imr_ifindex = static_cast<int>(ifindex);
   if (setsockopt(fd_.get(), IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0)
     fail("joining " + wire::ipv4_to_string(p.group_ip) + " on " + p.iface);
+  ifindex_ = ifindex;
+  // Frames to a group (the fallback ring's) leave through this interface whatever the routes say.
+  if ((p.agg_ip >> 28) == 0xE && setsockopt(fd_.get(), IPPROTO_IP, IP_MULTICAST_IF, &m, sizeof m) != 0)
+    fail("IP_MULTICAST_IF " + p.iface);
+}
+
+void UdpTransport::join(wire::Ipv4 group) {
+  if ((group >> 28) != 0xE)
+    throw TransportError("udp: group address " + wire::ipv4_to_string(group) + " is not multicast");
+  ip_mreqn m{};
+  m.imr_multiaddr.s_addr = htonl(group);
+  m.imr_address.s_addr = htonl(local_ip_);
+  m.imr_ifindex = static_cast<int>(ifindex_);
+  if (setsockopt(fd_.get(), IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0 && errno != EADDRINUSE)
+    fail("joining " + wire::ipv4_to_string(group) + " on " + p_.iface);
 }
 
 UdpTransport::~UdpTransport() {

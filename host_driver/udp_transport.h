@@ -43,6 +43,8 @@ class UdpTransport : public Transport {
   void flush() override;
   std::string datapath() const override;
   wire::Ipv4 local_ip() const { return local_ip_; }
+  // Also receives the datagrams to `group` (a lease gives each tree a group of its own).
+  void join(wire::Ipv4 group);
   bool gso() const { return gso_; }
   bool gro() const { return gro_; }
 
@@ -55,6 +57,7 @@ class UdpTransport : public Transport {
   Fd fd_;
   int tos_ = -1;
   wire::Ipv4 local_ip_ = 0;
+  unsigned ifindex_ = 0;
   bool gso_ = false, gro_ = false;
   std::string gso_note_, gro_note_;
   uint64_t gso_msgs_ = 0, gro_msgs_ = 0;  // messages that carried more than one datagram

@@ -24,6 +24,17 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
     set_tests_properties(host.repair.five_percent PROPERTIES LABELS "host;long" TIMEOUT 300)
   endif()
 endif()
+# The best-effort fallback (docs/allocator.md "Fallback"): the ring all-reduce on the hosts, exact to
+# its documented order, and workers that switch between the accelerator and the ring as leases come
+# and go (in process, on the stand-in's live model).
+if(EXISTS ${PANAMA_HOST_TESTS}/host_ring_test.cpp)
+  add_executable(test_host_fallback ${PANAMA_HOST_TESTS}/host_ring_test.cpp ${PANAMA_HOST_TESTS}/host_fallback_test.cpp)
+  target_link_libraries(test_host_fallback PRIVATE panama_standin panama_backends panama_allocator GTest::gtest_main)
+  target_compile_definitions(test_host_fallback PRIVATE PANAMA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+                                                        PANAMA_HOST="$<TARGET_FILE:panama-host>")
+  add_dependencies(test_host_fallback panama-host)
+  gtest_discover_tests(test_host_fallback PROPERTIES LABELS "host" DISCOVERY_TIMEOUT 30)
+endif()
 if(EXISTS ${PANAMA_HOST_TESTS}/host_netns.py)
   add_executable(host_treesum ${PANAMA_HOST_TESTS}/host_treesum.cpp)
   target_link_libraries(host_treesum PRIVATE panama_numerics)

@@ -18,6 +18,7 @@
 #include "allreduce.h"
 #include "backends.h"
 #include "cli.h"
+#include "cli_worker.h"
 #include "design.h"
 #include "job.h"
 #include "parse_num.h"
@@ -183,25 +184,6 @@ class BarTransport : public Watching<BarTransport> {
   bool tty_, drawn_ = false;
   double interval_;
   Clock::time_point start_, last_;
-};
-
-struct WorkerOpts {
-  std::string iface, in, out, backend = "udp", agg_ip, group_ip, format = "fp32", stats, agg_mac, eal, progress,
-                              job_desc;
-  const CLI::Option* format_option = nullptr;  // --format: given or from the job description
-  double progress_interval = 0.1;
-  std::string progress_bar = "auto";
-  double progress_bar_interval = 10;
-  int job = -1, rank = -1, world = 0, trees = 1, mtu = 0, max_elems = 0, timeout_ms = 2000, iterations = 1;
-  int threads = 1;
-  int port = wire::kDefaultAggPort;
-  std::string repair_rounds = "auto";
-  int repair_slots = 8, status_wait_ms = 200, status_copies = 3, repair_stall_ms = 0;
-  std::string first_vid = "0";
-  WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
-  bool no_cc = false;
-  bool adaptive_wait = false;
-  bool no_resend = false;
 };
 
 // What the design accepts (controller --job-out, or the design's folder): MAX_ELEMS (0: not
@@ -438,6 +420,7 @@ int run_worker(const WorkerOpts& o) {
   // Until the all-reduce runs, a stop ends the process at once (nothing to finish); from then on
   // the call ends in order within AllReduce::kStopPoll and the backend closes (an XDP program
   // detached, DPDK's ports stopped).
+  if (!o.allocator.empty()) return run_leased_worker(o);
   catch_stop_signals(StopMode::immediate, "worker " + std::to_string(o.rank));
   check_worker_opts(o);
   JobParams p = job_params(o);
@@ -593,8 +576,9 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
                  "dpdk: EAL arguments as one value (--eal=\"...\"), blank-separated, replacing the default (--no-huge "
                  "-m 64 --no-pci "
                  "--no-shconf --vdev=net_af_packet0,iface=IF ...; docs/host.md)");
-  wk->add_option("--agg-ip", w.agg_ip, "aggregator (tree root) IPv4 address")->required();
-  wk->add_option("--group-ip", w.group_ip, "the job's multicast group address")->required();
+  wk->add_option("--agg-ip", w.agg_ip,
+                 "aggregator (tree root) IPv4 address (with --allocator: when the lease has none)");
+  wk->add_option("--group-ip", w.group_ip, "the job's multicast group address (not with --allocator: the lease's)");
   wk->add_option("--port", w.port, "aggregation UDP port")
       ->default_val(wire::kDefaultAggPort)
       ->check(CLI::Range(1, 65535));
@@ -624,9 +608,16 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
       ->default_val(0.1)
       ->check(CLI::Range(0.001, 60.0));
   w.format_option = wk->get_option("--format");
+  add_allocator_options(wk, w);
 }
 
 }  // namespace
+
+// For cli_worker_alloc.cpp (cli_worker.h).
+void worker_check(const WorkerOpts& o) { check_worker_opts(o); }
+JobParams worker_job_params(const WorkerOpts& o) { return job_params(o); }
+LinkOptions worker_link(const WorkerOpts& o) { return link_options(o); }
+std::vector<uint8_t> worker_input(const WorkerOpts& o) { return read_file(o.in); }
 
 Runner worker_subcommand(CLI::App& cmd) { return with_options(cmd, add_worker_options, run_worker); }
 
