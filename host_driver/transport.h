@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "wire.h"
 
@@ -36,6 +38,8 @@ class Transport {
   // How this backend moves frames, for the worker's --stats ("datapath"): the mode taken at start
   // and any fallback (docs/host.md "Backends"); empty when there is nothing to say.
   virtual std::string datapath() const { return ""; }
+  // The link's own counters for --stats ("link"), e.g. AF_XDP's XDP_STATISTICS; empty by default.
+  virtual std::vector<std::pair<std::string, uint64_t>> link_counters() const { return {}; }
 
   // In-place sending (the all-reduce's path, docs/host.md "Backends"): tx_begin(len) hands out a
   // buffer of at least len bytes that the next frame is built in, tx_end(len) sends it. A backend

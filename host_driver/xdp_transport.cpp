@@ -466,6 +466,22 @@ void XdpTransport::send(const wire::Bytes& f) {
 
 void XdpTransport::flush() { d_->kick(); }
 
+std::vector<std::pair<std::string, uint64_t>> XdpTransport::link_counters() const {
+  xdp_statistics st{};
+  socklen_t len = sizeof st;
+  std::vector<std::pair<std::string, uint64_t>> v;
+  if (getsockopt(d_->fd, SOL_XDP, XDP_STATISTICS, &st, &len) == 0) {
+    v = {{"rx_dropped", st.rx_dropped},
+         {"rx_invalid_descs", st.rx_invalid_descs},
+         {"tx_invalid_descs", st.tx_invalid_descs},
+         {"rx_ring_full", st.rx_ring_full},
+         {"rx_fill_ring_empty_descs", st.rx_fill_ring_empty_descs},
+         {"tx_ring_empty_descs", st.tx_ring_empty_descs}};
+  }
+  v.emplace_back("tx_kicks_again", d_->kicks_again);
+  return v;
+}
+
 bool XdpTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
   Impl& d = *d_;
   Clock::time_point spin_until = Clock::time_point::min();

@@ -42,6 +42,8 @@ class XdpTransport : public RawTransport {
   // "zero-copy, native XDP", "copy, native XDP" or "copy, generic XDP".
   const std::string& mode() const { return mode_; }
   std::string datapath() const override;
+  // XDP_STATISTICS of the socket and the transmit kicks repeated (ring not yet taken).
+  std::vector<std::pair<std::string, uint64_t>> link_counters() const override;
   int fd() const;                            // the socket, to poll for received frames
   static constexpr size_t kMaxFrame = 4096;  // bytes per frame (one UMEM frame)
 

@@ -5,6 +5,9 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
 #include <thread>
 #include <numeric>
 #include <time.h>
@@ -48,6 +51,7 @@ class Watching : public Transport {
   explicit Watching(Transport& t) : t_(t) {}
   void flush() override { t_.flush(); }
   std::string datapath() const override { return t_.datapath(); }
+  std::vector<std::pair<std::string, uint64_t>> link_counters() const override { return t_.link_counters(); }
   void send(const wire::Bytes& frame) override {
     t_.send(frame);
     self().on_tx(frame.size());
@@ -327,8 +331,67 @@ double thread_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
+std::vector<const Transport*> link_list(const std::vector<std::unique_ptr<Transport>>& trs) {
+  std::vector<const Transport*> v;
+  for (const auto& t : trs) v.push_back(t.get());
+  return v;
+}
+
+// Threads that live across a worker's iterations: start() lets each run fn(k) once (k = 0..n-1),
+// wait() returns when all have; the destructor ends them.
+class Team {
+ public:
+  Team(int n, std::function<void(int)> fn) : fn_(std::move(fn)) {
+    for (int k = 0; k < n; ++k) th_.emplace_back([this, k] { loop(k); });
+  }
+  ~Team() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      quit_ = true;
+    }
+    go_.notify_all();
+    for (auto& t : th_) t.join();
+  }
+  void start() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      pending_ = static_cast<int>(th_.size());
+      ++gen_;
+    }
+    go_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> l(mu_);
+    done_.wait(l, [&] { return pending_ == 0; });
+  }
+
+ private:
+  void loop(int k) {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        go_.wait(l, [&] { return quit_ || gen_ != seen; });
+        if (quit_) return;
+        seen = gen_;
+      }
+      fn_(k);
+      std::lock_guard<std::mutex> l(mu_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+  std::function<void(int)> fn_;
+  std::mutex mu_;
+  std::condition_variable go_, done_;
+  uint64_t gen_ = 0;
+  int pending_ = 0;
+  bool quit_ = false;
+  std::vector<std::thread> th_;
+};
+
 nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::unique_ptr<AllReduce>>& ars,
-                                    const Transport& tr, size_t elements, double call_cpu) {
+                                    const Transport& tr, const std::vector<const Transport*>& links, size_t elements,
+                                    double call_cpu) {
   // With --threads, the counters summed over the threads, the time the longest thread spent.
   Stats s = ars[0]->stats();
   for (size_t k = 1; k < ars.size(); ++k) {
@@ -346,6 +409,11 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::
   j["rank"] = o.rank;
   j["backend"] = o.backend;
   j["datapath"] = tr.datapath();
+  // The link's own counters (xdp: XDP_STATISTICS), summed over the threads' links.
+  nlohmann::ordered_json link = nlohmann::ordered_json::object();
+  for (const Transport* t : links)
+    for (const auto& [k, v] : t->link_counters()) link[k] = link.value(k, uint64_t{0}) + v;
+  if (!link.empty()) j["link"] = link;
   j["threads"] = ars.size();
   j["elements"] = elements;
   j["count"] = p.count;
@@ -470,36 +538,27 @@ int run_worker(const WorkerOpts& o) {
   for (int k = 0; k <= N; ++k) from[static_cast<size_t>(k)] = std::min(n, K * static_cast<size_t>(k) / N * C);
   std::vector<uint8_t> buf;
   std::vector<double> call_cpu(static_cast<size_t>(N), 0.0);
+  std::vector<std::exception_ptr> err(static_cast<size_t>(N));
+  const auto slice = [&](int k) {  // thread k's vectors of this iteration's call
+    const size_t a = from[static_cast<size_t>(k)], b = from[static_cast<size_t>(k) + 1];
+    const double c0 = thread_cpu_seconds();
+    try {
+      ars[static_cast<size_t>(k)]->reduce_raw(buf.data() + a * es, b - a);
+    } catch (...) {
+      err[static_cast<size_t>(k)] = std::current_exception();
+    }
+    call_cpu[static_cast<size_t>(k)] += thread_cpu_seconds() - c0;
+  };
+  // Threads 1..N-1 live across the iterations (started once, not per call); slice 0 runs here.
+  Team team(N - 1, [&](int k) { slice(k + 1); });
   const auto t0 = Clock::now();
   try {
     for (int it = 0; it < o.iterations; ++it) {
       if (stop_requested().load()) throw AllReduceStopped("stopped before iteration " + std::to_string(it + 1));
       buf = grad;
-      if (N == 1) {
-        const double c0 = thread_cpu_seconds();
-        try {
-          ars[0]->reduce_raw(buf.data(), n);
-        } catch (...) {
-          call_cpu[0] += thread_cpu_seconds() - c0;
-          throw;
-        }
-        call_cpu[0] += thread_cpu_seconds() - c0;
-        continue;
-      }
-      std::vector<std::exception_ptr> err(static_cast<size_t>(N));
-      std::vector<std::thread> th;
-      for (int k = 0; k < N; ++k)
-        th.emplace_back([&, k] {
-          const size_t a = from[static_cast<size_t>(k)], b = from[static_cast<size_t>(k) + 1];
-          const double c0 = thread_cpu_seconds();
-          try {
-            ars[static_cast<size_t>(k)]->reduce_raw(buf.data() + a * es, b - a);
-          } catch (...) {
-            err[static_cast<size_t>(k)] = std::current_exception();
-          }
-          call_cpu[static_cast<size_t>(k)] += thread_cpu_seconds() - c0;
-        });
-      for (auto& t : th) t.join();
+      team.start();
+      slice(0);
+      team.wait();
       for (auto& e : err)
         if (e) std::rethrow_exception(e);
     }
@@ -511,8 +570,8 @@ int run_worker(const WorkerOpts& o) {
   }
   bar.reset();  // ends the bar's line before the summary
   write_file_atomic(o.out, buf.data(), buf.size());
-  const nlohmann::ordered_json j =
-      worker_stats(o, ars, tr, grad.size() / es, std::accumulate(call_cpu.begin(), call_cpu.end(), 0.0));
+  const nlohmann::ordered_json j = worker_stats(o, ars, tr, link_list(trs), grad.size() / es,
+                                                std::accumulate(call_cpu.begin(), call_cpu.end(), 0.0));
   if (!o.stats.empty()) {
     std::ofstream st(o.stats);
     if (!st) throw std::runtime_error("cannot write " + o.stats);
