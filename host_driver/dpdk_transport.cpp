@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <sstream>
 #include <thread>
 
@@ -106,7 +105,13 @@ struct DpdkTransport::Impl {
   uint16_t port = 0;
   rte_mempool* pool = nullptr;
   bool started = false;
-  std::deque<wire::Bytes> pending;  // received results not yet handed out
+  // Received results not yet handed out, kept in their mbufs (no copy, no allocation per frame):
+  // ready[ready_head..] in arrival order; `held` is the one recv_view handed out, freed at the
+  // next call. A result in several segments is read into `seg` when handed out.
+  std::vector<rte_mbuf*> ready;
+  size_t ready_head = 0;
+  rte_mbuf* held = nullptr;
+  wire::Bytes seg;
   rte_mbuf* rx[kBurst];
   rte_mbuf* tx[kBurst];  // built frames not yet handed to the PMD (one burst)
   uint16_t ntx = 0;
@@ -180,23 +185,51 @@ struct DpdkTransport::Impl {
     }
   }
 
-  // Polls RX once; results go to `pending`, an ARP answer from `arp_target` to *arp_mac.
+  // Polls RX once; results go to `ready` (their mbufs kept), an ARP answer from `arp_target` to
+  // *arp_mac; everything else is freed at once.
   int poll_once(const RawParams& p, wire::Ipv4 arp_target = 0, wire::Mac* arp_mac = nullptr, bool* arp_ok = nullptr) {
     const uint16_t n = rte_eth_rx_burst(port, 0, rx, kBurst);
     for (uint16_t i = 0; i < n; ++i) {
       rte_mbuf* m = rx[i];
       const uint32_t len = rte_pktmbuf_pkt_len(m);
-      wire::Bytes f(len);
-      const void* d = rte_pktmbuf_read(m, 0, len, f.data());
-      if (d && d != f.data()) std::memcpy(f.data(), d, len);
+      if (seg.size() < len) seg.resize(len);
+      const auto* d = static_cast<const uint8_t*>(rte_pktmbuf_read(m, 0, len, seg.data()));
+      if (d && is_result_frame(d, len, p.group_ip, p.port)) {
+        if (ready_head == ready.size()) {
+          ready.clear();
+          ready_head = 0;
+        }
+        ready.push_back(m);  // capacity reserved at start: no allocation while it suffices
+        continue;
+      }
+      if (d && arp_mac && arp_answer(d, len, arp_target, *arp_mac)) *arp_ok = true;
       rte_pktmbuf_free(m);
-      if (!d) continue;
-      if (is_result_frame(f.data(), f.size(), p.group_ip, p.port))
-        pending.push_back(std::move(f));
-      else if (arp_mac && arp_answer(f.data(), f.size(), arp_target, *arp_mac))
-        *arp_ok = true;
     }
     return n;
+  }
+  // The next ready result as a view (its mbuf held until the next call), or false.
+  bool take(const uint8_t*& frame, size_t& len) {
+    if (held) {
+      rte_pktmbuf_free(held);
+      held = nullptr;
+    }
+    if (ready_head == ready.size()) return false;
+    held = ready[ready_head++];
+    len = rte_pktmbuf_pkt_len(held);
+    if (held->nb_segs == 1) {
+      frame = rte_pktmbuf_mtod(held, const uint8_t*);
+    } else {
+      if (seg.size() < len) seg.resize(len);
+      frame = static_cast<const uint8_t*>(rte_pktmbuf_read(held, 0, static_cast<uint32_t>(len), seg.data()));
+    }
+    return true;
+  }
+  void free_ready() {
+    if (held) rte_pktmbuf_free(held);
+    held = nullptr;
+    for (size_t i = ready_head; i < ready.size(); ++i) rte_pktmbuf_free(ready[i]);
+    ready.clear();
+    ready_head = 0;
   }
   void send(const uint8_t* f, size_t len, const std::string& iface) {
     rte_mbuf* m = nullptr;
@@ -289,6 +322,7 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
     d_->pool = rte_pktmbuf_pool_create(("panama_" + std::to_string(getpid())).c_str(), kMbufs, 128, 0,
                                        RTE_MBUF_DEFAULT_BUF_SIZE, socket);
     if (!d_->pool) fail("mempool of " + std::to_string(kMbufs) + " mbufs (raise -m)", rte_errno);
+    d_->ready.reserve(kMbufs);
     rte_eth_conf conf{};
     int rc = rte_eth_dev_configure(port, 1, 1, &conf);
     if (rc < 0) fail("configuring port " + std::to_string(port), rc);
@@ -327,7 +361,7 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
         }
         if (d_->poll_once(p, hop, &agg_mac_, &ok) == 0) usleep(1000);
       }
-      d_->pending.clear();
+      d_->free_ready();
       if (!ok)
         throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
                              " (no neighbour entry, no ARP reply): give --agg-mac");
@@ -341,6 +375,7 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
     }
 
   } catch (...) {
+    d_->free_ready();
     if (d_->started) {
       (void)rte_eth_dev_stop(d_->port);
       (void)rte_eth_dev_close(d_->port);
@@ -358,6 +393,7 @@ DpdkTransport::~DpdkTransport() {
     // Nothing to report to at destruction; the peers see the frames as lost.
   }
   if (d_->cur) rte_pktmbuf_free(d_->cur);
+  d_->free_ready();
   if (d_->started) {
     (void)rte_eth_allmulticast_disable(d_->port);
     (void)rte_eth_dev_stop(d_->port);
@@ -398,7 +434,7 @@ void DpdkTransport::flush() {
   if (d_ && d_->ntx) d_->flush_tx(p_.iface);
 }
 
-bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
+bool DpdkTransport::recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) {
   // Poll: spin briefly, then wait: in poll() on the wake-up socket (af_packet PMD, the default;
   // at most 1 ms at a time, so a wake-up that overtakes the PMD's ring costs at most that), else
   // sleep in growing steps (PANAMA_DPDK_MAX_SLEEP_US, default 100 us), never past the deadline,
@@ -412,11 +448,7 @@ bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
   long sleep_us = 1;
   flush();
   for (;;) {
-    if (!d_->pending.empty()) {
-      frame = std::move(d_->pending.front());
-      d_->pending.pop_front();
-      return true;
-    }
+    if (d_->take(frame, len)) return true;
     if (d_->wake_fd >= 0 && idle == 0) d_->drain_wake();  // before the RX poll: no lost wake-up
     if (d_->poll_once(p_) > 0) {
       idle = 0;
@@ -437,6 +469,14 @@ bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
     std::this_thread::sleep_for(std::min<Clock::duration>(deadline - now, std::chrono::microseconds(sleep_us)));
     sleep_us = std::min(sleep_us * 2, max_sleep_us);
   }
+}
+
+bool DpdkTransport::recv(wire::Bytes& frame, Clock::time_point deadline) {
+  const uint8_t* f = nullptr;
+  size_t len = 0;
+  if (!recv_view(f, len, deadline)) return false;
+  frame.assign(f, f + len);
+  return true;
 }
 
 }  // namespace panama::host

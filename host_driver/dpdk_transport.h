@@ -28,6 +28,8 @@ class DpdkTransport : public RawTransport {
   ~DpdkTransport() override;
   void send(const wire::Bytes& frame) override;
   bool recv(wire::Bytes& frame, Clock::time_point deadline) override;
+  // The result stays in its mbuf until the next call (no copy, no allocation per frame).
+  bool recv_view(const uint8_t*& frame, size_t& len, Clock::time_point deadline) override;
   // Frames are built in an mbuf (tx_begin) and handed to the PMD in bursts of up to kBurst: when
   // the burst is full, at flush() and at recv().
   uint8_t* tx_begin(size_t len) override;
