@@ -36,7 +36,7 @@ ReduceCall::ReduceCall(Transport& t, const JobParams& p, std::vector<uint32_t>& 
   }
   for (size_t t = 0; t < T; ++t) plan_tree(t);
   init_spec();
-  last_progress_ = last_vector_ = Clock::now();
+  last_progress_ = last_vector_ = now_ = Clock::now();
 }
 
 std::chrono::milliseconds ReduceCall::status_wait() const {

@@ -272,6 +272,9 @@ class ReduceCall : CallShape {
   std::chrono::milliseconds call_silence() const;  // the longest leave_after of the trees
   std::chrono::milliseconds leave_after(size_t t) const;
   Clock::time_point last_progress_;
+  // The loop's clock: read once per iteration, after the wait for a frame (run()); what is sent
+  // and received in that iteration is timed with it.
+  Clock::time_point now_;
   Clock::time_point last_vector_;  // the last time a vector was newly held (or the call's start)
   std::chrono::milliseconds stall() const;
   [[noreturn]] void fail_stalled(size_t missing);

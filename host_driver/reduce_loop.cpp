@@ -76,21 +76,24 @@ void ReduceCall::take_repair(size_t t, const Slot& sl, const uint8_t* pay) {
 void ReduceCall::run() {
   const uint8_t* rx = nullptr;
   size_t rx_len = 0;
+  now_ = Clock::now();
   while (!all_done()) {
     if (stop_ && stop_->load()) {
       close_range();
       throw AllReduceStopped("stopped on request with " + std::to_string(missing()) + " of " + std::to_string(K) +
                              " vectors missing");
     }
-    if (repair && held_ < K && Clock::now() - last_vector_ >= stall()) fail_stalled(missing());
+    if (repair && held_ < K && now_ - last_vector_ >= stall()) fail_stalled(missing());
     send_windows();
     // With a stop flag the wait is cut into slices of kStopPoll; a slice that ends before the
     // deadline is no silence.
     const auto deadline = next_deadline();
-    const auto wake = stop_ ? std::min(deadline, Clock::now() + AllReduce::kStopPoll) : deadline;
-    if (t_.recv_view(rx, rx_len, wake))
+    const auto wake = stop_ ? std::min(deadline, now_ + AllReduce::kStopPoll) : deadline;
+    const bool got = t_.recv_view(rx, rx_len, wake);
+    now_ = Clock::now();  // the one clock read of the iteration
+    if (got)
       take_frame(rx, rx_len);
-    else if (Clock::now() >= deadline && on_silence())
+    else if (now_ >= deadline && on_silence())
       break;
   }
   finish();
@@ -157,7 +160,7 @@ Clock::time_point ReduceCall::next_deadline() const {
 
 // Nothing arrived before the deadline.
 bool ReduceCall::on_silence() {
-  const auto now = Clock::now();
+  const auto now = now_;
   // Holding every result and hearing nothing more: done. The data is exact, and a peer
   // still repairing would be producing results with this worker's frames (it needs every
   // member for every slot). Typically this worker missed the final status.

@@ -63,7 +63,7 @@ void ReduceCall::take_frame(const uint8_t* rx, size_t len) {
   }
   // Any first result is progress for the call timeout (results still come); an in-order one
   // also for its tree.
-  const auto now = Clock::now();
+  const auto now = now_;
   last_progress_ = s.last_heard = now;
   s.silent = 0;
   s.frames_at_result = s.frames_before[s.sent];

@@ -82,7 +82,7 @@ void ReduceCall::send_slot(size_t t) {
   const size_t i = s.sent;
   build_slot(t, i);
   emit();
-  if (s.slots[i].kind != Kind::status) s.slots[i].sent_at = Clock::now();
+  if (s.slots[i].kind != Kind::status) s.slots[i].sent_at = now_;
   s.frames_before[s.sent + 1] = s.frames_before[s.sent] + 1;
   ++s.sent;
   ++stats_.vectors_sent;
