@@ -242,6 +242,42 @@ TEST(HostAllocator, RestartReloadsStateAndReconciles) {
   EXPECT_FALSE(acquire(a, 1, json{{"acc0", {0, 1}}})["ok"]);  // all 8 taken
 }
 
+// Where a reclaimed context's next grant starts (above the leftovers) survives a restart, and is
+// reconciled with the registers: a context used by hand while the allocator was down starts above
+// its expected VID. Lease ids are never handed out twice, across a restart too.
+TEST(HostAllocator, RestartKeepsWhereReclaimedContextsStart) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  Clock c;
+  const std::string inv = write_inventory(d, 1);
+  const int64_t kMargin = int64_t{1} << 26;
+  int64_t last = 0;
+  int used = -1;
+  {
+    Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+    for (int k = 0; k < 2; ++k) {
+      const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+      ASSERT_TRUE(r["ok"]) << r.dump();
+      EXPECT_GT(r["lease"].get<int64_t>(), last);  // not the released lease's id again
+      last = r["lease"];
+      used = r["trees"][0]["context"];
+      EXPECT_EQ(r["trees"][0]["first_vid"], k == 0 ? 0 : 1000 + kMargin);
+      f.rf[0]->ctx(used).expected_vid = 1000;  // the job ran to VID 1000
+      ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", last}})["ok"]);
+    }
+  }
+  // While it is down, someone enables context 5 by hand, runs it to 3 * 2^26 and disables it.
+  f.rf[0]->ctx(5).expected_vid = 3u << 26;
+  Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  const json r = acquire(a, 8, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_GT(r["lease"].get<int64_t>(), last);
+  for (const json& t : r["trees"]) {
+    const int ctx = t["context"];
+    EXPECT_EQ(t["first_vid"].get<int64_t>(), ctx == used ? 1000 + kMargin : ctx == 5 ? 4 * kMargin : 0) << ctx;
+  }
+}
+
 TEST(HostAllocator, BadInputIsOneClearErrorAndGrantsNothing) {
   const std::string d = tmpdir();
   Fleet f(1);
