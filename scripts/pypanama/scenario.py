@@ -38,7 +38,7 @@ import sys
 import threading
 import time
 
-from . import design, netns, standin
+from . import design, netns
 from .testbed import Exit, bad, cat, fail, say
 
 FALLBACK_TIMEOUT_MS = 8000
@@ -167,8 +167,12 @@ class Scenario:
 
     # --- the stand-in --------------------------------------------------------------------------
     def counters(self):
-        r = subprocess.run([self.o.ph, "controller", "--regmap", self.o.rtl, "--control", self.ctl, "--counters",
-                            "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+        try:
+            r = subprocess.run([self.o.ph, "controller", "--regmap", self.o.rtl, "--control", self.ctl, "--counters",
+                                "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            self.poll_errors.append(f"{self.now() if self.t0 else 0} s: counters: no answer within 30 s")
+            return None
         if r.returncode != 0:
             self.poll_errors.append(f"{self.now() if self.t0 else 0} s: counters: {r.stderr.strip()[:160]}")
             return None
