@@ -21,11 +21,13 @@ Checks: every iteration of every surviving rank is exact: its result's digest (t
 (host_treesum sum, the design's sum mode) for an iteration on the accelerator, of the ring-order
 sum (host_treesum ring) for one on the hosts; every rank of a job took the same path at every
 iteration; the output is the last iteration's result. A monitor polls the stand-in's counters
-(`controller --counters --json`), the allocator's status and the counters again, every ~0.2 s;
-when the owners of the contexts changed between two polls (a grant or a reclaim), every context
-of every other lease held across it must read back the same JID, TID and enable, the same
-dropped count and no fewer completed vectors (the running job's own vectors may complete in the
-window). At the end no lease is left. The report (stdout, and JSON at --report FILE) gives each
+(`controller --counters --json`), the allocator's status and the counters again, in a loop;
+when the owners of the contexts changed between two polls a and b (a grant or a reclaim), every
+context of every other lease held from the poll before a to the poll after b must read the same
+JID, TID and enable, the same dropped count and no fewer completed vectors from a's first
+counter read to b's second (the running job's own vectors may complete in the window). At least
+one job must have fallen back to the ring and then moved onto the accelerator, and at the end
+no lease is left. The report (stdout, and JSON at --report FILE) gives each
 job's iterations and seconds on the accelerator and on the ring, grants and fallbacks, the
 grants and reclaims seen, and the restart.
 """
@@ -221,16 +223,24 @@ class Scenario:
         return {"t": self.now(), "c0": c0, "c1": c1, "owner": owner,
                 "leases": {ls["lease"]: ls for ls in st["leases"]}}
 
-    def compare(self, a, b):
-        held = lambda s: {lid: [i for i, w in enumerate(s["owner"]) if w == lid] for lid in s["leases"]}
-        ha, hb = held(a), held(b)
+    @staticmethod
+    def held(s):
+        return {lid: [i for i, w in enumerate(s["owner"]) if w == lid] for lid in s["leases"]}
+
+    def compare(self, a, b, c):
+        """A grant or reclaim between polls a and b; c is the poll after b."""
+        ha, hb, hc = self.held(a), self.held(b), self.held(c)
         granted = [lid for lid in hb if lid not in ha]
         ended = [lid for lid in ha if lid not in hb]
         if not granted and not ended:
             return
         ev = {"t": b["t"], "granted": granted, "reclaimed": ended, "others": []}
         for lid, ctxs in ha.items():
-            if lid in granted or lid in ended or hb.get(lid) != ctxs:
+            # Only leases held from the poll before a to the poll after b (lease ids are never
+            # reused): one granted between a's first counter read and its status, or ended between
+            # b's status and its second counter read, would look changed by its own grant or end.
+            if (lid in granted or lid in ended or hb.get(lid) != ctxs or hc.get(lid) != ctxs
+                    or lid not in a["settled"]):
                 continue
             for c in ctxs:
                 x, y = a["c0"].get(c), b["c1"].get(c)
@@ -251,13 +261,18 @@ class Scenario:
             f"({'ok' if all(d['ok'] for d in ev['others']) else 'CHANGED'})")
 
     def monitor(self):
-        prev = None
+        hist = []  # the last successful polls, in a row
         while not self.monitor_stop:
             cur = self.poll()
             self.polls += 1
-            if cur is not None and prev is not None:
-                self.compare(prev, cur)
-            prev = cur
+            if cur is None:
+                hist = []
+            else:
+                ph = self.held(hist[-1]) if hist else {}
+                cur["settled"] = {lid for lid, c in self.held(cur).items() if ph.get(lid) == c}
+                hist = (hist + [cur])[-3:]
+                if len(hist) == 3:
+                    self.compare(*hist)
             time.sleep(0.1)
 
     # --- jobs ------------------------------------------------------------------------------------
@@ -424,6 +439,8 @@ class Scenario:
         if left:
             errs.append(f"leases left at the end: {[x['lease'] for x in left]}")
         errs += self.violations
+        if not any(v.get("fallbacks") and v.get("accel_iterations") for v in report["jobs"]):
+            errs.append("no job fell back to the ring and then moved onto the accelerator (the scenario's timing)")
         if not any(ev["others"] for ev in self.observed):
             errs.append("no grant or reclaim was seen while another lease ran (the scenario checks nothing)")
         for v in report["jobs"]:
