@@ -188,7 +188,9 @@ int run_leased_worker(const WorkerOpts& o) {
     if (!st) throw std::runtime_error("cannot write " + o.stats);
     st << j.dump(2) << "\n";
   }
-  std::fprintf(stderr, "panama-host worker %d: %s\n", o.rank, j.dump().c_str());
+  json line = j;
+  line.erase("digests");  // one per iteration: in --stats only
+  std::fprintf(stderr, "panama-host worker %d: %s\n", o.rank, line.dump().c_str());
   return 0;
 }
 
