@@ -155,7 +155,10 @@ Allocator::Allocator(std::vector<AccelSpec> inv, const std::string& state, RegIo
       "CREATE TABLE IF NOT EXISTS leases(id INTEGER PRIMARY KEY, jid INTEGER NOT NULL, expires INTEGER NOT NULL,"
       " reply TEXT NOT NULL);"
       "CREATE TABLE IF NOT EXISTS contexts(accel TEXT NOT NULL, idx INTEGER NOT NULL, lease INTEGER NOT NULL,"
-      " jid INTEGER NOT NULL, tid INTEGER NOT NULL, PRIMARY KEY(accel, idx));");
+      " jid INTEGER NOT NULL, tid INTEGER NOT NULL, PRIMARY KEY(accel, idx));"
+      "CREATE TABLE IF NOT EXISTS vids(accel TEXT NOT NULL, idx INTEGER NOT NULL, first_vid INTEGER NOT NULL,"
+      " PRIMARY KEY(accel, idx));"
+      "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);");
   owner_.resize(inv_.size());
   for (size_t a = 0; a < inv_.size(); ++a) owner_[a].assign(static_cast<size_t>(inv_[a].contexts), 0);
   first_vid_.resize(inv_.size());
@@ -181,6 +184,12 @@ void Allocator::reconcile() {
   std::set<int64_t> live;
   query(db_, "SELECT id FROM leases", {}, [&](sqlite3_stmt* st) { live.insert(sqlite3_column_int64(st, 0)); });
   std::vector<std::string> dropped;
+  query(db_, "SELECT accel, idx, first_vid FROM vids", {}, [&](sqlite3_stmt* st) {
+    auto it = by_name.find(col(st, 0));
+    const int idx = sqlite3_column_int(st, 1);
+    if (it != by_name.end() && idx >= 0 && idx < inv_[it->second].contexts)
+      first_vid_[it->second][static_cast<size_t>(idx)] = static_cast<uint32_t>(sqlite3_column_int64(st, 2));
+  });
   query(db_, "SELECT accel, idx, lease FROM contexts", {}, [&](sqlite3_stmt* st) {
     const std::string acc = col(st, 0);
     const int idx = sqlite3_column_int(st, 1);
@@ -203,16 +212,31 @@ void Allocator::reconcile() {
       int64_t& o = owner_[a][static_cast<size_t>(c)];
       if (o == -2) {  // the state file's orphan: reclaim it
         r.write(l.c(c, "CTX_CTRL"), 0);
+        note_leftovers(a, c);
         for (const RegWrite& w : clear_writes(l, c)) r.write(w.addr, w.value);
         o = 0;
       } else if (o == 0 && enabled.count(c)) {
         o = -1;
         foreign_.push_back(inv_[a].name + ":" + std::to_string(c));
+      } else if (o == 0 && r.read(l.c(c, "CTX_EXPECTED_VID")) != 0) {
+        // Idle but used since the registers were last reset: by a lease reclaimed before the
+        // restart (the state file's value), or enabled and disabled by hand while the allocator
+        // was down (the registers' E is then ahead of it).
+        const uint32_t kept = first_vid_[a][static_cast<size_t>(c)];
+        note_leftovers(a, c);
+        if (first_vid_[a][static_cast<size_t>(c)] < kept) first_vid_[a][static_cast<size_t>(c)] = kept;
       }
     }
   }
   exec("DELETE FROM contexts WHERE lease NOT IN (SELECT id FROM leases)");
   expire();
+}
+
+void Allocator::note_leftovers(size_t a, int c) {
+  const uint32_t e = io(a).read(inv_[a].layout.c(c, "CTX_EXPECTED_VID")) + kLeftoverMargin;
+  first_vid_[a][static_cast<size_t>(c)] = e < 0x80000000u ? e : 0;
+  query(db_, "INSERT OR REPLACE INTO vids(accel, idx, first_vid) VALUES(" + sql_text(inv_[a].name) + ", ?, ?)",
+        {c, first_vid_[a][static_cast<size_t>(c)]}, [](sqlite3_stmt*) {});
 }
 
 int Allocator::expire() {
@@ -234,8 +258,7 @@ void Allocator::reclaim(int64_t lease) {
         // Contributions still queued on the context stay there (accelerator.md: leftovers stay
         // queued across disable and enable), at VIDs from the expected VID on, within a job's
         // call range or two: the next grant starts its VIDs above them.
-        const uint32_t e = io(a).read(inv_[a].layout.c(c, "CTX_EXPECTED_VID")) + kLeftoverMargin;
-        first_vid_[a][static_cast<size_t>(c)] = e < 0x80000000u ? e : 0;
+        note_leftovers(a, c);
         for (const RegWrite& w : clear_writes(inv_[a].layout, c)) io(a).write(w.addr, w.value);
         owner_[a][static_cast<size_t>(c)] = 0;
       }
@@ -392,9 +415,16 @@ json Allocator::acquire(const json& req) {
   }
   const int64_t expires = now_() + lease_ms_;
   exec("BEGIN");
+  // Lease ids are never handed out twice (a client renewing an ended lease must not renew a new
+  // one): the next one is above the highest ever granted (meta last_lease) and every live one.
   int64_t id = 0;
-  query(db_, "INSERT INTO leases(jid, expires, reply) VALUES(?, ?, '')", {jid, expires}, [](sqlite3_stmt*) {});
-  id = sqlite3_last_insert_rowid(db_);
+  query(db_,
+        "SELECT MAX(COALESCE((SELECT value FROM meta WHERE key = 'last_lease'), 0),"
+        " COALESCE((SELECT MAX(id) FROM leases), 0))",
+        {}, [&](sqlite3_stmt* st) { id = sqlite3_column_int64(st, 0) + 1; });
+  query(db_, "INSERT INTO leases(id, jid, expires, reply) VALUES(?, ?, ?, '')", {id, jid, expires},
+        [](sqlite3_stmt*) {});
+  query(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('last_lease', ?)", {id}, [](sqlite3_stmt*) {});
   json out{{"ok", true}, {"lease", id}, {"jid", jid}, {"expires_ms", expires}, {"lease_ms", lease_ms_}};
   json jt = json::array();
   for (int t = 0; t < trees; ++t) {

@@ -78,6 +78,9 @@ class Allocator {
   void reconcile();
   RegIo& io(size_t a);
   void exec(const std::string& sql);
+  // Reads context c's expected VID (disabled) and keeps, in memory and in the state file, where
+  // its next grant starts.
+  void note_leftovers(size_t a, int c);
 
   std::vector<AccelSpec> inv_;
   RegIoFactory factory_;
@@ -89,6 +92,7 @@ class Allocator {
   std::vector<std::vector<int64_t>> owner_;
   // first_vid[a][c]: where the next grant of context c starts its VIDs (docs/allocator.md
   // "Reclaim and queued contributions"): above what a reclaimed lease may have left queued on it.
+  // Kept in the state file (table vids) and reconciled with the registers on restart.
   std::vector<std::vector<uint32_t>> first_vid_;
   std::vector<std::string> foreign_;
 };

@@ -24,6 +24,7 @@
 #include "blocks.h"
 #include "config.h"
 #include "live.h"
+#include "switch.h"
 
 using namespace panama;
 using namespace panama::host;
@@ -80,7 +81,7 @@ struct Fleet {
   std::vector<std::pair<size_t, uint32_t>> writes;
 };
 
-struct Clock {
+struct FakeClock {
   int64_t t = 1'000'000;
   std::function<int64_t()> fn() {
     return [this] { return t; };
@@ -96,7 +97,7 @@ json acquire(Allocator& a, int trees, json ports, int workers = 2) {
 TEST(HostAllocator, PlacementSpreadsTreesOverTheLeastLoaded) {
   const std::string d = tmpdir();
   Fleet f(2);
-  Clock c;
+  FakeClock c;
   Allocator a(load_inventory(write_inventory(d, 2)), d + "/state.sqlite", f.factory(), 5000, c.fn());
   const json both{{"acc0", {0, 1}}, {"acc1", {2, 3}}};
   json r = acquire(a, 2, both);
@@ -142,7 +143,7 @@ TEST(HostAllocator, PlacementSpreadsTreesOverTheLeastLoaded) {
 TEST(HostAllocator, LeaseLifecycleRenewReleaseExpiry) {
   const std::string d = tmpdir();
   Fleet f(1);
-  Clock c;
+  FakeClock c;
   Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
   json r = acquire(a, 2, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(r["ok"]);
@@ -184,7 +185,7 @@ TEST(HostAllocator, LeaseLifecycleRenewReleaseExpiry) {
 TEST(HostAllocator, RestartReloadsStateAndReconciles) {
   const std::string d = tmpdir();
   Fleet f(1);
-  Clock c;
+  FakeClock c;
   const std::string inv = write_inventory(d, 1);
   int64_t live = 0;
   std::vector<uint32_t> live_regs;
@@ -242,10 +243,46 @@ TEST(HostAllocator, RestartReloadsStateAndReconciles) {
   EXPECT_FALSE(acquire(a, 1, json{{"acc0", {0, 1}}})["ok"]);  // all 8 taken
 }
 
+// Where a reclaimed context's next grant starts (above the leftovers) survives a restart, and is
+// reconciled with the registers: a context used by hand while the allocator was down starts above
+// its expected VID. Lease ids are never handed out twice, across a restart too.
+TEST(HostAllocator, RestartKeepsWhereReclaimedContextsStart) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  FakeClock c;
+  const std::string inv = write_inventory(d, 1);
+  const int64_t kMargin = int64_t{1} << 26;
+  int64_t last = 0;
+  int used = -1;
+  {
+    Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+    for (int k = 0; k < 2; ++k) {
+      const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+      ASSERT_TRUE(r["ok"]) << r.dump();
+      EXPECT_GT(r["lease"].get<int64_t>(), last);  // not the released lease's id again
+      last = r["lease"];
+      used = r["trees"][0]["context"];
+      EXPECT_EQ(r["trees"][0]["first_vid"], k == 0 ? 0 : 1000 + kMargin);
+      f.rf[0]->ctx(used).expected_vid = 1000;  // the job ran to VID 1000
+      ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", last}})["ok"]);
+    }
+  }
+  // While it is down, someone enables context 5 by hand, runs it to 3 * 2^26 and disables it.
+  f.rf[0]->ctx(5).expected_vid = 3u << 26;
+  Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  const json r = acquire(a, 8, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  EXPECT_GT(r["lease"].get<int64_t>(), last);
+  for (const json& t : r["trees"]) {
+    const int ctx = t["context"];
+    EXPECT_EQ(t["first_vid"].get<int64_t>(), ctx == used ? 1000 + kMargin : ctx == 5 ? 4 * kMargin : 0) << ctx;
+  }
+}
+
 TEST(HostAllocator, BadInputIsOneClearErrorAndGrantsNothing) {
   const std::string d = tmpdir();
   Fleet f(1);
-  Clock c;
+  FakeClock c;
   Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc0":[1,1]}})", "duplicate ranks"},
@@ -392,20 +429,22 @@ TEST(HostAllocator, SocketPathIsNeverSomethingElsesFile) {
   EXPECT_NE(::lstat(o.socket.c_str(), &st), 0);
 }
 
-TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
+// Job A aggregates on its context; job B is granted two trees and released: A's registers and
+// counters read back unchanged, no write touched A's context block, and A keeps aggregating. On
+// an engine with a register port (the SystemC live model, the Verilated RTL; the soft engine has
+// none: its contexts come from a file, the allocator cannot serve it).
+void grant_and_reclaim_leave_another_job_untouched(Engine& eng) {
   const std::string d = tmpdir();
-  const Config cfg = design();
   const RegLayout l = load_regmap(kRtl);
-  model::LiveModel live(cfg, wire::CtxFile{});
   std::vector<uint32_t> written;
   RegIoFactory io = [&](const AccelSpec&) {
-    return RegIo{[&](uint32_t x) { return live.reg_read(x); },
+    return RegIo{[&](uint32_t x) { return eng.reg_read(x); },
                  [&](uint32_t x, uint32_t v) {
                    written.push_back(x);
-                   live.reg_write(x, v);
+                   eng.reg_write(x, v);
                  }};
   };
-  Clock c;
+  FakeClock c;
   Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", io, 5000, c.fn());
   const json ra = acquire(a, 1, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(ra["ok"]);
@@ -417,29 +456,42 @@ TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
       s.hdr.tid = 0;
       s.hdr.vid = vid;
       s.payload = wire::payload_from_elems(std::vector<uint32_t>(8, 0x3f800000u), 4);
-      live.inject(port, wire::build_frame(s));
+      eng.inject(port, wire::build_frame(s));
     }
-    live.run_until_idle();
+    eng.run_until_idle();
   };
   contribute(0);
   auto regs = [&] {
     std::vector<uint32_t> v;
-    for (const auto& [name, off] : l.ctx) v.push_back(live.reg_read(l.c(slot, name)));
+    for (const auto& [name, off] : l.ctx) v.push_back(eng.reg_read(l.c(slot, name)));
     return v;
   };
-  ASSERT_EQ(live.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 1u);
+  ASSERT_EQ(eng.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 1u);
   const auto before = regs();
   written.clear();
   const json rb = acquire(a, 2, json{{"acc0", {2, 3}}});
   ASSERT_TRUE(rb["ok"]) << rb.dump();
-  live.advance(100);
+  eng.advance(100);
   ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", rb["lease"]}})["ok"]);
-  live.advance(100);
+  eng.advance(100);
   EXPECT_EQ(regs(), before);
   for (uint32_t x : written) EXPECT_FALSE(x >= l.c(slot, "CTX_CTRL") && x < l.c(slot, "CTX_CTRL") + l.ctx_stride);
   contribute(1);
-  EXPECT_EQ(live.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 2u);
-  EXPECT_EQ(live.reg_read(l.c(slot, "CTX_EXPECTED_VID")), 2u);
+  EXPECT_EQ(eng.reg_read(l.c(slot, "CTX_VECTORS_COMPLETED_LO")), 2u);
+  EXPECT_EQ(eng.reg_read(l.c(slot, "CTX_EXPECTED_VID")), 2u);
+}
+
+TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
+  std::unique_ptr<Engine> eng = make_model_engine(design(), wire::CtxFile{});
+  grant_and_reclaim_leave_another_job_untouched(*eng);
+}
+
+// The Verilated RTL (verilated on first use, cached in build/rtl_cache: minutes the first time).
+TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheRtl) {
+  const std::string ctx = tmpdir() + "/empty.json";
+  std::ofstream(ctx) << "{\"contexts\": []}\n";
+  std::unique_ptr<Engine> eng = make_rtl_engine(kRtl, ctx, design().in.ports);
+  grant_and_reclaim_leave_another_job_untouched(*eng);
 }
 
 // The accelerator fails in the middle of a grant: one error, no lease, and the context whose state
@@ -447,7 +499,7 @@ TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
 TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
   const std::string d = tmpdir();
   Fleet f(1);
-  Clock c;
+  FakeClock c;
   int budget = 1 << 30;
   RegIoFactory io = [&](const AccelSpec& s) {
     RegIo r = f.factory()(s);

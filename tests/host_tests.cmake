@@ -96,6 +96,20 @@ add_test(NAME host.testbed.loss10_two_level COMMAND ${PANAMA_TESTBED} --engine m
 set_tests_properties(host.testbed.two_level host.testbed.dup host.testbed.kill host.testbed.shell host.testbed.shell_standalone
                      host.testbed.shell_two_level host.testbed.loss10 host.testbed.loss10_two_level
                      PROPERTIES LABELS "host;netns" TIMEOUT 1200 RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
+# Three jobs sharing one stand-in through the allocator (9 trees on 8 contexts): one falls back to
+# the host ring, a worker is killed and its lease reclaimed, the allocator restarted mid-run;
+# every iteration exact on its path, the other leases' counters checked across every grant and
+# reclaim (scripts/pypanama/scenario.py, docs/allocator.md "Scenario").
+add_test(NAME host.testbed.shared COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+                                          --jobs-from ${PANAMA_HOST_TESTS}/scenario_shared.json
+                                          --report ${CMAKE_BINARY_DIR}/scenario_shared.report.json)
+# The same on the Verilated RTL (4 ports: jobs of 1, 1 and 2 workers; C arrives while B's lease
+# still holds its contexts after B's kill: a lease outlives its last renewal by 2/3 of it).
+add_test(NAME host.testbed.shared_rtl COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+                                              --jobs-from ${PANAMA_HOST_TESTS}/scenario_shared_rtl.json
+                                              --report ${CMAKE_BINARY_DIR}/scenario_shared_rtl.report.json)
+set_tests_properties(host.testbed.shared host.testbed.shared_rtl PROPERTIES LABELS "host;netns" TIMEOUT 600
+                     RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
 # Exact mode's outputs do not depend on which port each worker uses (tree mode's may): two
 # placements through the testbed on the model engine (tests/placement.sh).
 add_test(NAME exact.placement COMMAND bash ${CMAKE_SOURCE_DIR}/tests/placement.sh ${CMAKE_BINARY_DIR})

@@ -3,6 +3,9 @@
 //   host_treesum sum [--sum tree|exact] [--subnormals ieee|ftz] PORTS OUT.bin IN.bin:PORT ...
 //       the accelerator's sum over the ports (numerics.md): tree (default): ref::tree_sum in the
 //       fixed port order; exact: the exact sum of the members rounded once (exact_sum below)
+//   host_treesum ring OUT.bin IN0.bin IN1.bin ...   the host ring's order (docs/allocator.md
+//       "Fallback"), ranks in order: element i of chunk c (c n / W <= i < (c + 1) n / W) is the
+//       left fold of ranks c, c + 1, ..., c + W - 1 (mod W), no flush to zero
 //   host_treesum exact     stdin lines "FMT MODE X ~Y ...", hex leaves, "~" marks an absent
 //       member: one hex exact sum per line on stdout (tests/exact_ref_check.py checks it)
 #include <cstdio>
@@ -138,6 +141,23 @@ int main(int argc, char** argv) {
       }
       return 0;
     }
+    if (cmd == "ring" && argc >= 4) {
+      std::vector<std::vector<uint32_t>> in;
+      for (int i = 3; i < argc; ++i) in.push_back(load(argv[i]));
+      const size_t w = in.size(), n = in[0].size();
+      for (const auto& v : in)
+        if (v.size() != n) throw std::runtime_error("inputs differ in size");
+      std::vector<uint32_t> out(n);
+      panama::ref::MxcsrScope mx(false);
+      for (size_t c = 0; c < w; ++c)
+        for (size_t i = c * n / w; i < (c + 1) * n / w; ++i) {
+          uint32_t acc = in[c][i];
+          for (size_t k = 1; k < w; ++k) acc = panama::ref::add(panama::ref::Fmt::fp32, false, acc, in[(c + k) % w][i]);
+          out[i] = acc;
+        }
+      save(argv[2], out);
+      return 0;
+    }
     if (cmd == "sum") {
       // Options first: the accelerator's sum mode and subnormal handling (config.json "sum",
       // "subnormals"); the defaults are the tree-order ieee sum.
@@ -188,7 +208,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: host_treesum gen SEED N OUT | sum [--sum tree|exact] [--subnormals ieee|ftz] PORTS OUT "
-                 "IN:PORT... | exact\n");
+                 "IN:PORT... | ring OUT IN... | exact\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "host_treesum: %s\n", e.what());

@@ -50,7 +50,8 @@ VALUES = {"--workers": "W", "--elems": "elems", "--mib": "mib", "--trees": "tree
           "--kill-after": "kill_after", "--kill-bound": "kill_bound", "--rate-mbps": "rate",
           "--ecn-threshold": "ecn", "--worker-args": "worker_args", "--timeout": "timeout", "--keep": "keep",
           "--placement": "placement", "--board": "board", "--mgmt": "mgmt", "--backend": "backend",
-          "--threads": "threads", "--switch-backend": "sw_backend", "--switch-threads": "sw_threads"}
+          "--threads": "threads", "--switch-backend": "sw_backend", "--switch-threads": "sw_threads",
+          "--jobs-from": "jobs_from", "--report": "report"}
 
 
 class Opts:
@@ -70,6 +71,7 @@ class Opts:
         self.two = self.same_root = self.shell = self.standalone = False
         self.rtl_given = False
         self.mib = ""
+        self.jobs_from, self.report = "", ""
         self.torch, self.torch_args = "", []
 
 
@@ -242,6 +244,9 @@ def main(argv, doc):
     root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     try:
         o = parse(argv, root, doc)
+        if o.jobs_from:  # several jobs through the allocator (scenario.py)
+            from . import scenario
+            return scenario.main(o, argv)
         check(o)
     except Exit as e:
         return e.code
