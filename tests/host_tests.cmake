@@ -103,13 +103,20 @@ set_tests_properties(host.testbed.two_level host.testbed.dup host.testbed.kill h
 add_test(NAME host.testbed.shared COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
                                           --jobs-from ${PANAMA_HOST_TESTS}/scenario_shared.json
                                           --report ${CMAKE_BINARY_DIR}/scenario_shared.report.json)
+set_tests_properties(host.testbed.shared PROPERTIES LABELS "host;netns" TIMEOUT 600 RESOURCE_LOCK panama_netns
+                                                 SKIP_RETURN_CODE 77)
 # The same on the Verilated RTL (4 ports: jobs of 1, 1 and 2 workers; C arrives while B's lease
-# still holds its contexts after B's kill: a lease outlives its last renewal by 2/3 of it).
-add_test(NAME host.testbed.shared_rtl COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
-                                              --jobs-from ${PANAMA_HOST_TESTS}/scenario_shared_rtl.json
-                                              --report ${CMAKE_BINARY_DIR}/scenario_shared_rtl.report.json)
-set_tests_properties(host.testbed.shared host.testbed.shared_rtl PROPERTIES LABELS "host;netns" TIMEOUT 600
-                     RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
+# still holds its contexts after B's kill: a lease outlives its last renewal by 2/3 of it). Not in
+# the default run: a counter poll of the RTL stand-in takes about 5 s, and on a loaded machine no
+# poll window may hold a grant or reclaim (the run then fails as checking nothing). The RTL's
+# consistent update is in the default run in process (HostAllocator.*UntouchedOnTheRtl).
+if(PANAMA_LONG_TESTS)
+  add_test(NAME host.testbed.shared_rtl COMMAND ${CMAKE_SOURCE_DIR}/scripts/testbed --build ${CMAKE_BINARY_DIR}
+                                                --jobs-from ${PANAMA_HOST_TESTS}/scenario_shared_rtl.json
+                                                --report ${CMAKE_BINARY_DIR}/scenario_shared_rtl.report.json)
+  set_tests_properties(host.testbed.shared_rtl PROPERTIES LABELS "host;netns;long" TIMEOUT 600
+                       RESOURCE_LOCK panama_netns SKIP_RETURN_CODE 77)
+endif()
 # Exact mode's outputs do not depend on which port each worker uses (tree mode's may): two
 # placements through the testbed on the model engine (tests/placement.sh).
 add_test(NAME exact.placement COMMAND bash ${CMAKE_SOURCE_DIR}/tests/placement.sh ${CMAKE_BINARY_DIR})
