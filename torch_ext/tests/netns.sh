@@ -2,6 +2,7 @@
 # panama_torch end to end in network namespaces (ctest torch.netns.*; docs/torch.md "Tests"): the
 # check scripts of this folder as every worker of scripts/testbed --torch.
 #   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill | fallback | compress
+#                                      | cnn1m
 # Exit 0 pass, 1 fail, 77 skip (no network namespaces here).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -103,6 +104,35 @@ PY
       testbed "compress_hook, $f design, 3 workers on ports 2,0,1" --engine soft --rtl "$work/$f" --workers 3 \
         --placement 2,0,1 --torch "$here/check_compress.py" 40
     done ;;
+  cnn1m)  # scripts/train --model cnn1m's workload, one epoch on the panama group (the full run with
+    # Gloo's baseline: scripts/train --model cnn1m, docs/torch.md "Training")
+    testbed "cnn1m (1.25 M parameters, 64 KiB buckets), 1 epoch on the panama group, 4 workers" --engine soft \
+      --workers 4 --placement 2,0,3,1 --keep "$work/cnn1m" --torch "$root/torch_ext/examples/train_digits.py" \
+      --backend panama --model cnn1m --epochs 1 --lr 0.01 --min-buckets 8 --csv train.csv --steps-csv steps.csv
+    /usr/bin/python3 - "$work/cnn1m" <<'PY' || exit 1
+import csv, sys
+d = sys.argv[1]
+steps = list(csv.DictReader(open(f"{d}/steps.csv")))
+epoch = list(csv.DictReader(open(f"{d}/train.csv")))
+ok = True
+def check(cond, what):
+    global ok
+    print(("" if cond else "FAIL: ") + what)
+    ok &= bool(cond)
+check(len(steps) == 22, f"{len(steps)} steps of 64 images")
+check(steps[-1]["buckets"] == "8", f"DDP reports {steps[-1]['buckets']} buckets after its rebuild (8 expected)")
+late = steps[2:]  # DDP buckets the first step as one, then rebuilds
+comm = [float(s["bwd_comm_ms"]) for s in late]
+hid = [float(s["overlap_ms"]) for s in late]
+check(all(c > 0 for c in comm), f"DDP timed the all-reduces of every step from the third (median {sorted(comm)[len(comm) // 2]:.1f} ms)")
+check(all(0 < h <= c for h, c in zip(hid, comm)),
+      f"on every one the first bucket's all-reduce began before backward ended: {100 * sum(hid) / sum(comm):.1f} % of "
+      "the all-reduce time overlapped backward")
+acc = float(epoch[-1]["test_acc"])
+check(acc > 0.5, f"test accuracy after one epoch {100 * acc:.1f} % (chance: 10 %)")
+sys.exit(0 if ok else 1)
+PY
+    ;;
   *) echo "netns.sh: unknown case $case_"; exit 2 ;;
 esac
 echo "PASS: $case_"
