@@ -17,22 +17,19 @@ bool Sim::all_done() const {
 }
 
 // The offered load on the server uplinks: every packet a server's IPv4 layer sends (before its
-// queue), payload bytes only, in the measurement window. TCP to a ring's port and the
-// aggregation's UDP are training, other TCP the background.
+// queue), payload bytes only, in the measurement window. The aggregation's UDP and the ring's TCP
+// (DSCP CS1, kRingTos) are training, other TCP the background. Only the IPv4 header is read (no
+// copy): a data segment's TCP header is 32 bytes here (timestamps; only pure ACKs carry SACK
+// blocks), and IP payloads of at most 48 bytes (SYN, FIN, ACKs) count as no data.
 void Sim::host_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
   if (!window(Simulator::Now().GetSeconds())) return;
-  Ptr<Packet> c = p->Copy();
   Ipv4Header ih;
-  c->RemoveHeader(ih);
+  p->PeekHeader(ih);
+  const uint32_t len = ih.GetPayloadSize();
   if (ih.GetProtocol() == UdpL4Protocol::PROT_NUMBER) {
-    if (c->GetSize() > 8 + kHdrBytes) tx_training_ += c->GetSize() - 8 - kHdrBytes;
-  } else if (ih.GetProtocol() == TcpL4Protocol::PROT_NUMBER) {
-    TcpHeader th;
-    c->PeekHeader(th);
-    const uint32_t hdr = th.GetLength() * 4u;
-    if (c->GetSize() <= hdr) return;
-    const int port = th.GetDestinationPort();
-    (port >= kRingPortBase && port < kRingPortBase + kRingPorts ? tx_training_ : tx_background_) += c->GetSize() - hdr;
+    if (len > 8 + kHdrBytes) tx_training_ += len - 8 - kHdrBytes;
+  } else if (ih.GetProtocol() == TcpL4Protocol::PROT_NUMBER && len > 48) {
+    (ih.GetTos() >> 2 == kRingTos >> 2 ? tx_training_ : tx_background_) += len - 32;
   }
 }
 
@@ -108,6 +105,11 @@ json Sim::run() {
   Config::SetDefault("ns3::TcpSocketBase::MaxSegLifetime", DoubleValue(o_.tcp_msl_s));
   RngSeedManager::SetSeed(o_.seed);
   RngSeedManager::SetRun(1);
+  // A binary heap instead of ns-3's default std::map of events: the same order (time, then
+  // insertion), fewer allocations (MapScheduler::Insert was 4.6 % of a k = 8 profile).
+  ObjectFactory sched;
+  sched.SetTypeId("ns3::HeapScheduler");
+  Simulator::SetScheduler(sched);
 
   build();
   setup_accels();
