@@ -27,11 +27,9 @@ constexpr uint32_t kHdrBytes = 24;
 constexpr uint8_t kEct0 = 0x02, kCe = 0x03;
 constexpr int kMaxWorkers = 128;
 // TCP ports below ns-3's ephemeral range (49152 on): a background flow's listener takes one of
-// 1024 + (n mod kFlowPorts), a ring's kRingPortBase + (job mod kRingPorts).
+// 1024 + (n mod kFlowPorts), a ring's kRingPortBase + (job mod kRingPorts), so the load
+// measurement tells the two apart by destination port.
 constexpr int kFlowPorts = 39976, kRingPortBase = 41000, kRingPorts = 8000;
-// The ring's TCP sockets send with DSCP CS1 (the ECN bits are TCP's): how the load measurement
-// tells training TCP from the background without parsing the TCP header.
-constexpr uint8_t kRingTos = 0x20;
 
 // The aggregation header at the start of every contribution and result.
 struct Hdr {

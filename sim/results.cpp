@@ -34,6 +34,13 @@ json Sim::results() {
     if (job.placed)
       for (const auto& w : job.workers) hosts.push_back(w.host);
     auto t = [](double x) { return x >= 0 ? json(x) : json(nullptr); };
+    double isum = 0;
+    int in = 0;
+    for (size_t i = 0; i < job.iter_s.size(); ++i)
+      if (job.iter_start_s[i] >= o_.warmup) {
+        isum += job.iter_s[i];
+        ++in;
+      }
     jobs.push_back({{"id", job.id},
                     {"workers", job.workers.size()},
                     {"model", job.model},
@@ -46,6 +53,7 @@ json Sim::results() {
                     {"roots", job.roots},
                     {"iteration_s", job.iter_s},
                     {"iteration_start_s", job.iter_start_s},
+                    {"iteration_mean_s", in ? json(isum / in) : json(nullptr)},  // after the warm-up
                     {"results", job.results},
                     {"results_ce", job.results_ce},
                     {"late_frames", job.late},

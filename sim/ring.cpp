@@ -25,7 +25,6 @@ void Sim::setup_ring(Job& job) {
     Worker& wk = job.workers[w];
     wk.ring_tx = Socket::CreateSocket(hosts_.Get(wk.host), TcpSocketFactory::GetTypeId());
     wk.ring_tx->Bind();
-    wk.ring_tx->SetIpTos(kRingTos);
     wk.ring_tx->SetSendCallback(MakeCallback(&Sim::ring_fill_cb, this));
     worker_of_sock_[PeekPointer(wk.ring_tx)] = {job.id, w};
     wk.ring_tx->Connect(InetSocketAddress(host_addr_[job.workers[(w + 1) % N].host], port));

@@ -17,10 +17,9 @@ bool Sim::all_done() const {
 }
 
 // The offered load on the server uplinks: every packet a server's IPv4 layer sends (before its
-// queue), payload bytes only, in the measurement window. The aggregation's UDP and the ring's TCP
-// (DSCP CS1, kRingTos) are training, other TCP the background. Only the IPv4 header is read (no
-// copy): a data segment's TCP header is 32 bytes here (timestamps; only pure ACKs carry SACK
-// blocks), and IP payloads of at most 48 bytes (SYN, FIN, ACKs) count as no data.
+// queue), payload bytes only, in the measurement window. The aggregation's UDP and TCP to a
+// ring's port are training, other TCP the background. IP payloads of at most 48 bytes (SYN, FIN,
+// ACKs) are skipped before the TCP header is read (which needs a copy of the packet).
 void Sim::host_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
   if (!window(Simulator::Now().GetSeconds())) return;
   Ipv4Header ih;
@@ -29,7 +28,14 @@ void Sim::host_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
   if (ih.GetProtocol() == UdpL4Protocol::PROT_NUMBER) {
     if (len > 8 + kHdrBytes) tx_training_ += len - 8 - kHdrBytes;
   } else if (ih.GetProtocol() == TcpL4Protocol::PROT_NUMBER && len > 48) {
-    (ih.GetTos() >> 2 == kRingTos >> 2 ? tx_training_ : tx_background_) += len - 32;
+    Ptr<Packet> c = p->Copy();
+    c->RemoveHeader(ih);
+    TcpHeader th;
+    c->PeekHeader(th);
+    const uint32_t hdr = th.GetLength() * 4u;
+    if (len <= hdr) return;
+    const int port = th.GetDestinationPort();
+    (port >= kRingPortBase && port < kRingPortBase + kRingPorts ? tx_training_ : tx_background_) += len - hdr;
   }
 }
 
