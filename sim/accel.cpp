@@ -58,6 +58,10 @@ void Sim::accel_recv(Ptr<Socket> s) {
       continue;
     }
     auto cit = a.ctx.find((static_cast<uint64_t>(h.job) << 16) | h.tree);
+    if (cit == a.ctx.end() && h.job < jobs_.size() && jobs_[h.job].left) {
+      ++stale_;  // in flight when its job left
+      continue;
+    }
     if (cit == a.ctx.end() || h.worker >= cit->second.workers) {
       ++undecodable_;
       continue;
@@ -79,6 +83,7 @@ void Sim::accel_recv(Ptr<Socket> s) {
         if (h.origin < c.worker_addr.size()) accel_send(ai, cit->first, h.vid, c.released_ce(h.vid), h.origin);
       } else {
         ++a.st.late;
+        ++jobs_[h.job].late;
       }
       continue;
     }
@@ -101,29 +106,54 @@ void Sim::accel_recv(Ptr<Socket> s) {
     }
     r.seen[h.worker] = true;
     r.ce = r.ce || ce;
-    if (++r.count >= c.quorum) {
+    r.wsum += std::max<int>(1, h.nw);
+    ++r.count;
+    if (r.count >= c.workers || (c.root && r.wsum >= c.need)) {
       r.complete = true;
-      // Results leave in VID order, each after the design's pipeline latency.
-      while (!c.open.empty() && c.open.begin()->first == c.next_emit && c.open.begin()->second.complete) {
-        Simulator::Schedule(Seconds(design_.latency_s()), &Sim::accel_release, this, ai, cit->first, c.next_emit,
-                            c.open.begin()->second.ce);
-        c.remember(c.next_emit, c.open.begin()->second.ce);
-        c.open.erase(c.open.begin());
-        --a.open_frames;
-        ++c.next_emit;
-      }
+      accel_emit(ai, cit->first);
+    } else if (!c.root && r.wsum >= c.need && !r.hold) {
+      // Partial synchronisation below the root: enough of this subtree is in for the job's
+      // quorum; the rest get --quorum-hold-us to arrive before the partial sum goes without them.
+      r.hold = true;
+      Simulator::Schedule(MicroSeconds(o_.quorum_hold_us), &Sim::accel_hold, this, ai, cit->first, h.vid);
     }
+  }
+}
+
+void Sim::accel_hold(int ai, uint64_t key, uint64_t vid) {
+  auto cit = acc_[ai].ctx.find(key);
+  if (cit == acc_[ai].ctx.end()) return;
+  auto rit = cit->second.open.find(vid);
+  if (rit == cit->second.open.end() || rit->second.complete) return;
+  rit->second.complete = true;
+  accel_emit(ai, key);
+}
+
+// Complete vectors leave in VID order, each after the design's pipeline latency.
+void Sim::accel_emit(int ai, uint64_t key) {
+  Accel& a = acc_[ai];
+  AccelCtx& c = a.ctx.find(key)->second;
+  while (!c.open.empty() && c.open.begin()->first == c.next_emit && c.open.begin()->second.complete) {
+    const AccelCtx::Rec& r = c.open.begin()->second;
+    Simulator::Schedule(Seconds(design_.latency_s()), &Sim::accel_release, this, ai, key, c.next_emit, r.ce,
+                        static_cast<uint16_t>(r.wsum));
+    c.remember(c.next_emit, r.ce);
+    c.open.erase(c.open.begin());
+    --a.open_frames;
+    ++c.next_emit;
   }
 }
 
 void Sim::accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only) {
   Accel& a = acc_[ai];
-  AccelCtx& c = a.ctx[key];
+  auto cit = a.ctx.find(key);
+  if (cit == a.ctx.end()) return;
+  AccelCtx& c = cit->second;
   Hdr h{};
   h.job = static_cast<uint32_t>(key >> 16);
   h.tree = static_cast<uint16_t>(key & 0xffff);
   h.vid = vid;
-  h.flags = 1;
+  h.flags = static_cast<uint8_t>(ce ? 5 : 1);  // the root's mark travels in the header too
   const double now = Simulator::Now().GetSeconds();
   if (a.st.first_tx < 0) a.st.first_tx = now;
   a.st.last_tx = now;
@@ -150,8 +180,10 @@ void Sim::accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only) {
 
 // A vector complete at this accelerator (after the pipeline latency): the root sends the result,
 // any other accelerator its partial sum to its parent, carrying CE if any contribution had it.
-void Sim::accel_release(int ai, uint64_t key, uint64_t vid, bool ce) {
-  const AccelCtx& c = acc_[ai].ctx[key];
+void Sim::accel_release(int ai, uint64_t key, uint64_t vid, bool ce, uint16_t nw) {
+  auto cit = acc_[ai].ctx.find(key);
+  if (cit == acc_[ai].ctx.end()) return;  // its job has left
+  const AccelCtx& c = cit->second;
   if (c.root) {
     accel_send(ai, key, vid, ce, -1);
     return;
@@ -161,6 +193,7 @@ void Sim::accel_release(int ai, uint64_t key, uint64_t vid, bool ce) {
   h.tree = static_cast<uint16_t>(key & 0xffff);
   h.vid = vid;
   h.origin = 0xffff;
+  h.nw = nw;
   accel_up(ai, c, h, ce);
 }
 

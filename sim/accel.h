@@ -26,16 +26,21 @@ constexpr uint16_t kResultPort = 9100;  // + tree: a worker's socket for that tr
 constexpr uint32_t kHdrBytes = 24;
 constexpr uint8_t kEct0 = 0x02, kCe = 0x03;
 constexpr int kMaxWorkers = 128;
+// TCP ports below ns-3's ephemeral range (49152 on): a background flow's listener takes one of
+// 1024 + (n mod kFlowPorts), a ring's kRingPortBase + (job mod kRingPorts), so the load
+// measurement tells the two apart by destination port.
+constexpr int kFlowPorts = 39976, kRingPortBase = 41000, kRingPorts = 8000;
 
 // The aggregation header at the start of every contribution and result.
 struct Hdr {
   uint32_t job;
   uint16_t tree, worker;
   uint64_t vid;
-  uint8_t flags;  // 1 result, 2 retransmission
+  uint8_t flags;  // 1 result, 2 retransmission, 4 (a result) marked CE by the root
   uint8_t pad;
   uint16_t origin;  // the worker that sent a contribution (repairs are answered to it)
-  uint8_t pad2[4];
+  uint16_t nw;      // the workers whose contributions this frame sums (1 for a worker's own)
+  uint16_t pad2;
 };
 static_assert(sizeof(Hdr) == kHdrBytes, "header layout");
 
@@ -43,7 +48,9 @@ static_assert(sizeof(Hdr) == kHdrBytes, "header layout");
 // workers (an edge accelerator, or the root in single-level mode) or the accelerators one level
 // down; a non-root sends each partial sum to its parent, the root sends the results.
 struct AccelCtx {
-  int workers = 0, quorum = 0;  // workers: the number of children
+  // workers: the number of children; need: the workers (summed over the children's frames) whose
+  // contributions release a vector before every child is in (a job-level quorum, docs/sim.md).
+  int workers = 0, need = 0;
   bool root = true, mcast = false;
   Ipv4Address parent;                    // non-root: the parent accelerator
   uint16_t my_child = 0;                 // non-root: this accelerator's child index at the parent
@@ -52,8 +59,8 @@ struct AccelCtx {
   std::vector<uint16_t> worker_port;
   uint64_t next_emit = 0;
   struct Rec {
-    int count = 0;
-    bool ce = false, complete = false;
+    int count = 0, wsum = 0;
+    bool ce = false, complete = false, hold = false;
     std::bitset<kMaxWorkers> seen;
   };
   std::map<uint64_t, Rec> open;

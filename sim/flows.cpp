@@ -9,19 +9,22 @@
 
 namespace dcsim {
 
-void Sim::start_flow(int src, int dst, uint64_t size) {
-  const int id = static_cast<int>(flows_.size());
+void Sim::start_flow(int id) {
+  const FlowArrival& fa = wl_.flows[id];
+  const int src = fa.src, dst = fa.dst;
   FlowRec f;
   f.src = src;
   f.dst = dst;
-  f.size = size;
+  f.size = fa.size;
+  f.cdf = fa.cdf;
   f.start = Simulator::Now().GetSeconds();
   uint16_t port = 0;
-  for (int tries = 0; tries < 60000; ++tries) {
-    port = static_cast<uint16_t>(1024 + next_port_[dst]++ % 60000);
+  for (int tries = 0; tries < kFlowPorts; ++tries) {
+    port = static_cast<uint16_t>(1024 + next_port_[dst]++ % kFlowPorts);
     if (!flow_of_port_.count({dst, port})) break;
   }
-  flow_of_port_[{dst, port}] = id;
+  const int rec = static_cast<int>(flows_.size());
+  flow_of_port_[{dst, port}] = rec;
   f.port = port;
   f.listen = Socket::CreateSocket(hosts_.Get(dst), TcpSocketFactory::GetTypeId());
   f.listen->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
@@ -32,9 +35,10 @@ void Sim::start_flow(int src, int dst, uint64_t size) {
   f.tx->Bind();
   f.tx->SetConnectCallback(MakeCallback(&Sim::flow_connected, this), MakeCallback(&Sim::flow_failed, this));
   f.tx->SetSendCallback(MakeCallback(&Sim::flow_fill, this));
-  flow_of_sock_[PeekPointer(f.tx)] = id;
+  flow_of_sock_[PeekPointer(f.tx)] = rec;
   f.tx->Connect(InetSocketAddress(host_addr_[dst], port));
   flows_.push_back(f);
+  flow_id_.push_back(id);
   ++flows_open_;
 }
 
@@ -86,17 +90,6 @@ void Sim::flow_recv(Ptr<Socket> s) {
     f.tx = nullptr;
     finish_check();
   }
-}
-
-void Sim::next_arrival() {
-  if (Simulator::Now().GetSeconds() >= o_.duration) return;
-  const int n = tree_.hosts();
-  const int src = static_cast<int>(rng_->GetInteger(0, n - 1));
-  int dst = static_cast<int>(rng_->GetInteger(0, n - 2));
-  if (dst >= src) ++dst;
-  const double size = std::max(1.0, std::round(cdf_.sample(rng_->GetValue(0, 1))));
-  start_flow(src, dst, static_cast<uint64_t>(size));
-  Simulator::Schedule(Seconds(gap_->GetValue()), &Sim::next_arrival, this);
 }
 
 }  // namespace dcsim

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -62,10 +63,21 @@ void Sim::setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const s
   const int N = static_cast<int>(job.workers.size()), half = tree_.half();
   const uint64_t key = (static_cast<uint64_t>(job.id) << 16) | static_cast<uint64_t>(t);
   const Ipv4Address group(0xE1000000u | (static_cast<uint32_t>(job.id & 0xffff) << 8) | static_cast<uint32_t>(t));
+  // The quorum is the job's: Q = ceil(q N) workers. The root releases a vector once its frames
+  // sum Q workers' contributions (or every child is in); an accelerator below it waits for all
+  // of its children, but once at most N - Q of its subtree's workers are missing it waits only
+  // --quorum-hold-us more (accel_hold), so one straggler anywhere cannot hold the job.
+  const int Q = std::max(1, static_cast<int>(std::ceil(quorum_frac_ * N - 1e-9))), M = N - Q;
+  std::map<int, int> sub;  // workers below each accelerator of the plan (children precede parents)
+  for (const auto& n : plan) {
+    if (!sub.count(n.acc)) sub[n.acc] = n.children;  // a leaf: its children are workers
+    if (n.parent >= 0) sub[n.parent] += sub[n.acc];
+  }
   for (const auto& n : plan) {
     AccelCtx& c = acc_[n.acc].ctx[key];
+    job.ctxs.emplace_back(n.acc, key);
     c.workers = n.children;
-    c.quorum = std::max(1, static_cast<int>(std::ceil(quorum_frac_ * n.children - 1e-9)));
+    c.need = n.parent < 0 ? Q : std::max(1, sub[n.acc] - M);
     c.root = n.parent < 0;
     c.mcast = hier();
     c.group = group;
@@ -114,6 +126,7 @@ void Sim::send_contribution(Job& job, int w, int t, uint32_t i, bool retx) {
 }
 
 void Sim::panama_send(Job& job, int w, int t) {
+  if (job.workers[w].computing) return;
   WorkerTree& wt = job.workers[w].trees[t];
   const uint32_t allowed = static_cast<uint32_t>(wt.cc->allowed());
   while (wt.inflight < allowed && wt.next_send < wt.count) {
@@ -139,14 +152,17 @@ void Sim::worker_recv(Ptr<Socket> s) {
       continue;
     }
     WorkerTree& wt = wk.trees[h.tree];
-    if (h.vid < wt.vid_base || h.vid >= wt.vid_base + wt.count || wk.done) continue;
+    if (h.job != static_cast<uint32_t>(job.id) || h.vid < wt.vid_base || h.vid >= wt.vid_base + wt.count || wk.done)
+      continue;
     const uint32_t i = static_cast<uint32_t>(h.vid - wt.vid_base);
     if (wt.state[i] == 2) continue;
     if (wt.state[i] == 1) --wt.inflight;
+    if (wt.state[i] == 0) ++job.unsent;  // the quorum went on without this worker's part
     wt.state[i] = 2;
     ++wt.got;
     wt.last_progress = Simulator::Now().GetSeconds();
-    const bool ce = ce_of(p);
+    // Multicast ECN: each copy's own mark (its path's queues), or the root's alone (the header).
+    const bool ce = o_.mcast_ecn == "root" ? (h.flags & 4) != 0 : ce_of(p);
     ++job.results;
     job.results_ce += ce;
     wt.cc->on_result(ce);
@@ -163,10 +179,10 @@ void Sim::worker_recv(Ptr<Socket> s) {
 void Sim::repair_tick() {
   const double now = Simulator::Now().GetSeconds(), rto = o_.rto_ms / 1e3;
   for (auto& job : jobs_) {
-    if (job.computing || ring_) continue;
+    if (!job.placed || job.left || ring_) continue;
     for (int w = 0; w < static_cast<int>(job.workers.size()); ++w) {
       Worker& wk = job.workers[w];
-      if (wk.done) continue;
+      if (wk.done || wk.computing) continue;
       for (int t = 0; t < static_cast<int>(wk.trees.size()); ++t) {
         WorkerTree& wt = wk.trees[t];
         if (wt.inflight == 0 || now - wt.last_progress < rto) continue;

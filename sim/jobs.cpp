@@ -1,154 +1,232 @@
-// Aggregation jobs: placing them, their trees and windows, and their iterations.
+// Aggregation jobs: arrivals, placement on free servers, their trees and windows, iterations, and
+// leaving (docs/sim.md "Workload").
 #include "sim.h"
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace dcsim {
 
-void Sim::create_jobs() {
-  const int n = tree_.hosts();
-  const int wmin = std::max(2, o_.workers_min), wmax = std::max(wmin, o_.workers_max);
-  int budget = static_cast<int>(std::floor(o_.job_fraction * n));
-  int cursor = 0;
-  double wsum = 0;
-  for (const auto& m : models_) wsum += m.weight;
-  while (budget >= wmin && (o_.jobs < 0 || static_cast<int>(jobs_.size()) < o_.jobs)) {
-    const int w = static_cast<int>(jrng_->GetInteger(wmin, std::min(wmax, budget)));
-    Job job;
-    job.id = static_cast<int>(jobs_.size());
-    if (o_.model_bytes > 0) {
-      job.model = "custom";
-      job.bytes = o_.model_bytes;
-      job.compute_s = std::max(0.0, o_.compute_s);
-    } else {
-      const Model* m = nullptr;
-      if (!o_.model.empty()) {
-        for (const auto& x : models_)
-          if (x.name == o_.model) m = &x;
-        if (!m) throw std::runtime_error("unknown model " + o_.model);
-      } else {
-        double u = jrng_->GetValue(0, wsum);
-        for (const auto& x : models_) {
-          m = &x;
-          if ((u -= x.weight) <= 0) break;
-        }
-      }
-      job.model = m->name;
-      job.bytes = m->bytes * o_.model_scale;
-      job.compute_s = m->compute_s * o_.model_scale;
+void Sim::job_arrival(int j) {
+  queue_.push_back(j);
+  try_place();
+}
+
+// n free servers as close together as possible: the fullest rack that still fits them, else the
+// fullest pod that does (its emptiest racks first), else the whole cluster (emptiest pods and
+// racks first). Empty when fewer than n servers are free. The servers are returned in increasing
+// order (the tree planner walks them rack by rack).
+std::vector<int> Sim::place(int n) const {
+  const int half = tree_.half(), racks = tree_.edges(), pods = tree_.k, per_pod = half * half;
+  std::vector<int> rack_free(racks, 0), pod_free(pods, 0);
+  for (int h = 0; h < tree_.hosts(); ++h)
+    if (!busy_[h]) {
+      ++rack_free[h / half];
+      ++pod_free[h / per_pod];
     }
-    job.workers.resize(w);
-    for (int i = 0; i < w; ++i) job.workers[i].host = cursor + i;
-    cursor += w;
-    budget -= w;
-    jobs_.push_back(std::move(job));
+  std::vector<int> out;
+  auto take_rack = [&](int r) {
+    for (int h = r * half; h < (r + 1) * half && static_cast<int>(out.size()) < n; ++h)
+      if (!busy_[h]) out.push_back(h);
+  };
+  auto best_fit = [&](const std::vector<int>& fr) {
+    int best = -1;
+    for (int i = 0; i < static_cast<int>(fr.size()); ++i)
+      if (fr[i] >= n && (best < 0 || fr[i] < fr[best])) best = i;
+    return best;
+  };
+  auto racks_of_pod_by_free = [&](int p) {
+    std::vector<int> rs(half);
+    std::iota(rs.begin(), rs.end(), p * half);
+    std::stable_sort(rs.begin(), rs.end(), [&](int a, int b) { return rack_free[a] > rack_free[b]; });
+    return rs;
+  };
+  if (const int r = best_fit(rack_free); r >= 0) {
+    take_rack(r);
+  } else if (const int p = best_fit(pod_free); p >= 0) {
+    for (int r2 : racks_of_pod_by_free(p)) take_rack(r2);
+  } else if (std::accumulate(pod_free.begin(), pod_free.end(), 0) >= n) {
+    std::vector<int> ps(pods);
+    std::iota(ps.begin(), ps.end(), 0);
+    std::stable_sort(ps.begin(), ps.end(), [&](int a, int b) { return pod_free[a] > pod_free[b]; });
+    for (int p2 : ps)
+      for (int r2 : racks_of_pod_by_free(p2)) take_rack(r2);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void Sim::try_place() {
+  while (!queue_.empty()) {
+    if (paper() && Simulator::Now().GetSeconds() >= o_.duration) return;  // no job starts in the drain
+    const int j = queue_.front();
+    Job& job = jobs_[j];
+    const auto hosts = place(static_cast<int>(job.workers.size()));
+    if (hosts.empty()) return;  // FIFO: the head waits for servers, and the jobs behind it
+    for (size_t w = 0; w < hosts.size(); ++w) job.workers[w].host = hosts[w];
+    if (!setup_job(job)) {
+      if (!paper()) throw std::runtime_error("job " + std::to_string(job.id) + ": no accelerator has a free context");
+      return;  // waits for a job to leave and free contexts
+    }
+    for (int h : hosts) busy_[h] = 1;
+    queue_.pop_front();
+    job.placed = true;
+    job.start = Simulator::Now().GetSeconds();
+    start_iteration(j);
   }
 }
 
-void Sim::setup_jobs() {
-  create_jobs();
+bool Sim::setup_job(Job& job) {
+  const int N = static_cast<int>(job.workers.size());
+  if (ring_) {
+    setup_ring(job);
+    return true;
+  }
   const uint32_t payload = design_.payload();
-  const int cores = tree_.cores();
-  std::vector<int> used(acc_.size(), 0);
-  for (auto& job : jobs_) {
-    const int N = static_cast<int>(job.workers.size());
-    if (ring_) {
-      setup_ring(job);
-      continue;
-    }
-    // Trees rooted at distinct core switches whose accelerators (every one of the tree's, in
-    // hierarchical mode) have a free context.
-    const int want = std::min(o_.trees, cores);
-    std::vector<std::vector<TreeNode>> plans;
-    std::vector<std::vector<int>> firsts, childs;
-    for (int i = 0; i < cores && static_cast<int>(job.roots.size()) < want; ++i) {
-      const int c = (job.id * want + i) % cores;
+  const int cores = tree_.cores(), half = tree_.half();
+  // Trees rooted at distinct cores, spread over jobs: tree i of job j prefers core
+  // (i k/2 + j) mod cores (so a job's trees leave each pod through different aggregation
+  // switches, and consecutive jobs start at different cores), else the next core after it whose
+  // accelerators (every one of the tree's) have a free context.
+  const int want = std::min(o_.trees, cores);
+  std::vector<std::vector<TreeNode>> plans;
+  std::vector<std::vector<int>> firsts, childs;
+  for (int i = 0; i < want; ++i) {
+    const int pref = (i * half + job.id) % cores;
+    for (int m = 0; m < cores; ++m) {
+      const int c = (pref + m) % cores;
+      if (std::find(job.roots.begin(), job.roots.end(), c) != job.roots.end()) continue;
       std::vector<int> first, child;
       auto plan = plan_tree(job, c, first, child);
-      if (std::any_of(plan.begin(), plan.end(), [&](const TreeNode& n) { return used[n.acc] >= design_.contexts; }))
+      if (std::any_of(plan.begin(), plan.end(),
+                      [&](const TreeNode& n) { return ctx_used_[n.acc] >= design_.contexts; }))
         continue;
-      for (const auto& n : plan) ++used[n.acc];
+      for (const auto& n : plan) ++ctx_used_[n.acc];
       job.roots.push_back(c);
       plans.push_back(std::move(plan));
       firsts.push_back(std::move(first));
       childs.push_back(std::move(child));
+      break;
     }
-    if (job.roots.empty())
-      throw std::runtime_error("job " + std::to_string(job.id) + ": no accelerator has a free context");
-    const int T = static_cast<int>(job.roots.size());
-    const uint64_t vectors = static_cast<uint64_t>(std::ceil(job.bytes / payload));
-    panama::host::WindowParams wp;
-    const double frame_bytes = payload + kHdrBytes + 8 + 20;
-    wp.max = std::max(1.0, std::min<double>(o_.window_cap, std::floor(design_.buffer_bytes / 2 / frame_bytes / T)));
-    wp.init = std::min(4.0, wp.max);
-    wp.cc = cc_;
-    if (!cc_) wp.init = wp.max;  // no congestion control: a fixed window as large as allowed
-    for (int w = 0; w < N; ++w) {
-      Worker& wk = job.workers[w];
-      wk.trees.resize(T);
-      for (int t = 0; t < T; ++t) {
-        WorkerTree& wt = wk.trees[t];
-        wt.cc = std::make_shared<panama::host::Dctcp>(wp);
-        wt.count = static_cast<uint32_t>(vectors / T + (static_cast<uint64_t>(t) < vectors % T));
-        wt.sock = Socket::CreateSocket(hosts_.Get(wk.host), UdpSocketFactory::GetTypeId());
-        wt.sock->Bind(InetSocketAddress(Ipv4Address::GetAny(), static_cast<uint16_t>(kResultPort + t)));
-        wt.sock->SetIpTos(kEct0);
-        wt.sock->SetIpRecvTos(true);
-        wt.sock->SetRecvCallback(MakeCallback(&Sim::worker_recv, this));
-        worker_of_sock_[PeekPointer(wt.sock)] = {job.id, w};
-      }
-    }
-    for (int t = 0; t < T; ++t) setup_tree(job, t, plans[t], firsts[t], childs[t]);
   }
-  setup_accels();
-  for (size_t j = 0; j < jobs_.size(); ++j) Simulator::ScheduleNow(&Sim::start_iteration, this, static_cast<int>(j));
+  if (job.roots.empty()) return false;
+  const int T = static_cast<int>(job.roots.size());
+  const uint64_t vectors = static_cast<uint64_t>(std::ceil(job.bytes / payload));
+  panama::host::WindowParams wp;
+  const double frame_bytes = payload + kHdrBytes + 8 + 20;
+  wp.max = std::max(1.0, std::min<double>(o_.window_cap, std::floor(design_.buffer_bytes / 2 / frame_bytes / T)));
+  wp.init = std::min(4.0, wp.max);
+  wp.cc = cc_;
+  if (!cc_) wp.init = wp.max;  // no congestion control: a fixed window as large as allowed
+  for (int w = 0; w < N; ++w) {
+    Worker& wk = job.workers[w];
+    wk.trees.resize(T);
+    for (int t = 0; t < T; ++t) {
+      WorkerTree& wt = wk.trees[t];
+      wt.cc = std::make_shared<panama::host::Dctcp>(wp);
+      wt.count = static_cast<uint32_t>(vectors / T + (static_cast<uint64_t>(t) < vectors % T));
+      wt.sock = Socket::CreateSocket(hosts_.Get(wk.host), UdpSocketFactory::GetTypeId());
+      if (wt.sock->Bind(InetSocketAddress(Ipv4Address::GetAny(), static_cast<uint16_t>(kResultPort + t))) != 0)
+        throw std::runtime_error("server " + std::to_string(wk.host) + ": result port in use");
+      wt.sock->SetIpTos(kEct0);
+      wt.sock->SetIpRecvTos(true);
+      wt.sock->SetRecvCallback(MakeCallback(&Sim::worker_recv, this));
+      worker_of_sock_[PeekPointer(wt.sock)] = {job.id, w};
+    }
+  }
+  for (int t = 0; t < T; ++t) setup_tree(job, t, plans[t], firsts[t], childs[t]);
+  return true;
+}
+
+// A job that has run its iterations frees its servers and its accelerators' contexts.
+void Sim::leave(int j) {
+  Job& job = jobs_[j];
+  job.left = true;
+  job.end = Simulator::Now().GetSeconds();
+  for (const auto& [ai, key] : job.ctxs) {
+    --ctx_used_[ai];
+    auto it = acc_[ai].ctx.find(key);
+    if (it == acc_[ai].ctx.end()) continue;
+    acc_[ai].open_frames -= it->second.open.size();
+    acc_[ai].ctx.erase(it);
+  }
+  for (auto& wk : job.workers) {
+    busy_[wk.host] = 0;
+    for (auto& wt : wk.trees) {
+      worker_of_sock_.erase(PeekPointer(wt.sock));
+      wt.sock->Close();
+      wt.sock = nullptr;
+      wt.state.clear();
+      wt.state.shrink_to_fit();
+    }
+    for (Ptr<Socket>* s : {&wk.ring_tx, &wk.ring_listen, &wk.ring_rx})
+      if (*s) {
+        worker_of_sock_.erase(PeekPointer(*s));
+        (*s)->Close();
+        *s = nullptr;
+      }
+  }
+  try_place();
 }
 
 void Sim::start_iteration(int j) {
   Job& job = jobs_[j];
   job.iter_start = Simulator::Now().GetSeconds();
-  job.computing = true;
+  job.iter_start_s.push_back(job.iter_start);
   job.done_workers = 0;
-  for (auto& wk : job.workers) {
+  const size_t iter = job.iter_s.size();
+  for (int w = 0; w < static_cast<int>(job.workers.size()); ++w) {
+    Worker& wk = job.workers[w];
     wk.done = false;
+    wk.computing = true;
     for (auto& wt : wk.trees) {
-      if (!job.iter_s.empty()) wt.vid_base += wt.count;
+      if (iter > 0) wt.vid_base += wt.count;
       wt.next_send = wt.got = wt.inflight = 0;
       wt.state.assign(wt.count, 0);
     }
+    const double slow = w == 0 ? o_.slow_worker_s : 0;
+    Simulator::Schedule(Seconds(job.compute_s + slow), &Sim::compute_done, this, j, w, iter);
   }
-  Simulator::Schedule(Seconds(job.compute_s), &Sim::compute_done, this, j);
 }
 
-void Sim::compute_done(int j) {
+// Worker w has its gradient of iteration `iter` (a straggler's may come after the iteration
+// ended without it: then nothing is sent).
+void Sim::compute_done(int j, int w, size_t iter) {
   Job& job = jobs_[j];
-  job.computing = false;
+  if (job.left || job.iter_s.size() != iter) return;
+  Worker& wk = job.workers[w];
+  wk.computing = false;
+  if (ring_) {
+    ring_fill(j, w);
+    return;
+  }
   const double now = Simulator::Now().GetSeconds();
-  for (int w = 0; w < static_cast<int>(job.workers.size()); ++w) {
-    if (ring_) {
-      ring_fill(j, w);
-      continue;
-    }
-    for (int t = 0; t < static_cast<int>(job.roots.size()); ++t) {
-      job.workers[w].trees[t].last_progress = now;
-      panama_send(job, w, t);
-    }
+  for (int t = 0; t < static_cast<int>(wk.trees.size()); ++t) {
+    wk.trees[t].last_progress = now;
+    panama_send(job, w, t);
   }
 }
 
 void Sim::worker_done(int j) {
   Job& job = jobs_[j];
-  job.iter_s.push_back(Simulator::Now().GetSeconds() - job.iter_start);
-  const bool more = o_.iterations > 0 ? static_cast<int>(job.iter_s.size()) < o_.iterations
-                                      : Simulator::Now().GetSeconds() < o_.duration;
-  if (more)
-    start_iteration(j);
+  const double now = Simulator::Now().GetSeconds();
+  job.iter_s.push_back(now - job.iter_start);
+  const int done = static_cast<int>(job.iter_s.size());
+  bool more;
+  if (paper())
+    more = done < o_.iterations && now < o_.duration;
   else
+    more = o_.iterations > 0 ? done < o_.iterations : now < o_.duration;
+  if (more) {
+    start_iteration(j);
+  } else {
+    leave(j);
     finish_check();
+  }
 }
 
 }  // namespace dcsim

@@ -9,6 +9,7 @@
 #include "cli_parse.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -25,7 +26,27 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--preset", o.preset, "smoke (k=4) or paper (k=16)")->check(CLI::IsMember({"smoke", "paper"}));
   app.add_option("--scheme", o.scheme)
       ->check(CLI::IsMember({"panama", "ring", "switchml", "panama-nocc", "panama-0.88", "panama-0.94", "ideal"}));
-  app.add_option("--load", o.load, "background load per server link, 0..1")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--workload", o.workload,
+                 "paper: Poisson job arrivals, --load the total (background + training) offered load; "
+                 "legacy: jobs at t = 0 filling --job-fraction, --load the background alone")
+      ->check(CLI::IsMember({"paper", "legacy"}));
+  app.add_option("--load", o.load, "offered load per server link, 0..1 (see --workload)")->check(CLI::Range(0.0, 1.0));
+  app.add_option("--background", o.background, "paper workload: the background's share of --load")
+      ->check(CLI::Range(0.0, 1.0));
+  app.add_option("--warmup", o.warmup, "flows and iterations that start before this are not measured (s)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--slow-worker-s", o.slow_worker_s, "worker 0 of every job computes this much longer")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--quorum-hold-us", o.quorum_hold_us,
+                 "panama-0.88/0.94: how long an accelerator below the root waits for its last children")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--mcast-ecn", o.mcast_ecn,
+                 "copy: a worker reacts to its own copy's CE; root: only to the root's mark (in the header)")
+      ->check(CLI::IsMember({"copy", "root"}));
+  app.add_flag("--legacy-flows", o.legacy_flows,
+               "draw the background from ns-3's streams as earlier versions did (one CDF)");
+  app.add_option("--tcp-msl-s", o.tcp_msl_s, "TCP maximum segment lifetime (TIME_WAIT = 2 MSL)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed)->check(CLI::PositiveNumber);
   app.add_option("--duration", o.duration, "simulated seconds in which work starts")->check(CLI::PositiveNumber);
   app.add_option("--k", o.k, "fat-tree arity (even, >= 2)");
@@ -33,7 +54,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--link-delay-us", o.link_delay_us)->check(CLI::NonNegativeNumber);
   app.add_option("--ecn-k", o.ecn_k, "ECN marking threshold, packets")->check(CLI::PositiveNumber);
   app.add_option("--queue-pkts", o.queue_pkts, "queue capacity per port")->check(CLI::PositiveNumber);
-  app.add_option("--cdf", o.cdf, "websearch, datamining, or a CDF file");
+  app.add_option("--cdf", o.cdf,
+                 "websearch, datamining, both (each half the background load), or a CDF file "
+                 "(default: paper workload both, legacy websearch)");
   app.add_option("--data-dir", o.data_dir, "folder of the data files (default: next to sim/)");
   app.add_option("--design", o.design,
                  "DIR: a generated design folder (reads DIR/config.json), or a config.json file "
@@ -57,7 +80,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::PositiveNumber);
   app.add_flag("--no-background", o.no_background);
   app.add_flag("--no-jobs", o.no_jobs);
-  app.add_option("--iterations", o.iterations, "iterations per job (0: until --duration)")
+  app.add_option("--iterations", o.iterations,
+                 "iterations per job (paper workload default 5; legacy default 0: until --duration)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--max-time", o.max_time, "hard stop, simulated seconds")->check(CLI::PositiveNumber);
   app.add_option("--rto-ms", o.rto_ms, "aggregation repair timeout")->check(CLI::PositiveNumber);
@@ -85,9 +109,27 @@ int main(int argc, char** argv) {
     const bool smoke = o.preset == "smoke";
     if (o.k < 0) o.k = smoke ? 4 : 16;
     if (o.k < 2 || o.k % 2 || o.k > 64) throw std::runtime_error("--k must be even, 2..64");
-    if (o.duration < 0) o.duration = smoke ? 0.005 : 1.0;
-    if (o.workers_min < 0) o.workers_min = smoke ? 4 : 16;
-    if (o.workers_max < 0) o.workers_max = smoke ? 4 : 96;
+    const bool paper_wl = o.workload == "paper";
+    // The paper workload's smoke run is longer than the legacy one's, so that jobs arrive.
+    if (o.duration < 0) o.duration = smoke ? (paper_wl ? 0.02 : 0.005) : 1.0;
+    const int servers = o.k * o.k * o.k / 4;
+    const bool paper = o.workload == "paper";
+    // The paper's 16-96 workers of 1,024 servers; at another size the same share of the cluster
+    // (at least 2), unless the preset (smoke: 4) or the command line says otherwise.
+    const bool scaled = !smoke && paper && o.k != 16;
+    if (o.workers_min < 0)
+      o.workers_min = smoke ? 4 : scaled ? std::max(2, static_cast<int>(std::lround(16.0 * servers / 1024))) : 16;
+    if (o.workers_max < 0)
+      o.workers_max = smoke    ? 4
+                      : scaled ? std::max(o.workers_min, static_cast<int>(std::lround(96.0 * servers / 1024)))
+                               : 96;
+    o.workers_max = std::min(o.workers_max, servers);
+    o.workers_min = std::min(o.workers_min, o.workers_max);
+    if (o.iterations < 0) o.iterations = paper ? (smoke ? 2 : 5) : 0;
+    if (paper && o.iterations == 0) throw std::runtime_error("the paper workload needs --iterations >= 1");
+    if (o.warmup < 0) o.warmup = paper ? 0.2 * o.duration : 0;
+    if (o.warmup >= o.duration) throw std::runtime_error("--warmup must be below --duration");
+    if (o.cdf.empty()) o.cdf = paper ? "both" : "websearch";
     if (o.workers_max < o.workers_min) throw std::runtime_error("--workers-max is below --workers-min");
     if (o.model_scale < 0) o.model_scale = smoke ? 0.005 : 1.0;
     if (o.max_time < 0) o.max_time = 20 * o.duration + 2;
@@ -95,11 +137,14 @@ int main(int argc, char** argv) {
       // The data files sit in the source tree's sim/data; the build records where.
       o.data_dir = PANAMA_SIM_DATA;
     }
-    const std::string cdf_path = o.cdf == "websearch"    ? o.data_dir + "/websearch.cdf"
-                                 : o.cdf == "datamining" ? o.data_dir + "/datamining.cdf"
-                                                         : o.cdf;
-    Cdf cdf = load_cdf(cdf_path);
+    std::vector<std::string> cdf_paths;
+    for (const std::string& c :
+         o.cdf == "both" ? std::vector<std::string>{"websearch", "datamining"} : std::vector<std::string>{o.cdf})
+      cdf_paths.push_back(c == "websearch" || c == "datamining" ? o.data_dir + "/" + c + ".cdf" : c);
+    std::vector<Cdf> cdfs;
+    for (const auto& c : cdf_paths) cdfs.push_back(load_cdf(c));
     auto models = load_models(o.data_dir + "/models.txt");
+    const Workload wl = make_workload(o, servers, cdfs, models);
     if (o.design.empty()) o.design = PANAMA_SIM_DESIGN;
     Design d = load_design(o.design);
     if (o.accel_buffer_mb > 0) d.buffer_bytes = o.accel_buffer_mb * 1e6;
@@ -113,7 +158,7 @@ int main(int argc, char** argv) {
     json r;
     const std::string& s = o.scheme;
     auto run = [&](Options oo, Design dd) {
-      Sim sim(std::move(oo), std::move(dd), cdf, models);
+      Sim sim(std::move(oo), std::move(dd), wl, models);
       if (s == "ring")
         sim.scheme(true, true, 1);
       else if (s == "switchml" || s == "panama-nocc")
@@ -132,33 +177,56 @@ int main(int argc, char** argv) {
       d.gbps = o.gbps;
     }
     if (s == "ideal") {
-      // Separate clusters: the background alone, then the jobs alone.
-      Options a = o, b = o;
-      a.no_jobs = true;
-      b.no_background = true;
-      json ra = run(a, d);
-      json rb = run(b, d);
+      // Three separate clusters, each with the same workload's part: the short flows alone, the
+      // long flows alone, the jobs (PANAMA) alone.
+      Options a = o, b = o, c = o;
+      a.no_jobs = b.no_jobs = true;
+      a.flow_class = 1;
+      b.flow_class = 2;
+      c.no_background = true;
+      json ra = run(a, d), rb = run(b, d), rc = run(c, d);
       r = ra;
-      r["jobs"] = rb["jobs"];
-      r["accelerators"] = rb["accelerators"];
-      r["links_jobs"] = rb["links"];
-      r["complete"] = ra["complete"].get<bool>() && rb["complete"].get<bool>();
-      r["sim_end_s"] = std::max(ra["sim_end_s"].get<double>(), rb["sim_end_s"].get<double>());
+      for (const auto& f : rb["flows"]) r["flows"].push_back(f);
+      std::stable_sort(r["flows"].begin(), r["flows"].end(),
+                       [](const json& x, const json& y) { return x["id"].get<int>() < y["id"].get<int>(); });
+      r["jobs"] = rc["jobs"];
+      r["accelerators"] = rc["accelerators"];
+      r["links_long"] = rb["links"];
+      r["links_jobs"] = rc["links"];
+      for (const char* k : {"background", "training", "total"})
+        r["load"][k] = ra["load"][k].get<double>() + rb["load"][k].get<double>() + rc["load"][k].get<double>();
+      r["load"]["fabric"] = {
+          {"short", ra["load"]["fabric"]}, {"long", rb["load"]["fabric"]}, {"jobs", rc["load"]["fabric"]}};
+      for (const char* k : {"undecodable", "stale_frames", "unroutable_drops"})
+        r[k] = ra[k].get<uint64_t>() + rb[k].get<uint64_t>() + rc[k].get<uint64_t>();
+      r["complete"] = ra["complete"].get<bool>() && rb["complete"].get<bool>() && rc["complete"].get<bool>();
+      r["sim_end_s"] =
+          std::max({ra["sim_end_s"].get<double>(), rb["sim_end_s"].get<double>(), rc["sim_end_s"].get<double>()});
     } else {
       r = run(o, d);
     }
     r["summary"] = summary(r, o.short_bytes);
     r["config"] = {{"preset", o.preset},
                    {"scheme", o.scheme},
+                   {"workload", o.workload},
                    {"load", o.load},
+                   {"background", paper ? std::min(o.background, o.load) : o.load},
+                   {"warmup_s", o.warmup},
+                   {"iterations", o.iterations},
+                   {"workers", {o.workers_min, o.workers_max}},
+                   {"job_rate_per_s", wl.job_rate},
+                   {"jobs_offered", wl.jobs.size()},
+                   {"mcast_ecn", o.mcast_ecn},
+                   {"slow_worker_s", o.slow_worker_s},
+                   {"quorum_hold_us", o.quorum_hold_us},
                    {"seed", o.seed},
                    {"duration_s", o.duration},
                    {"k", o.k},
-                   {"servers", o.k * o.k * o.k / 4},
+                   {"servers", servers},
                    {"gbps", o.gbps},
                    {"ecn_k", o.ecn_k},
                    {"queue_pkts", o.queue_pkts},
-                   {"cdf", cdf_path},
+                   {"cdf", cdf_paths},
                    {"trees", o.trees},
                    {"aggregation", o.aggregation},
                    {"model_scale", o.model_scale},

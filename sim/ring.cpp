@@ -12,7 +12,7 @@ namespace dcsim {
 void Sim::setup_ring(Job& job) {
   const int N = static_cast<int>(job.workers.size());
   job.chunk = static_cast<uint64_t>(std::ceil(job.bytes / N));
-  const uint16_t port = static_cast<uint16_t>(30000 + job.id);
+  const uint16_t port = static_cast<uint16_t>(kRingPortBase + job.id % kRingPorts);
   for (int w = 0; w < N; ++w) {
     Worker& wk = job.workers[w];
     wk.ring_listen = Socket::CreateSocket(hosts_.Get(wk.host), TcpSocketFactory::GetTypeId());
@@ -36,8 +36,8 @@ void Sim::setup_ring(Job& job) {
 // from its predecessor.
 void Sim::ring_fill(int j, int w) {
   Job& job = jobs_[j];
-  if (job.computing) return;
   Worker& wk = job.workers[w];
+  if (wk.computing || job.left) return;
   const uint64_t steps = 2 * (job.workers.size() - 1);
   const uint64_t base = job.iter_s.size() * steps * job.chunk;
   const uint64_t allowed = base + std::min<uint64_t>(steps * job.chunk, job.chunk + (wk.ring_recv - base));
@@ -58,11 +58,17 @@ void Sim::ring_fill_cb(Ptr<Socket> s, uint32_t) {
 void Sim::ring_accept(Ptr<Socket> s, const Address&) {
   Address a;
   s->GetSockName(a);
-  const int j = InetSocketAddress::ConvertFrom(a).GetPort() - 30000;
+  const int slot = InetSocketAddress::ConvertFrom(a).GetPort() - kRingPortBase;
   const int h = host_of(s->GetNode());
-  if (j < 0 || j >= static_cast<int>(jobs_.size())) return;
-  for (int w = 0; w < static_cast<int>(jobs_[j].workers.size()); ++w)
-    if (jobs_[j].workers[w].host == h) worker_of_sock_[PeekPointer(s)] = {j, w};
+  // The job on this server whose ring uses this port.
+  for (int j = slot; j >= 0 && j < static_cast<int>(jobs_.size()); j += kRingPorts) {
+    if (!jobs_[j].placed || jobs_[j].left) continue;
+    for (int w = 0; w < static_cast<int>(jobs_[j].workers.size()); ++w)
+      if (jobs_[j].workers[w].host == h) {
+        worker_of_sock_[PeekPointer(s)] = {j, w};
+        jobs_[j].workers[w].ring_rx = s;
+      }
+  }
   s->SetRecvCallback(MakeCallback(&Sim::ring_recv, this));
 }
 

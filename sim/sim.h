@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +33,7 @@ struct FlowRec {
   int src = 0, dst = 0;
   uint64_t size = 0, sent = 0, recv = 0;
   uint16_t port = 0;
+  int cdf = 0;
   double start = 0, fct = -1;
   Ptr<Socket> tx, listen;
 };
@@ -52,9 +54,9 @@ struct Worker {
   int host = 0;
   std::vector<WorkerTree> trees;
   // ring
-  Ptr<Socket> ring_tx, ring_listen;
+  Ptr<Socket> ring_tx, ring_listen, ring_rx;
   uint64_t ring_sent = 0, ring_recv = 0;
-  bool done = false;
+  bool done = false, computing = false;
 };
 
 struct Job {
@@ -63,18 +65,22 @@ struct Job {
   double bytes = 0, compute_s = 0;
   std::vector<Worker> workers;
   std::vector<int> roots;  // core (accelerator) per tree
+  double arrival = 0, start = -1, end = -1;
+  bool placed = false, left = false;
   double iter_start = 0;
-  bool computing = false;
-  std::vector<double> iter_s;
+  std::vector<double> iter_s, iter_start_s;
   uint64_t results = 0, results_ce = 0;  // results taken by the workers, and those with CE
+  uint64_t late = 0;                     // frames of this job that reached an accelerator after it released the vector
+  uint64_t unsent = 0;                   // results a worker took for a vector it had not sent (its part was ignored)
+  std::vector<std::pair<int, uint64_t>> ctxs;  // (accelerator, key) of every context it holds
   int done_workers = 0;
   uint64_t chunk = 0;  // ring
 };
 
 class Sim {
  public:
-  Sim(Options o, Design d, Cdf cdf, std::vector<Model> models)
-      : o_(std::move(o)), design_(std::move(d)), cdf_(std::move(cdf)), models_(std::move(models)) {}
+  Sim(Options o, Design d, Workload w, std::vector<Model> models)
+      : o_(std::move(o)), design_(std::move(d)), wl_(std::move(w)), models_(std::move(models)) {}
   void scheme(bool ring, bool cc, double quorum) {
     ring_ = ring;
     panama_like_ = !ring;
@@ -86,17 +92,21 @@ class Sim {
  private:
   void build();
   void link(int a, int b, double gbps, const std::string& layer, ps::Port* pa, ps::Port* pb);
-  void start_flow(int src, int dst, uint64_t size);
+  void start_flow(int id);
   void flow_fill(Ptr<Socket> s, uint32_t);
   void flow_accept(Ptr<Socket> s, const Address&);
   void flow_recv(Ptr<Socket> s);
-  void next_arrival();
-  void setup_jobs();
-  void create_jobs();
+  void job_arrival(int j);
+  void try_place();
+  std::vector<int> place(int n) const;
+  bool setup_job(Job& job);
+  void leave(int j);
   void setup_ring(Job& job);
   void setup_accels();
   void start_iteration(int j);
-  void compute_done(int j);
+  void compute_done(int j, int w, size_t iter);
+  void host_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t);
+  void snapshot(int which);
   void panama_send(Job& job, int w, int t);
   void send_contribution(Job& job, int w, int t, uint32_t i, bool retx);
   void worker_recv(Ptr<Socket> s);
@@ -115,7 +125,7 @@ class Sim {
   double quorum_frac_ = 1;
   bool cc_ = true;
   Design design_;
-  Cdf cdf_;
+  Workload wl_;
   std::vector<Model> models_;
   ps::FatTree tree_;
   NodeContainer hosts_, edges_, aggs_, cores_, accels_;
@@ -125,14 +135,24 @@ class Sim {
   std::vector<Ptr<QueueDisc>> qdiscs_;
   std::vector<std::pair<std::string, Ptr<NetDevice>>> link_devs_;  // layer, transmitting device
   std::vector<FlowRec> flows_;
+  std::vector<int> flow_id_;
+  size_t flows_scheduled_ = 0;  // per record: its index in wl_.flows
   std::unordered_map<Socket*, int> flow_of_sock_;
   std::map<std::pair<int, uint16_t>, int> flow_of_port_;
   std::vector<uint16_t> next_port_;
   std::vector<Job> jobs_;
   std::unordered_map<Socket*, std::pair<int, int>> worker_of_sock_;  // (job, worker)
   std::unordered_map<Socket*, int> accel_of_sock_;
-  Ptr<UniformRandomVariable> rng_, jrng_;  // flows; jobs (separate, so schemes share flows)
-  Ptr<ExponentialRandomVariable> gap_;
+  std::vector<char> busy_;     // per server: taken by a job
+  std::deque<int> queue_;      // jobs waiting for servers (FIFO)
+  std::vector<int> ctx_used_;  // per accelerator: contexts taken
+  std::vector<Ptr<ps::FatTreeRouting>> routing_;
+  uint64_t stale_ = 0;  // frames of a job that has left
+  // Offered payload bytes on the server uplinks in the measurement window (host_tx).
+  double tx_background_ = 0, tx_training_ = 0;
+  std::map<std::string, uint64_t> snap_[2];  // per layer, queue-disc bytes at warmup and --duration
+  bool paper() const { return o_.workload == "paper"; }
+  bool window(double t) const { return t >= o_.warmup && t < o_.duration; }
   double end_time_ = 0;
   int flows_open_ = 0;
   std::chrono::steady_clock::time_point wall0_;
@@ -154,7 +174,9 @@ class Sim {
   std::vector<TreeNode> plan_tree(const Job& job, int core, std::vector<int>& first, std::vector<int>& child) const;
   void setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const std::vector<int>& first,
                   const std::vector<int>& child);
-  void accel_release(int ai, uint64_t key, uint64_t vid, bool ce);
+  void accel_hold(int ai, uint64_t key, uint64_t vid);
+  void accel_emit(int ai, uint64_t key);
+  void accel_release(int ai, uint64_t key, uint64_t vid, bool ce, uint16_t nw);
   void accel_up(int ai, const AccelCtx& c, Hdr h, bool ce);
   uint32_t host_base_ = 0;
   uint32_t links_ = 0;

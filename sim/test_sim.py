@@ -32,9 +32,11 @@ def check(cond, what):
         FAILS.append(what)
 
 
-def run(binary, *args):
+def run(binary, *args, workload="legacy"):
+    """One run's results.json. The analytic cases use the legacy workload (a fixed set of jobs at
+    t = 0, --load the background alone), in which their expectations are defined."""
     with tempfile.TemporaryDirectory() as d:
-        cmd = [binary, "--quiet", "--out", d, *map(str, args)]
+        cmd = [binary, "--quiet", "--out", d, "--workload", workload, *map(str, args)]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         if p.returncode != 0:
             print(p.stdout, p.stderr)
@@ -207,11 +209,12 @@ def panama_hier(b):
     # carries CE when any of its inputs did, so each level receives at least the marked sums its
     # children sent, the root marks at least as many vectors as any accelerator below it (and
     # more than the least-marked rack: not an AND), and every marked result reaches all the
-    # workers (one multicast frame, replicated by the switches).
+    # workers (one multicast frame, replicated by the switches). The uneven marking is that of
+    # the earlier versions' background draw (--legacy-flows).
     size = 1e6
     r = run(b, "--scheme", "panama-nocc", "--load", 0.5, "--duration", 0.002, "--jobs", 1,
             "--workers-min", n, "--workers-max", n, "--trees", 1, "--model-bytes", size,
-            "--compute-s", 0, "--iterations", 1, "--ecn-k", 30)
+            "--compute-s", 0, "--iterations", 1, "--ecn-k", 30, "--legacy-flows")
     if not r:
         return
     acc = r["accelerators"]
@@ -249,6 +252,81 @@ def conservation(b, scheme="panama"):
     print(json.dumps(r["summary"]))
 
 
+def paper_load(b):
+    """The paper workload offers what --load asks: background 0.2 of the server links, jobs
+    arriving at the rate that makes the total 0.4, measured on the server uplinks over the
+    measurement window (payload bytes). Flow sizes uniform in 100 KB - 1 MB and one small job
+    size keep the Poisson noise of this 16-server run small (about 700 flows and 470 jobs: a
+    standard deviation of about 2 % of the total), so that 10 % tests the rates, not the luck."""
+    load, bg = 0.4, 0.2
+    with tempfile.TemporaryDirectory() as d:
+        cdf = os.path.join(d, "uniform.cdf")
+        with open(cdf, "w") as f:
+            f.write("100000 0\n1000000 1\n")
+        r = run(b, "--k", 4, "--load", load, "--background", bg, "--cdf", cdf,
+                "--model-bytes", 2e5, "--compute-s", 1e-4, "--workers-min", 2, "--workers-max", 2,
+                "--iterations", 2, "--duration", 0.1, "--warmup", 0.02, workload="paper")
+    if not r:
+        return
+    m = r["load"]
+    print(f"measured load {json.dumps(m)}; jobs {len(r['jobs'])}, flows {len(r['flows'])}")
+    check(abs(m["total"] - load) <= 0.1 * load, f"total offered load {m['total']:.3f} within 10 % of {load}")
+    check(abs(m["background"] - bg) <= 0.1 * bg, f"background {m['background']:.3f} within 10 % of {bg}")
+    check(r["unroutable_drops"] == 0 and r["undecodable"] == 0, "nothing unroutable or undecodable")
+
+
+def same_workload(b):
+    """Every scheme of a seed sees the same flows (arrival, endpoints, size) and the same jobs
+    (arrival, workers, model); the ideal scheme's three clusters together too."""
+    seen = {}
+    for scheme in ("panama", "ring", "panama-0.88", "ideal"):
+        r = run(b, "--preset", "smoke", "--scheme", scheme, "--seed", 3, workload="paper")
+        if not r:
+            return
+        flows = sorted((f["id"], round(f["start_s"], 12), f["src"], f["dst"], f["size_bytes"])
+                       for f in r["flows"])
+        jobs = [(round(j["arrival_s"], 12), j["workers"], j["model"]) for j in r["jobs"]]
+        seen[scheme] = (flows, jobs)
+        placed = [j for j in r["jobs"] if j["start_s"] is not None]
+        print(f"{scheme}: {len(flows)} flows, {len(jobs)} jobs ({len(placed)} placed), "
+              f"load {r['load']['total']:.3f}")
+        check(r["complete"], f"{scheme}: the run completes")
+        check(all(f["fct_s"] is not None and f["sent_bytes"] == f["size_bytes"] == f["recv_bytes"]
+                  for f in r["flows"]), f"{scheme}: every flow completes with its bytes")
+        check(all(len(j["iteration_s"]) >= 1 for j in placed), f"{scheme}: every placed job iterates")
+        check(r["undecodable"] == 0 and r["unroutable_drops"] == 0, f"{scheme}: no frame lost to decoding or routing")
+    ref = seen["panama"]
+    check(len(ref[0]) > 0 and len(ref[1]) > 0, "the seed draws flows and jobs")
+    for scheme, v in seen.items():
+        check(v[0] == ref[0], f"{scheme}: the same flows as panama")
+        check(v[1] == ref[1], f"{scheme}: the same jobs as panama")
+
+
+def quorum(b):
+    """PANAMA-0.88's quorum is the job's: with 9 workers (ceil(0.88 x 9) = 8) and worker 0
+    computing 5 ms longer, panama waits for it every iteration, panama-0.88 goes on without it
+    (its contributions ignored, and counted)."""
+    n, compute, slow, size = 9, 0.001, 0.005, 2e6
+    d = design()
+    comm = size / (d["max_elems"] * d["elem_bytes"]) * (d["max_elems"] * d["elem_bytes"] + AGG_HDR + UDP + IP + PPP) * 8 / GBPS
+    res = {}
+    for scheme in ("panama", "panama-0.88"):
+        r = run(b, "--scheme", scheme, "--no-background", "--jobs", 1, "--job-fraction", 1,
+                "--workers-min", n, "--workers-max", n, "--model-bytes", size, "--compute-s", compute,
+                "--iterations", 2, "--slow-worker-s", slow)
+        if not r:
+            return
+        res[scheme] = r["jobs"][0]
+        print(f"{scheme}: iterations {res[scheme]['iteration_s']}, ignored (unsent) "
+              f"{res[scheme]['unsent_contributions']}, late frames {res[scheme]['late_frames']}")
+    check(all(t >= compute + slow + comm for t in res["panama"]["iteration_s"]),
+          "panama waits for the slow worker (compute + delay + S/B)")
+    check(all(t < compute + slow for t in res["panama-0.88"]["iteration_s"]),
+          "panama-0.88 finishes each iteration before the slow worker has computed")
+    check(res["panama"]["unsent_contributions"] == 0, "panama ignores no contribution")
+    check(res["panama-0.88"]["unsent_contributions"] > 0, "panama-0.88 counts the slow worker's ignored parts")
+
+
 def cli(b):
     """The command-line convention: --help exits 0; an unknown flag or a bad value exits 2 with
     one line on stderr and nothing on stdout."""
@@ -273,7 +351,8 @@ def main():
     else:
         {"flow_line_rate": flow_line_rate, "accel_figures": accel_figures,
          "ring_alone": ring_alone, "panama_alone": panama_alone, "panama_hier": panama_hier,
-         "conservation": conservation, "cli": cli}[case](binary)
+         "conservation": conservation, "cli": cli, "paper_load": paper_load,
+         "same_workload": same_workload, "quorum": quorum}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0
 

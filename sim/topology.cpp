@@ -105,7 +105,8 @@ void Sim::build() {
     }
   for (uint32_t i = 0; i < all.GetN(); ++i) {
     Ptr<Node> n = all.Get(i);
-    n->GetObject<Ipv4>()->SetRoutingProtocol(CreateObject<ps::FatTreeRouting>(&tree_, rnodes_[n->GetId() - base]));
+    routing_.push_back(CreateObject<ps::FatTreeRouting>(&tree_, rnodes_[n->GetId() - base]));
+    n->GetObject<Ipv4>()->SetRoutingProtocol(routing_.back());
   }
   next_port_.assign(tree_.hosts(), 0);
 }

@@ -3,11 +3,16 @@
 
 #include "config.h"  // panama_config: the generator's Config and its config.json reader
 
+#include "ns3/core-module.h"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 
@@ -92,6 +97,128 @@ Design load_design(const std::string& where) {
   d.max_elems = c.max_elems;
   d.elem_bytes = c.fmt.elem_bytes;
   return d;
+}
+
+namespace {
+
+// A model's index by name, or by weight; -1 for the custom model.
+int draw_model(const Options& o, const std::vector<Model>& models, std::mt19937_64& g) {
+  if (o.model_bytes > 0) return -1;
+  if (!o.model.empty()) {
+    for (size_t i = 0; i < models.size(); ++i)
+      if (models[i].name == o.model) return static_cast<int>(i);
+    throw std::runtime_error("unknown model " + o.model);
+  }
+  double wsum = 0;
+  for (const auto& m : models) wsum += m.weight;
+  double u = std::uniform_real_distribution<double>(0, wsum)(g);
+  for (size_t i = 0; i < models.size(); ++i)
+    if ((u -= models[i].weight) <= 0) return static_cast<int>(i);
+  return static_cast<int>(models.size()) - 1;
+}
+
+}  // namespace
+
+Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cdfs, const std::vector<Model>& models) {
+  Workload w;
+  const bool paper = o.workload == "paper";
+  const double bps = o.gbps * 1e9;
+  // Background: one Poisson process per CDF, each with an equal share of the background load,
+  // endpoints uniform over the servers (distinct). Its own generator, seeded from the seed.
+  const double bg = paper ? std::min(o.background, o.load) : o.load;
+  if (o.single_flow > 0) {
+    w.flows.push_back({0, 0, servers - 1, static_cast<uint64_t>(o.single_flow), 0});
+  } else if (bg > 0 && servers > 1 && o.legacy_flows) {
+    // The earlier versions' background: ns-3's streams 1 (endpoints, sizes) and 2 (gaps) of the
+    // seed, the first flow at t = 0, one CDF (a validation case is defined on these flows).
+    ns3::RngSeedManager::SetSeed(o.seed);
+    ns3::RngSeedManager::SetRun(1);
+    auto rng = ns3::CreateObject<ns3::UniformRandomVariable>();
+    auto gap = ns3::CreateObject<ns3::ExponentialRandomVariable>();
+    rng->SetStream(1);
+    gap->SetStream(2);
+    const double rate = bg * servers * bps / (8 * cdfs[0].mean());
+    gap->SetAttribute("Mean", ns3::DoubleValue(1 / rate));
+    w.flow_rate = rate;
+    for (double t = 0; t < o.duration; t += gap->GetValue()) {
+      FlowArrival f;
+      f.t = t;
+      f.src = static_cast<int>(rng->GetInteger(0, servers - 1));
+      f.dst = static_cast<int>(rng->GetInteger(0, servers - 2));
+      if (f.dst >= f.src) ++f.dst;
+      f.size = static_cast<uint64_t>(std::max(1.0, std::round(cdfs[0].sample(rng->GetValue(0, 1)))));
+      w.flows.push_back(f);
+    }
+  } else if (bg > 0 && servers > 1) {
+    for (size_t c = 0; c < cdfs.size(); ++c) {
+      std::mt19937_64 g(o.seed * 0x9E3779B97F4A7C15ull + 101 + c);
+      const double rate = bg / cdfs.size() * servers * bps / (8 * cdfs[c].mean());
+      w.flow_rate += rate;
+      std::exponential_distribution<double> gap(rate);
+      std::uniform_real_distribution<double> u01(0, 1);
+      std::uniform_int_distribution<int> any(0, servers - 1), other(0, servers - 2);
+      for (double t = 0;;) {
+        t += gap(g);
+        if (t >= o.duration) break;
+        FlowArrival f;
+        f.t = t;
+        f.src = any(g);
+        f.dst = other(g);
+        if (f.dst >= f.src) ++f.dst;
+        f.size = static_cast<uint64_t>(std::max(1.0, std::round(cdfs[c].sample(u01(g)))));
+        f.cdf = static_cast<int>(c);
+        w.flows.push_back(f);
+      }
+    }
+    std::stable_sort(w.flows.begin(), w.flows.end(),
+                     [](const FlowArrival& a, const FlowArrival& b) { return a.t < b.t; });
+  }
+  if (o.single_flow > 0) return w;
+  std::mt19937_64 g(o.seed * 0x9E3779B97F4A7C15ull + 7);
+  const int wmin = std::max(2, o.workers_min), wmax = std::max(wmin, o.workers_max);
+  if (!paper) {
+    // Legacy: jobs at t = 0 on --job-fraction of the servers.
+    int budget = static_cast<int>(std::floor(o.job_fraction * servers));
+    while (budget >= wmin && (o.jobs < 0 || static_cast<int>(w.jobs.size()) < o.jobs)) {
+      JobArrival j;
+      j.workers = std::uniform_int_distribution<int>(wmin, std::min(wmax, budget))(g);
+      j.model = draw_model(o, models, g);
+      budget -= j.workers;
+      w.jobs.push_back(j);
+    }
+    return w;
+  }
+  // Paper: Poisson job arrivals whose rate makes the training load --load - --background. A
+  // job's training bytes are what its workers offer in the in-network schemes: workers x model
+  // bytes per iteration, for its iterations (the ring offers 2 (N - 1) / N of that on the wire).
+  const double training = o.load - bg;
+  if (training <= 0 || wmin > servers) return w;
+  double msize = 0;
+  if (o.model_bytes > 0) {
+    msize = o.model_bytes;
+  } else if (!o.model.empty()) {
+    msize = models[draw_model(o, models, g)].bytes * o.model_scale;
+  } else {
+    double wsum = 0;
+    for (const auto& m : models) {
+      msize += m.weight * m.bytes * o.model_scale;
+      wsum += m.weight;
+    }
+    msize /= wsum;
+  }
+  w.job_bytes_mean = (wmin + wmax) / 2.0 * msize * o.iterations;
+  w.job_rate = training * servers * bps / 8 / w.job_bytes_mean;
+  std::exponential_distribution<double> gap(w.job_rate);
+  for (double t = 0;;) {
+    t += gap(g);
+    if (t >= o.duration) break;
+    JobArrival j;
+    j.t = t;
+    j.workers = std::uniform_int_distribution<int>(wmin, wmax)(g);
+    j.model = draw_model(o, models, g);
+    w.jobs.push_back(j);
+  }
+  return w;
 }
 
 }  // namespace dcsim

@@ -20,7 +20,17 @@ struct Options {
   double link_delay_us = 1;
   int ecn_k = 85;
   int queue_pkts = 1000;
-  std::string cdf = "websearch";
+  // paper: jobs arrive (Poisson) so that background + training = --load; legacy: a fixed set of
+  // jobs at t = 0 filling --job-fraction, --load the background alone (docs/sim.md "Workload").
+  std::string workload = "paper";
+  double background = 0.2;         // paper workload: the background's share of the server links
+  double warmup = -1;              // flows and iterations that start before this are not measured
+  std::string cdf;                 // websearch, datamining, both (half the background load each), FILE
+  double quorum_hold_us = 100;     // partial sync: how long an accelerator below the root waits
+  double slow_worker_s = 0;        // worker 0 of every job computes this much longer per iteration
+  std::string mcast_ecn = "copy";  // copy: each multicast copy's own CE; root: the root's mark only
+  bool legacy_flows = false;       // the background drawn as earlier versions did (ns-3 streams)
+  int flow_class = 0;              // 0 all flows, 1 short ones only, 2 long ones only (ideal)
   std::string data_dir;
   std::string design;
   double accel_buffer_mb = 64;  // the paper's accelerator buffer; 0 keeps the design's
@@ -35,9 +45,10 @@ struct Options {
   double short_bytes = 40e6;
   double single_flow = 0;  // bytes: one flow from host 0 to the last host, nothing else
   bool no_background = false, no_jobs = false;
-  int iterations = 0;  // stop each job after this many iterations (0: duration decides)
+  int iterations = -1;  // per job (legacy 0: until --duration; paper default 5)
   double max_time = -1;
   double rto_ms = 1;
+  double tcp_msl_s = 0.002;          // TCP's maximum segment lifetime (TIME_WAIT is 2 MSL)
   double tcp_min_rto_ms = 5;         // the background's and the ring's TCP minimum RTO
   std::string aggregation = "hier";  // hier: at every switch of the tree; core: at the root only
   std::string out;
@@ -67,6 +78,21 @@ struct Cdf {
 std::vector<std::string> data_lines(const std::string& path);
 Cdf load_cdf(const std::string& path);
 
+// The workload, drawn up front from the seed alone (std::mt19937_64, never ns-3's streams), so
+// that every scheme of a seed sees the same flows and the same jobs at the same times.
+struct FlowArrival {
+  double t = 0;
+  int src = 0, dst = 0;
+  uint64_t size = 0;
+  int cdf = 0;  // index into the CDFs used
+};
+
+struct JobArrival {
+  double t = 0;
+  int workers = 0;
+  int model = -1;  // index into the models; -1: the custom model (--model-bytes)
+};
+
 struct Model {
   std::string name;
   double bytes = 0, compute_s = 0, weight = 1;
@@ -90,6 +116,17 @@ struct Design {
   double latency_s() const { return agg_latency / (mhz * 1e6); }
   uint32_t payload() const { return static_cast<uint32_t>(max_elems * elem_bytes); }
 };
+
+struct Workload {
+  std::vector<FlowArrival> flows;
+  std::vector<JobArrival> jobs;
+  double job_rate = 0;        // jobs per second (paper workload)
+  double job_bytes_mean = 0;  // E[workers x model bytes x iterations]
+  double flow_rate = 0;       // flows per second, all CDFs
+};
+
+// Draws the flows (until --duration) and the jobs; `servers` from --k.
+Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cdfs, const std::vector<Model>& models);
 
 // `where`: a generated design folder (its config.json is read) or a config.json.
 Design load_design(const std::string& where);
