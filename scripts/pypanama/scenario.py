@@ -41,7 +41,7 @@ import threading
 import time
 
 from . import design, netns
-from .testbed import Exit, bad, cat, fail, say
+from .testbed import Exit, bad, cat, fail, in_lab, say
 
 FALLBACK_TIMEOUT_MS = 8000
 
@@ -483,14 +483,4 @@ def main(o, argv):
             print(f"testbed: {f} not built (cmake --build build)", file=sys.stderr)
             return 1
     o.seed = int(o.seed) if str(o.seed).isdigit() else 1
-    lab = netns.Lab("sc", keep=o.keep or None)
-    netns.exit_on_signals(1)
-    try:
-        return Scenario(o, sc, cfg, lab).run()
-    except Exit as e:
-        return e.code
-    except subprocess.CalledProcessError as e:
-        print(f"testbed: {' '.join(map(str, e.cmd))} exited {e.returncode}", file=sys.stderr, flush=True)
-        return 1
-    finally:
-        lab.cleanup()
+    return in_lab("sc", o.keep, lambda lab: Scenario(o, sc, cfg, lab).run())

@@ -250,10 +250,15 @@ def main(argv, doc):
         check(o)
     except Exit as e:
         return e.code
-    lab = netns.Lab("tb", keep=o.keep or None)
+    return in_lab("tb", o.keep, lambda lab: Run(o, lab).run())
+
+
+def in_lab(prefix, keep, body):
+    """body(lab) in a fresh Lab: its exit code; a failed command is one line; the lab always goes."""
+    lab = netns.Lab(prefix, keep=keep or None)
     netns.exit_on_signals(1)
     try:
-        return Run(o, lab).run()
+        return body(lab)
     except Exit as e:
         return e.code
     except subprocess.CalledProcessError as e:
