@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "config.h"
+#include "mgmt_client.h"
 
 namespace panama::host {
 
@@ -80,6 +81,15 @@ std::vector<AccelSpec> load_inventory(const std::string& path) {
     s.key = a.value("key", "");
     if (s.control.empty() == s.target.empty())
       throw std::runtime_error(path + ": accelerator " + s.name + " needs either control or target");
+    if (!s.target.empty() && s.key.empty())
+      throw std::runtime_error(path + ": accelerator " + s.name + ": a board (target) needs key (its key file)");
+    if (s.target.empty() && !s.key.empty())
+      throw std::runtime_error(path + ": accelerator " + s.name +
+                               ": key is for a board (target), not a control socket");
+    s.mgmt_timeout_ms = a.value("mgmt_timeout_ms", 300);
+    if (s.mgmt_timeout_ms < 1 || s.mgmt_timeout_ms > 60000)
+      throw std::runtime_error(path + ": accelerator " + s.name + ": mgmt_timeout_ms must be 1..60000");
+    if (!s.target.empty()) (void)load_mgmt_key(s.key);  // unreadable, malformed or open to others: one line now
     s.agg_port = a.value("agg_port", static_cast<int>(wire::kDefaultAggPort));
     s.agg_ip = a.value("agg_ip", "");
     std::ifstream cf(s.design + "/config.json");
@@ -99,8 +109,10 @@ std::vector<AccelSpec> load_inventory(const std::string& path) {
 
 RegIoFactory default_reg_io() {
   return [](const AccelSpec& s) {
-    if (s.control.empty())
-      throw std::runtime_error("accelerator " + s.name + ": boards (target) are not reached by the allocator yet");
+    if (s.control.empty()) {  // a board: its management over Ethernet, authenticated with its key
+      auto mc = std::make_shared<MgmtClient>(s.target, load_mgmt_key(s.key), s.mgmt_timeout_ms);
+      return RegIo{[mc](uint32_t a) { return mc->read(a); }, [mc](uint32_t a, uint32_t v) { mc->write(a, v); }};
+    }
     auto cc = std::make_shared<ControlClient>(s.control);
     return RegIo{[cc](uint32_t a) { return cc->read(a); }, [cc](uint32_t a, uint32_t v) { cc->write(a, v); }};
   };

@@ -27,6 +27,7 @@ struct AccelSpec {
   int ports = 0, contexts = 0;                     // from design/config.json
   int agg_port = wire::kDefaultAggPort;            // the UDP port the workers send to
   std::string agg_ip;                              // optional: passed on to the job
+  int mgmt_timeout_ms = 300;                       // a board: the wait for each management response
 };
 
 // Inventory JSON: {"accelerators": [{"name", "design", "control" | "target"+"key",

@@ -193,3 +193,9 @@ if(PANAMA_HAVE_XDP)
   set_tests_properties(host.xdp_safety PROPERTIES LABELS "host;netns" TIMEOUT 300 RESOURCE_LOCK panama_netns
                                                   SKIP_RETURN_CODE 77)
 endif()
+
+# The allocator with a board: the board shell in the stand-in, leased and programmed only over
+# Ethernet management with its key; two workers --allocator exact on it; bad board entries refused.
+add_test(NAME host.allocator_board COMMAND /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_alloc_board.py ${CMAKE_BINARY_DIR})
+set_tests_properties(host.allocator_board PROPERTIES LABELS "host;netns" TIMEOUT 1500 RESOURCE_LOCK panama_netns
+                                                     SKIP_RETURN_CODE 77)
