@@ -14,13 +14,13 @@ The namespaces are scripts/pypanama's (netns.Star). Exit 0 pass, 1 fail, 77 skip
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, lab_or_skip, load_json, read, same_file, sh, treesum_gen, treesum_sum  # noqa: E402,F401
+from hostlib import fail, lab_or_skip, load_json, same_file, treesum_gen, treesum_sum  # noqa: E402
+from pypanama.scenario import allocator_request  # noqa: E402
 
 if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
     print(__doc__.strip())
@@ -108,19 +108,7 @@ while not os.path.exists(P("alloc.sock")):
 
 
 def request(req):
-    """One JSON-lines request to the allocator: its reply."""
-    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.settimeout(60)
-    c.connect(P("alloc.sock"))
-    c.sendall((json.dumps(req) + "\n").encode())
-    buf = b""
-    while not buf.endswith(b"\n"):
-        chunk = c.recv(65536)
-        if not chunk:
-            break
-        buf += chunk
-    c.close()
-    return json.loads(buf)
+    return allocator_request(P("alloc.sock"), req, timeout=60)
 
 
 # A lease by hand: its contexts appear on the board (read over management), and go at release.

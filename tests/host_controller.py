@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -32,9 +31,7 @@ if len(sys.argv) != 4:
     sys.exit(2)
 PH, SUMTOOL, RTL = sys.argv[1:4]
 
-tmp = tempfile.mkdtemp(prefix="host_ctl.", dir=os.environ.get("TMPDIR", "/tmp"))
-lab = netns.Lab("pc", tmp=tmp, if_prefix="pc")
-lab.own_tmp = True  # the scratch directory goes with the lab
+lab = netns.Lab("pc", tmp_prefix="host_ctl.", if_prefix="pc")  # its scratch directory goes with it
 netns.exit_on_signals(1)
 P = lab.path
 

@@ -64,6 +64,24 @@ def last_error(path):
     return lines[-1] if lines else None
 
 
+def allocator_request(sock, req, timeout=3.0):
+    """One JSON-lines request to `panama-host allocator` on its Unix socket: the reply object."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect(sock)
+        s.sendall((json.dumps(req) + "\n").encode())
+        buf = b""
+        while not buf.endswith(b"\n"):
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        return json.loads(buf)
+    finally:
+        s.close()
+
+
 def load(o, argv):
     try:
         with open(o.jobs_from) as f:
@@ -134,20 +152,7 @@ class Scenario:
 
     # --- the allocator -------------------------------------------------------------------------
     def request(self, req, timeout=3.0):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(timeout)
-        try:
-            s.connect(self.sock)
-            s.sendall((json.dumps(req) + "\n").encode())
-            buf = b""
-            while not buf.endswith(b"\n"):
-                d = s.recv(65536)
-                if not d:
-                    break
-                buf += d
-            return json.loads(buf)
-        finally:
-            s.close()
+        return allocator_request(self.sock, req, timeout)
 
     def start_allocator(self):
         o = self.o
