@@ -18,6 +18,6 @@ bool DpdkTransport::recv(wire::Bytes&, Clock::time_point) { return false; }
 uint8_t* DpdkTransport::tx_begin(size_t) { return nullptr; }
 void DpdkTransport::tx_end(size_t) {}
 void DpdkTransport::flush() {}
-std::vector<std::string> DpdkTransport::default_eal_args(const std::string&, bool) { return {}; }
+std::vector<std::string> DpdkTransport::default_eal_args(const std::string&, bool, const std::string&) { return {}; }
 
 }  // namespace panama::host

@@ -24,6 +24,19 @@
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
+#if PANAMA_DPDK_XDP_PROG
+#include <fcntl.h>
+#include <linux/if_link.h>
+#include <netinet/in.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+// The xdp backend's steering program (bpf/xdp_steer.bpf.c), embedded in panama_xdp.
+extern const unsigned char panama_xdp_steer_obj[];
+extern const size_t panama_xdp_steer_obj_len;
+#endif
+
 namespace panama::host {
 
 bool dpdk_available() { return true; }
@@ -76,9 +89,160 @@ bool af_xdp_usable(std::string* why) {
 [[noreturn]] void fail(const std::string& what, int err) {
   throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
 }
+
+#if PANAMA_DPDK_XDP_PROG
+constexpr const char* kProgName = "panama_steer";  // the program in bpf/xdp_steer.bpf.c
+
+int libbpf_quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
+
+[[noreturn]] void fail_errno(const std::string& what, int err) {
+  throw TransportError("dpdk: " + what + ": " + std::strerror(err < 0 ? -err : err));
+}
+
+struct Fd {  // closes its descriptor
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) close(fd);
+  }
+};
+
+// The XDP program on an interface (any mode): id 0 when none.
+struct Attached {
+  uint32_t id = 0;
+  uint8_t mode = XDP_ATTACHED_NONE;
+  std::string name;
+  std::string str() const { return "'" + name + "' (id " + std::to_string(id) + ")"; }
+};
+Attached attached_program(unsigned ifindex) {
+  Attached a;
+  LIBBPF_OPTS(bpf_xdp_query_opts, q);
+  if (ifindex == 0 || bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0) return a;
+  // Programs in several modes at once (XDP_ATTACHED_MULTI) have no single prog_id.
+  a.id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+  a.mode = q.attach_mode;
+  if (a.id == 0) return a;
+  a.name = "?";
+  const Fd f{bpf_prog_get_fd_by_id(a.id)};
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  if (f.fd >= 0 && bpf_obj_get_info_by_fd(f.fd, &info, &len) == 0) a.name = info.name;
+  return a;
+}
+
+// The program object for the PMD's `xdp_prog=`, which loads it from a file: written to a private
+// directory (mkdtemp under $TMPDIR, else /tmp: mode 0700) as a file created exclusively, not
+// through a link, mode 0600, so that no other user can swap the object the PMD loads with this
+// process's privileges. Both are removed as soon as the PMD has loaded it, and on every error.
+struct ProgFile {
+  std::string dir, path;
+  void create() {
+    const char* t = std::getenv("TMPDIR");
+    // A path the EAL's devargs carry as they are: absolute, without ',', '=' or blanks.
+    const std::string base = t && *t == '/' && !std::strpbrk(t, ",= \t") ? t : "/tmp";
+    std::string tmpl = base + "/panama-dpdk-XXXXXX";
+    if (!mkdtemp(&tmpl[0])) fail_errno("a private directory for the XDP program object in " + base, errno);
+    dir = tmpl;
+    path = dir + "/xdp_steer.bpf.o";
+    const Fd f{open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)};
+    if (f.fd < 0) fail_errno("writing " + path, errno);
+    for (size_t done = 0; done < panama_xdp_steer_obj_len;) {
+      const ssize_t k = ::write(f.fd, panama_xdp_steer_obj + done, panama_xdp_steer_obj_len - done);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) fail_errno("writing " + path, k < 0 ? errno : EIO);
+      done += static_cast<size_t>(k);
+    }
+  }
+  void drop() {
+    if (!path.empty()) (void)unlink(path.c_str());
+    if (!dir.empty()) (void)rmdir(dir.c_str());
+    path.clear();
+    dir.clear();
+  }
+  ~ProgFile() { drop(); }
+};
+
+// The next hop's MAC from the kernel's neighbour table; without an entry, a datagram to the next
+// hop makes the kernel resolve it, waited for up to 1 s. (With the project's program, ARP replies
+// reach the kernel, not the PMD.)
+bool kernel_resolve(const std::string& iface, wire::Ipv4 hop, wire::Mac& mac) {
+  for (int i = 0; i < 20; ++i) {
+    if (kernel_neighbour(iface, hop, mac)) return true;
+    if (i % 5 == 0) {
+      const Fd s{socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)};
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(9);  // discard
+      a.sin_addr.s_addr = htonl(hop);
+      if (s.fd >= 0) {
+        (void)setsockopt(s.fd, SOL_SOCKET, SO_BINDTODEVICE, iface.c_str(), static_cast<socklen_t>(iface.size()));
+        (void)sendto(s.fd, "", 0, MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      }
+    }
+    usleep(50000);
+  }
+  return kernel_neighbour(iface, hop, mac);
+}
+
+// After the PMD attached the program (at the RX queue's set-up, with XDP_FLAGS_UPDATE_IF_NOEXIST:
+// it never replaces another one): the program on the interface must be the project's. Its
+// steer_cfg (found through the program's map ids) is set as the xdp backend sets it for one socket
+// on queue 0: the port, steering by the receiving queue, not a stand-in's port. Then the PMD's
+// netlink attachment is exchanged for a bpf_link (detached only while it is still this program:
+// XDP_FLAGS_REPLACE), which the kernel removes when the process ends, by a SIGKILL too. Returns
+// the link's descriptor, or -1 where the kernel has no XDP links (attached as the PMD had it).
+int adopt_program(unsigned ifindex, const RawParams& p) {
+  const Attached a = attached_program(ifindex);
+  if (a.id == 0) throw TransportError("dpdk: the net_af_xdp PMD attached no XDP program to " + p.iface);
+  if (a.name != kProgName)
+    throw TransportError("dpdk: " + p.iface + " has the XDP program " + a.str() + ", not the project's '" + kProgName +
+                         "'; it is not replaced");
+  const Fd prog{bpf_prog_get_fd_by_id(a.id)};
+  if (prog.fd < 0) fail_errno("opening the XDP program " + a.str(), errno);
+  bpf_prog_info info{};
+  uint32_t len = sizeof info;
+  if (bpf_obj_get_info_by_fd(prog.fd, &info, &len) != 0) fail_errno("reading the XDP program " + a.str(), errno);
+  std::vector<uint32_t> ids(info.nr_map_ids);
+  info = bpf_prog_info{};
+  info.nr_map_ids = static_cast<uint32_t>(ids.size());
+  info.map_ids = reinterpret_cast<uint64_t>(ids.data());
+  len = sizeof info;
+  if (bpf_obj_get_info_by_fd(prog.fd, &info, &len) != 0) fail_errno("reading the XDP program's maps", errno);
+  Fd cfg;
+  for (uint32_t i = 0; i < info.nr_map_ids && i < ids.size() && cfg.fd < 0; ++i) {
+    Fd m{bpf_map_get_fd_by_id(ids[i])};
+    bpf_map_info mi{};
+    uint32_t ml = sizeof mi;
+    if (m.fd >= 0 && bpf_obj_get_info_by_fd(m.fd, &mi, &ml) == 0 && std::strcmp(mi.name, "steer_cfg") == 0)
+      std::swap(cfg.fd, m.fd);
+  }
+  if (cfg.fd < 0) throw TransportError("dpdk: the XDP program " + a.str() + " on " + p.iface + " has no steer_cfg map");
+  const uint32_t k0 = 0, k1 = 1, k2 = 2, port_be = htons(p.port), zero = 0;
+  if (bpf_map_update_elem(cfg.fd, &k0, &port_be, 0) != 0 || bpf_map_update_elem(cfg.fd, &k1, &zero, 0) != 0 ||
+      bpf_map_update_elem(cfg.fd, &k2, &zero, 0) != 0)
+    fail_errno("setting the XDP program's port", errno);
+
+  if (a.mode != XDP_ATTACHED_DRV && a.mode != XDP_ATTACHED_SKB) return -1;
+  const uint32_t mode = a.mode == XDP_ATTACHED_DRV ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
+  LIBBPF_OPTS(bpf_xdp_attach_opts, old, .old_prog_fd = prog.fd);
+  if (int e = bpf_xdp_detach(static_cast<int>(ifindex), mode, &old))
+    fail_errno("taking over the XDP program " + a.str() + " on " + p.iface, e);
+  LIBBPF_OPTS(bpf_link_create_opts, lo, .flags = mode);
+  const int link = bpf_link_create(prog.fd, static_cast<int>(ifindex), BPF_XDP, &lo);
+  if (link >= 0) return link;
+  if (bpf_xdp_attach(static_cast<int>(ifindex), prog.fd, mode | XDP_FLAGS_UPDATE_IF_NOEXIST, nullptr) == 0) return -1;
+  const Attached now = attached_program(ifindex);
+  if (now.id != 0)
+    throw TransportError("dpdk: " + p.iface + " got the XDP program " + now.str() +
+                         " attached meanwhile; it is not replaced");
+  fail_errno("attaching the XDP program to " + p.iface, link);
+}
+#else
+struct ProgFile {};
+#endif
 }  // namespace
 
-std::vector<std::string> DpdkTransport::default_eal_args(const std::string& iface, bool af_xdp) {
+std::vector<std::string> DpdkTransport::default_eal_args(const std::string& iface, bool af_xdp,
+                                                         const std::string& xdp_prog) {
   // Every CPU this process may run on, for lcore 0 (the only one): the OS schedules it; several
   // workers can share the cores.
   cpu_set_t set;
@@ -97,7 +261,8 @@ std::vector<std::string> DpdkTransport::default_eal_args(const std::string& ifac
           "--no-telemetry",
           "--file-prefix=panama-" + std::to_string(getpid()),
           "--log-level=4",
-          af_xdp ? "--vdev=net_af_xdp0,iface=" + iface + ",start_queue=0,queue_count=1"
+          af_xdp ? "--vdev=net_af_xdp0,iface=" + iface + ",start_queue=0,queue_count=1" +
+                       (xdp_prog.empty() ? "" : ",xdp_prog=" + xdp_prog)
                  : "--vdev=net_af_packet0,iface=" + iface};
 }
 
@@ -116,6 +281,14 @@ struct DpdkTransport::Impl {
   rte_mbuf* tx[kBurst];  // built frames not yet handed to the PMD (one burst)
   uint16_t ntx = 0;
   rte_mbuf* cur = nullptr;  // the frame tx_begin handed out
+  int link_fd = -1;         // the bpf_link of the project's XDP program (net_af_xdp), see adopt_program
+
+  // Before the port is closed: the PMD's close detaches whatever program is on the interface over
+  // netlink, which an XDP link refuses; with the link closed first there is nothing left to detach.
+  void close_link() {
+    if (link_fd >= 0) close(link_fd);
+    link_fd = -1;
+  }
 
   // Hands the built frames to the PMD in one burst (bounded: 1 s without progress fails).
   void flush_tx(const std::string& iface) {
@@ -257,8 +430,10 @@ struct DpdkTransport::Impl {
 // The EAL's arguments: --eal's words, or the default for the interface with the PMD (docs/host.md
 // "Backends"): net_af_xdp where the kernel gives this process AF_XDP sockets and DPDK has the
 // driver, else net_af_packet, named in *pmd with the reason; PANAMA_DPDK_PMD=af_xdp|af_packet
-// chooses.
-static std::vector<std::string> eal_args(const RawParams& p, std::string& pmd) {
+// chooses. net_af_xdp loads the project's program from *prog (written here; *steer set), and an
+// interface with another XDP program is refused before the PMD starts: the PMD would not replace
+// it, but its close detaches whatever program is on the interface.
+static std::vector<std::string> eal_args(const RawParams& p, std::string& pmd, ProgFile* prog, bool* steer) {
   std::vector<std::string> args{"panama-host"};
   if (!p.eal.empty()) {
     std::istringstream ss(p.eal);
@@ -272,8 +447,27 @@ static std::vector<std::string> eal_args(const RawParams& p, std::string& pmd) {
   std::string why;
   const bool xdp = w == "af_xdp" || (w == "auto" && af_xdp_usable(&why));
   if (w == "af_packet") why = "PANAMA_DPDK_PMD=af_packet";
-  pmd = xdp ? "DPDK net_af_xdp PMD" : "DPDK net_af_packet PMD (fallback: " + why + ")";
-  for (auto& a : DpdkTransport::default_eal_args(p.iface, xdp)) args.push_back(a);
+  std::string path;
+#if PANAMA_DPDK_XDP_PROG
+  if (xdp) {
+    libbpf_set_print(libbpf_quiet);  // the PMD's libbpf too: its own log says what fails
+    const Attached a = attached_program(if_nametoindex(p.iface.c_str()));
+    if (a.id != 0)
+      throw TransportError("dpdk: " + p.iface + " already has the XDP program " + a.str() +
+                           " attached; it is not replaced: detach it (ip link set dev " + p.iface +
+                           " xdp off) if it is not needed, or use PANAMA_DPDK_PMD=af_packet");
+    prog->create();
+    path = prog->path;
+    *steer = true;
+  }
+#else
+  (void)prog;
+  (void)steer;
+#endif
+  pmd = xdp ? "DPDK net_af_xdp PMD" +
+                  std::string(path.empty() ? " (its default XDP program)" : ", XDP program panama_steer")
+            : "DPDK net_af_packet PMD (fallback: " + why + ")";
+  for (auto& a : DpdkTransport::default_eal_args(p.iface, xdp, path)) args.push_back(a);
   return args;
 }
 
@@ -286,6 +480,9 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   if (!iface_ipv4(p.iface, local_ip_, mask))
     throw TransportError("dpdk: interface '" + p.iface + "' has no IPv4 address (the source of contributions)");
   if (g_eal_done) throw TransportError("dpdk: the EAL is initialised once per process (one transport per process)");
+  ProgFile prog;  // the project's XDP program object for net_af_xdp, removed once loaded
+  bool steer = false;
+  std::vector<std::string> args = eal_args(p, pmd_, &prog, &steer);
   // The next hop's MAC from the kernel, before the EAL touches the interface (see below).
   const wire::Ipv4 hop = next_hop(p.iface, p.agg_ip);
   bool have_agg_mac = false, had_neighbour = false, neighbour_permanent = false;
@@ -295,8 +492,15 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   } else if (kernel_neighbour(p.iface, hop, agg_mac_, &neighbour_permanent)) {
     have_agg_mac = had_neighbour = true;
   }
-
-  std::vector<std::string> args = eal_args(p, pmd_);
+#if PANAMA_DPDK_XDP_PROG
+  // With the project's program ARP replies go to the kernel, not to the port: the kernel resolves.
+  if (!have_agg_mac && steer) {
+    if (!kernel_resolve(p.iface, hop, agg_mac_))
+      throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
+                           " (no neighbour entry, no ARP reply): give --agg-mac");
+    have_agg_mac = had_neighbour = true;
+  }
+#endif
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);
@@ -334,6 +538,12 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
                                      : "";
     if ((rc = rte_eth_rx_queue_setup(port, 0, nrx, static_cast<unsigned>(socket), nullptr, d_->pool)) < 0)
       fail("RX queue" + pmd_hint, rc);
+#if PANAMA_DPDK_XDP_PROG
+    if (steer) {  // the PMD has loaded and attached the program (xsk_configure)
+      prog.drop();
+      d_->link_fd = adopt_program(if_nametoindex(p.iface.c_str()), p);
+    }
+#endif
     if ((rc = rte_eth_tx_queue_setup(port, 0, ntx, static_cast<unsigned>(socket), nullptr)) < 0) fail("TX queue", rc);
     if ((rc = rte_eth_dev_start(port)) < 0) fail("starting port " + std::to_string(port) + pmd_hint, rc);
     d_->started = true;
@@ -376,6 +586,15 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
 
   } catch (...) {
     d_->free_ready();
+    d_->close_link();
+#if PANAMA_DPDK_XDP_PROG
+    // Another tool's program attached meanwhile (the PMD's attach then failed) stays: the PMD's
+    // close, at rte_eth_dev_close or rte_eal_cleanup, would detach it. The process ends anyway.
+    const Attached a = steer ? attached_program(if_nametoindex(p.iface.c_str())) : Attached{};
+    if (a.id != 0 && a.name != kProgName)
+      throw TransportError("dpdk: " + p.iface + " got the XDP program " + a.str() +
+                           " attached meanwhile; it is not replaced");
+#endif
     if (d_->started) {
       (void)rte_eth_dev_stop(d_->port);
       (void)rte_eth_dev_close(d_->port);
@@ -397,8 +616,9 @@ DpdkTransport::~DpdkTransport() {
   if (d_->started) {
     (void)rte_eth_allmulticast_disable(d_->port);
     (void)rte_eth_dev_stop(d_->port);
-    (void)rte_eth_dev_close(d_->port);
   }
+  d_->close_link();
+  if (d_->started) (void)rte_eth_dev_close(d_->port);
   eal_cleanup();
 }
 

@@ -36,7 +36,9 @@ class DpdkTransport : public RawTransport {
   void tx_end(size_t len) override;
   void flush() override;
   // The EAL arguments derived from an interface (without argv[0]).
-  static std::vector<std::string> default_eal_args(const std::string& iface, bool af_xdp = false);
+  // With af_xdp, xdp_prog (when given) is the XDP program object the PMD loads (`xdp_prog=`).
+  static std::vector<std::string> default_eal_args(const std::string& iface, bool af_xdp = false,
+                                                   const std::string& xdp_prog = "");
   std::string datapath() const override { return pmd_.empty() ? "DPDK, EAL arguments from --eal" : pmd_; }
 
  private:

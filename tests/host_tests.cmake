@@ -192,6 +192,14 @@ if(PANAMA_HAVE_XDP)
                                         $<TARGET_FILE:panama-host> $<TARGET_FILE:xdp_foreign>)
   set_tests_properties(host.xdp_safety PROPERTIES LABELS "host;netns" TIMEOUT 300 RESOURCE_LOCK panama_netns
                                                   SKIP_RETURN_CODE 77)
+  # The dpdk backend's net_af_xdp PMD with the project's program (xdp_prog=): the kernel keeps ARP
+  # and other UDP on the interface while a DPDK worker runs; SIGKILL and a foreign program as above.
+  if(PANAMA_HAVE_DPDK)
+    add_test(NAME host.dpdk_xdp_prog COMMAND /usr/bin/python3 ${PANAMA_HOST_TESTS}/host_dpdk_xdp.py
+                                             $<TARGET_FILE:panama-host> $<TARGET_FILE:xdp_foreign>)
+    set_tests_properties(host.dpdk_xdp_prog PROPERTIES LABELS "host;netns" TIMEOUT 300 RESOURCE_LOCK panama_netns
+                                                       SKIP_RETURN_CODE 77)
+  endif()
 endif()
 
 # The allocator with a board: the board shell in the stand-in, leased and programmed only over
