@@ -1,6 +1,7 @@
 #include "dpdk_transport.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <sys/syscall.h>
@@ -88,6 +89,17 @@ bool af_xdp_usable(std::string* why) {
 
 [[noreturn]] void fail(const std::string& what, int err) {
   throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
+}
+
+// The receive queues the kernel uses on the interface (/sys/class/net/IF/queues/rx-*).
+int rx_queues(const std::string& iface) {
+  DIR* d = opendir(("/sys/class/net/" + iface + "/queues").c_str());
+  if (!d) return 1;
+  int n = 0;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, "rx-", 3) == 0) ++n;
+  closedir(d);
+  return std::max(n, 1);
 }
 
 #if PANAMA_DPDK_XDP_PROG
@@ -445,8 +457,23 @@ static std::vector<std::string> eal_args(const RawParams& p, std::string& pmd, P
   if (w != "auto" && w != "af_xdp" && w != "af_packet")
     throw TransportError("dpdk: PANAMA_DPDK_PMD must be auto, af_xdp or af_packet (not '" + w + "')");
   std::string why;
-  const bool xdp = w == "af_xdp" || (w == "auto" && af_xdp_usable(&why));
+  bool xdp = w == "af_xdp" || (w == "auto" && af_xdp_usable(&why));
   if (w == "af_packet") why = "PANAMA_DPDK_PMD=af_packet";
+  // net_af_xdp reads queue 0 (queue_count=1) and its program redirects by the receiving queue: a
+  // result that RSS puts on another queue would reach the kernel and the call time out. Several
+  // queues: af_packet (which reads them all), or with PANAMA_DPDK_PMD=af_xdp a refusal naming the
+  // ways out; PANAMA_XDP_STEERED=1 declares the aggregation port steered to queue 0.
+  const int queues = rx_queues(p.iface);
+  const char* steered = std::getenv("PANAMA_XDP_STEERED");
+  if (xdp && queues > 1 && !(steered && std::string(steered) == "1")) {
+    why = p.iface + " has " + std::to_string(queues) + " receive queues, net_af_xdp reads queue 0";
+    if (w == "af_xdp")
+      throw TransportError("dpdk: " + why + ": set one (ethtool -L " + p.iface + " combined 1), or steer UDP port " +
+                           std::to_string(p.port) + " to queue 0 (ethtool -N " + p.iface + " flow-type udp4 dst-port " +
+                           std::to_string(p.port) +
+                           " action 0) and set PANAMA_XDP_STEERED=1, or use PANAMA_DPDK_PMD=af_packet");
+    xdp = false;
+  }
   std::string path;
 #if PANAMA_DPDK_XDP_PROG
   if (xdp) {

@@ -2,15 +2,17 @@
 """The dpdk backend's net_af_xdp PMD with the project's XDP program (docs/host.md "Backends `tins`
 and `dpdk`"): the PMD loads `panama_steer` (`xdp_prog=`), which takes only aggregation traffic, so
 the kernel keeps the rest of the interface while a DPDK worker runs.
- 1. kernel traffic: while `worker --backend dpdk` (PANAMA_DPDK_PMD=af_xdp) waits in an
-    all-reduce, a UDP datagram to another port crosses the worker's veth both ways with the
-    neighbour caches flushed (ARP request and reply through the interface, the datagram and its
-    echo), and the program on the interface is `panama_steer`. The PMD's default program takes
-    every frame of queue 0 and fails this;
+ 1. kernel traffic: while `worker --backend dpdk` (PANAMA_DPDK_PMD=af_xdp; its next hop's MAC not
+    in the neighbour table, resolved by the kernel) waits in an all-reduce, a UDP datagram to
+    another port crosses the worker's veth both ways with the neighbour caches flushed (ARP request
+    and reply through the interface, the datagram and its echo), and the program on the interface
+    is `panama_steer`. The PMD's default program takes every frame of queue 0 and fails this;
  2. its private copy of the program object is gone (TMPDIR stays empty);
  3. SIGKILL: the worker's program is gone from the interface within 2 s (bpf_link);
  4. coexistence: a foreign XDP program (xdp_foreign) on the interface: the worker exits with one
-    line naming it ("'foreign_pass' (id N)", "not replaced"), and the same program is still there.
+    line naming it ("'foreign_pass' (id N)", "not replaced"), and the same program is still there;
+ 5. queues: on a veth with 4 receive queues PANAMA_DPDK_PMD=af_xdp is refused with one line naming
+    the count and the ethtool settings, and the default (auto) runs the af_packet PMD instead.
 
   host_dpdk_xdp.py PANAMA_HOST XDP_FOREIGN
 
@@ -66,9 +68,9 @@ def attached(iface):
     return int(pid), name
 
 
-def worker(timeout_ms):
-    return [PH, "worker", "--backend", "dpdk", "--iface", W, "--job", "1", "--rank", "0", "--world", "2", "--in",
-            P("grad.bin"), "--out", P("res.bin"), "--agg-ip", "10.93.0.254", "--group-ip", "239.1.1.1",
+def worker(timeout_ms, agg_ip="10.93.0.254", iface=W):
+    return [PH, "worker", "--backend", "dpdk", "--iface", iface, "--job", "1", "--rank", "0", "--world", "2", "--in",
+            P("grad.bin"), "--out", P("res.bin"), "--agg-ip", agg_ip, "--group-ip", "239.1.1.1",
             "--timeout-ms", str(timeout_ms), "--status-wait-ms", "10000"]
 
 
@@ -111,7 +113,10 @@ if not wait_until(lambda: "ready" in read(P("echo.out")), 10):
     fail("the echo server did not start", P("echo.err"))
 if not kernel_echo():
     fail("no echo across the veth before any worker ran")
-w = lab.spawn(worker(60000), ns=NS, stderr=P("run.err"), env=ENV)
+# The aggregator's address is the peer's, without a neighbour entry: the worker has the kernel resolve
+# it (the ARP reply reaches the kernel, not the PMD). Its contributions meet a closed port there.
+sh("ip", "neigh", "del", "10.93.0.2", "dev", W, ns=NS, check=False, quiet=True)
+w = lab.spawn(worker(60000, agg_ip="10.93.0.2"), ns=NS, stderr=P("run.err"), env=ENV)
 if not wait_until(lambda: attached(W)[0] != 0 or w.poll() is not None, 30):
     fail("the worker's XDP program never appeared on the interface", P("run.err"))
 if w.poll() is not None:
@@ -126,6 +131,7 @@ t0 = time.monotonic()
 if not kernel_echo():
     fail(f"the kernel lost the interface to the DPDK worker: no UDP echo (ARP) while it runs, program {name!r}",
          P("run.err"))
+print("ok: the worker started with the next hop's MAC resolved by the kernel (no neighbour entry before)")
 print(f"ok: UDP echo and ARP through the kernel while the DPDK worker runs "
       f"({int((time.monotonic() - t0) * 1000)} ms)")
 if name != "panama_steer":
@@ -136,7 +142,7 @@ if left:
     fail(f"the worker's copy of the program object is still there while it runs: {left}")
 print("ok: the program object's private copy is removed once loaded")
 
-# --- 2. SIGKILL leaves nothing attached ----------------------------------------------------------
+# --- 3. SIGKILL leaves nothing attached ----------------------------------------------------------
 w.send_signal(signal.SIGKILL)
 wait_exit(w, 10)
 t0 = time.monotonic()
@@ -146,7 +152,7 @@ print(f"ok: worker SIGKILLed with its program (id {pid}) attached: gone {int((ti
 if os.listdir(TMP):
     fail(f"files left in the worker's TMPDIR: {os.listdir(TMP)}")
 
-# --- 3. coexistence ------------------------------------------------------------------------------
+# --- 4. coexistence ------------------------------------------------------------------------------
 r = foreign("attach", W)
 if r.returncode != 0:
     skip(f"XDP programs cannot be attached here: {r.stderr.strip()}")
@@ -164,4 +170,32 @@ print(f"ok: the DPDK worker refused, the foreign program kept: {err}")
 if not kernel_echo():
     fail("no echo across the veth after the refusal")
 stop(echo)
+if foreign("detach", W).returncode != 0 or attached(W)[0] != 0:
+    fail("detaching the foreign program")
+
+# --- 5. a multi-queue interface ------------------------------------------------------------------
+MW, MS = lab.if_name("mw"), lab.if_name("ms")
+sh("ip", "link", "add", "name", MW, "numrxqueues", "4", "numtxqueues", "4", "type", "veth", "peer", "name", MS,
+   "numrxqueues", "4", "numtxqueues", "4", ns=NS)
+for i in (MW, MS):
+    sh("ip", "link", "set", i, "up", ns=NS)
+sh("ip", "addr", "add", "10.92.0.1/24", "dev", MW, ns=NS)
+sh("ip", "neigh", "replace", "10.92.0.254", "lladdr", "02:aa:00:00:00:01", "dev", MW, "nud", "permanent", ns=NS)
+rc = subprocess.run(["timeout", "60", "ip", "netns", "exec", NS] + worker(3000, "10.92.0.254", MW),
+                    stdout=subprocess.DEVNULL, stderr=open(P("mq.err"), "w"), env=ENV).returncode
+err = read(P("mq.err")).strip()
+if rc == 0 or len(err.splitlines()) != 1 or "4 receive queues" not in err or "ethtool -N" not in err:
+    fail(f"PANAMA_DPDK_PMD=af_xdp on a 4-queue interface: not one refusal naming the queues (exit {rc}): {err}")
+if attached(MW)[0] != 0:
+    fail(f"the refused worker left a program attached: {attached(MW)}")
+print(f"ok: af_xdp on a 4-queue interface refused: {err}")
+auto = {k: v for k, v in ENV.items() if k != "PANAMA_DPDK_PMD"}
+w = lab.spawn(worker(60000, "10.92.0.254", MW), ns=NS, stderr=P("mq_auto.err"), env=auto)
+time.sleep(2)
+if w.poll() is not None:
+    fail(f"the worker on a 4-queue interface ended early (exit {w.returncode})", P("mq_auto.err"))
+if attached(MW)[0] != 0:
+    fail(f"the worker on a 4-queue interface runs net_af_xdp (program {attached(MW)}), not af_packet")
+stop(w)
+print("ok: on a 4-queue interface the default is the af_packet PMD (no XDP program attached)")
 print("PASS")
