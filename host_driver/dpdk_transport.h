@@ -9,8 +9,10 @@
 // from the interface for a machine without hugepages or a DPDK-bound NIC:
 //   --lcores=0@(CPUS) --no-huge -m 64 --no-pci --no-shconf --no-telemetry
 //   --file-prefix=panama-PID --log-level=4 --vdev=net_af_packet0,iface=IF
-// (the af_packet PMD: frames go through the kernel's AF_PACKET socket of IF). The EAL
-// initialises once per process: one DpdkTransport per process.
+// (the af_packet PMD: frames go through the kernel's AF_PACKET socket of IF), or, where AF_XDP
+// works, --vdev=net_af_xdp0,iface=IF,start_queue=0,queue_count=1,xdp_prog=PATH: the PMD loads the
+// project's steering program (bpf/xdp_steer.bpf.c), which takes only aggregation traffic from
+// the kernel. The EAL initialises once per process: one DpdkTransport per process.
 #pragma once
 
 #include <memory>

@@ -6,6 +6,8 @@
 // picks the socket through `tid_sock` (index in xsks_map), else the receiving queue's index does;
 // [2] 1 on a switch stand-in's port (`switch --backend xdp`): every frame goes to a socket (the
 // stand-in is the link's switch), the frames that are not aggregation traffic to socket 0.
+// The dpdk backend's net_af_xdp PMD loads it too (`xdp_prog=`): DPDK 22.11 takes the object's
+// first program and puts its socket of queue 0 into the map it finds by the name `xsks_map`.
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <linux/in.h>
