@@ -7,6 +7,8 @@
 //           in-memory links to the stand-in's own soft engine (make_soft_engine, its SIMD lane
 //           sums): every contribution goes into the engine, which sums the W of a vector in the
 //           tree order and builds the result, copied to every worker (the switch chip's multicast).
+//           Each worker sums from its input into its output (out-of-place: every result written
+//           straight into the output, docs/host.md "Where the results go").
 //           The figure is the job's gradient bits (W x the buffer, every call) per CPU second
 //           that the worker threads spend inside their calls (the soft engine runs there too); every output is checked
 //           against the tree-order sum of the W inputs, computed with the CPU's own float additions. With
