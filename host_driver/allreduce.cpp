@@ -82,25 +82,39 @@ AllReduce::AllReduce(Transport& t, const JobParams& p)
   prev_span_.assign(static_cast<size_t>(p_.trees), 0);
 }
 
-void AllReduce::reduce_f32(float* data, size_t n) {
+void AllReduce::reduce_f32(float* data, size_t n) { reduce_f32(data, data, n); }
+
+void AllReduce::reduce_u16(uint16_t* data, size_t n) { reduce_u16(data, data, n); }
+
+void AllReduce::reduce_raw(uint8_t* data, size_t n) { reduce_raw(data, data, n); }
+
+void AllReduce::reduce_f32(const float* in, float* out, size_t n) {
   if (p_.elem_bytes != 4) throw AllReduceError("reduce_f32 needs elem_bytes = 4");
-  reduce_raw(reinterpret_cast<uint8_t*>(data), n);  // x86-64: floats are little-endian
+  // x86-64: floats are little-endian
+  reduce_raw(reinterpret_cast<const uint8_t*>(in), reinterpret_cast<uint8_t*>(out), n);
 }
 
-void AllReduce::reduce_u16(uint16_t* data, size_t n) {
+void AllReduce::reduce_u16(const uint16_t* in, uint16_t* out, size_t n) {
   if (p_.elem_bytes != 2) throw AllReduceError("reduce_u16 needs elem_bytes = 2");
-  reduce_raw(reinterpret_cast<uint8_t*>(data), n);
+  reduce_raw(reinterpret_cast<const uint8_t*>(in), reinterpret_cast<uint8_t*>(out), n);
 }
 
 using detail::ReduceCall;
 
-void AllReduce::reduce_raw(uint8_t* data, size_t n) {
+void AllReduce::reduce_raw(const uint8_t* in, uint8_t* out, size_t n) {
   const auto t0 = Clock::now();
   ++stats_.calls;
   if (n == 0) return;
   const size_t bytes = n * static_cast<size_t>(p_.elem_bytes);
-  if (out_buf_.size() < bytes) out_buf_.resize(bytes);
-  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, data, n, stop_, out_buf_.data());
+  // Out-of-place (no byte of out is a byte of in): the call writes every result straight into
+  // out, and in stays as it is for repair. Otherwise the results are staged until the call
+  // succeeded: writing one into the caller's buffer would overwrite an input vector that repair
+  // (or, with a partial overlap, a later main vector) still sends.
+  const auto a = reinterpret_cast<std::uintptr_t>(in), b = reinterpret_cast<std::uintptr_t>(out);
+  const bool direct = a + bytes <= b || b + bytes <= a;
+  if (!direct && out_buf_.size() < bytes) out_buf_.resize(bytes);
+  ReduceCall call(t_, p_, next_vid_, prev_span_, cc_, wait_, stats_, nonce_, in, n, stop_,
+                  direct ? out : out_buf_.data());
   const auto note_wait = [this] {
     stats_.status_wait_ms = p_.adaptive_wait ? wait_.wait_ms() : p_.status_wait_ms;
     stats_.srtt_ms = wait_.srtt_ms();
@@ -113,7 +127,12 @@ void AllReduce::reduce_raw(uint8_t* data, size_t n) {
     throw;
   }
   note_wait();
-  std::memcpy(data, call.result(), bytes);
+  if (direct) {
+    ++stats_.calls_direct;
+  } else {
+    std::memcpy(out, call.result(), bytes);
+    stats_.bytes_staged += bytes;
+  }
   stats_.bytes_reduced += bytes;
   stats_.seconds += std::chrono::duration<double>(Clock::now() - t0).count();
 }

@@ -1,7 +1,8 @@
 // panama_host: all-reduce through a PANAMA-style aggregation accelerator (docs/host.md).
 //
 //   panama::host::AllReduce ar(transport, params);
-//   ar.reduce_f32(buf, n);   // buf now holds the sum over all workers, bit-identical everywhere
+//   ar.reduce_f32(buf, n);        // buf now holds the sum over all workers, bit-identical everywhere
+//   ar.reduce_f32(in, out, n);    // the same into out; in is only read (the results go straight to out)
 //
 // Protocol (wire-format.md, accelerator.md): the buffer is split into vectors of COUNT elements,
 // striped round-robin over the job's trees (TID 0..T-1); per (JID, TID) VIDs start at
@@ -26,7 +27,8 @@ namespace panama::host {
 struct AllReduceError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-// A call ended because its stop flag was raised (AllReduce::stop_on); the buffer is untouched.
+// A call ended because its stop flag was raised (AllReduce::stop_on); the input is untouched (an
+// in-place call's buffer too; a separate output is then unspecified, like after any failure).
 struct AllReduceStopped : AllReduceError {
   using AllReduceError::AllReduceError;
 };
@@ -107,6 +109,10 @@ struct Stats {
   uint64_t lost = 0, repaired = 0, repair_rounds = 0;  // vectors seen lost, recovered; rounds used
   uint64_t resent = 0;                                 // frames sent again (JobParams::resend)
   uint64_t bytes_reduced = 0;                          // payload bytes of this worker's buffers
+  // Where the results went: calls whose results were written straight into the caller's output
+  // (out-of-place calls, AllReduce::reduce_raw(in, out, n)), and result bytes that went through
+  // the AllReduce's staging buffer first (in-place calls: one more copy per byte).
+  uint64_t calls_direct = 0, bytes_staged = 0;
   // Evidence for ECN checks: (tree, VID) of every in-order result marked CE, and of every slot
   // settled without an in-order result (lost or skipped). Workers must agree on the marks of
   // every VID that none of them settled without its result.
@@ -131,9 +137,23 @@ class AllReduce {
   AllReduce(Transport& t, const JobParams& p);  // validates p
 
   // Sums n elements in place with the job's other workers (every worker calls with the same n).
+  // The results are gathered in the AllReduce's staging buffer and copied into `data` only when
+  // the call succeeded: repair may send any input vector again until the call ends, and a failed
+  // call leaves `data` as it was.
   void reduce_f32(float* data, size_t n);
   void reduce_u16(uint16_t* data, size_t n);  // bf16 / fp16 bit patterns (elem_bytes = 2)
   void reduce_raw(uint8_t* data, size_t n);   // n elements of elem_bytes, little-endian
+  // The same from `in` into `out`. When the two do not overlap, each result is written straight
+  // into `out` as it arrives (one copy, from the frame where the backend received it) and `in` is
+  // only read (repair sends its vectors again; it must not change during the call): no staging
+  // buffer, no copy of the input. A failed call leaves `in` untouched and `out` unspecified (some
+  // vectors written). Overlapping buffers (out == in included) take the in-place path above.
+  void reduce_f32(const float* in, float* out, size_t n);
+  void reduce_u16(const uint16_t* in, uint16_t* out, size_t n);
+  void reduce_raw(const uint8_t* in, uint8_t* out, size_t n);
+  // Bytes of the staging buffer (allocated by the first in-place call, kept for the next): 0 while
+  // every call was out-of-place.
+  size_t staging_bytes() const { return out_buf_.size(); }
 
   // While *flag is true a call under way ends within kStopPoll with AllReduceStopped (a
   // worker's SIGTERM); nullptr (the default): calls end only by their own rules.
@@ -158,7 +178,7 @@ class AllReduce {
   // reuses the same VIDs (docs/host.md "Recall").
   uint32_t nonce_;
   const std::atomic<bool>* stop_ = nullptr;
-  std::vector<uint8_t> out_buf_;  // a call's results until it succeeds, kept across calls
+  std::vector<uint8_t> out_buf_;  // an in-place call's results until it succeeds, kept across calls
 };
 
 }  // namespace panama::host

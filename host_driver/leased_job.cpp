@@ -301,8 +301,11 @@ LeasedJob::Mode LeasedJob::iteration(void* buf, size_t n) {
     }
     try {
       if (!ar_) throw AllReduceError(open_error_);
-      ar_->reduce_raw(static_cast<uint8_t*>(buf), n);
+      // From the copy into the caller's buffer: the results go straight into buf, and a failed
+      // call's partial output is replaced by the input again below.
+      ar_->reduce_raw(in.data(), static_cast<uint8_t*>(buf), n);
     } catch (const AllReduceStopped&) {
+      std::memcpy(buf, in.data(), bytes);  // in place: a stopped call leaves the buffer as it was
       throw;
     } catch (const AllReduceError& e) {
       failed = true;

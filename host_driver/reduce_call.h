@@ -246,10 +246,13 @@ class ReduceCall : CallShape {
   const uint8_t* data_;
   const ElemCodec codec_;
   const uint32_t neg0_;
-  // Results go to a separate buffer until the call succeeds: the input stays intact for
-  // re-aggregation, and a failed call leaves the caller's buffer as it was.
-  // The AllReduce's buffer, kept across calls (no allocation, no page faults per call); every
-  // byte is written by a result before the call succeeds.
+  // Where each vector's result is written when it first arrives (take_vector: one copy from the
+  // received frame). An out-of-place call: the caller's output, which shares no byte with data_
+  // (the input, which repair sends again). An in-place call: the AllReduce's staging buffer, kept
+  // across calls (no allocation, no page faults per call), copied into the caller's buffer when
+  // the call succeeded, so that the input stays intact for re-aggregation and a failed call
+  // leaves the caller's buffer as it was. Every byte is written by a result before the call
+  // succeeds.
   uint8_t* out_;
   std::vector<bool> have_;
   size_t held_ = 0;  // results held (count of true in have_)

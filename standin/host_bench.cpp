@@ -7,6 +7,8 @@
 //           in-memory links to the stand-in's own soft engine (make_soft_engine, its SIMD lane
 //           sums): every contribution goes into the engine, which sums the W of a vector in the
 //           tree order and builds the result, copied to every worker (the switch chip's multicast).
+//           Each worker sums from its input into its output (out-of-place: every result written
+//           straight into the output, docs/host.md "Where the results go").
 //           The figure is the job's gradient bits (W x the buffer, every call) per CPU second
 //           that the worker threads spend inside their calls (the soft engine runs there too); every output is checked
 //           against the tree-order sum of the W inputs, computed with the CPU's own float additions. With
@@ -255,9 +257,9 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < elems; ++i) in[i] = base[i] * static_cast<float>(r + 1);
         double mine = 0;
         for (uint64_t c = 0; c < n; ++c) {
-          std::memcpy(buf.data(), in.data(), bytes);
+          std::memset(buf.data(), 0xFF, bytes);  // NaNs: the check below sees this call's output (untimed)
           const double c0 = thread_cpu_s();
-          ars[static_cast<size_t>(r)]->reduce_f32(buf.data(), elems);
+          ars[static_cast<size_t>(r)]->reduce_f32(in.data(), buf.data(), elems);  // out-of-place: no staging
           mine += thread_cpu_s() - c0;
           if (std::memcmp(buf.data(), expect.data(), bytes) != 0) exact = false;
         }

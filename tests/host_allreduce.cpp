@@ -125,6 +125,58 @@ TEST(HostRepair, BothDirections) { repair_run(2, 0.02, 0.02, 7); }
 // Issue 12: 5 % in both directions on every link.
 TEST(HostRepair, FivePercentEveryLinkBothWays) { repair_run(2, 0.05, 0.05, 11, true); }
 
+// Out-of-place calls (AllReduce::reduce_raw(in, out, n), docs/host.md "Where the results go"):
+// every result is written straight into the caller's output, no staging buffer is ever allocated,
+// the input is only read, and the sums are the same tree-order sums, bit for bit; with 2 % loss
+// both ways the lost vectors are re-aggregated from the untouched input.
+TEST(HostDirect, ResultsGoStraightIntoTheOutput) {
+  const Config cfg = design(4);
+  const std::vector<int> port_of{3, 0, 2};
+  Bed bed(cfg, ctx_for(port_of, 2, 7), ChipParams{});
+  JobParams p;
+  p.jid = 7;
+  p.trees = 2;
+  p.window.max = 6;
+  p.count = JobParams::count_for(1500, cfg.max_elems, 4);
+  p.timeout_ms = 3000;
+  const auto in = tensors(3, 16384 + 77, 12, ref::Fmt::fp32);
+  const Outcome o = run_workers(bed, in, port_of, p, 3, true);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
+  for (size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(o.err[r], "") << "rank " << r << " " << bed.finish();
+    EXPECT_EQ(o.out[r], exp) << "rank " << r;
+    EXPECT_TRUE(o.in_intact[r]) << "rank " << r;
+    EXPECT_EQ(o.stats[r].calls_direct, 3u) << "rank " << r;
+    EXPECT_EQ(o.stats[r].bytes_staged, 0u) << "rank " << r;
+    EXPECT_EQ(o.stats[r].bytes_reduced, 3u * 4 * (16384 + 77)) << "rank " << r;
+    EXPECT_EQ(o.staging[r], 0u) << "rank " << r;
+  }
+}
+
+TEST(HostDirect, Bf16) {
+  const Config cfg = design(4, Format::bf16);
+  const std::vector<int> port_of{0, 1, 2, 3};
+  Bed bed(cfg, ctx_for(port_of, 1, 3), ChipParams{});
+  JobParams p;
+  p.jid = 3;
+  p.elem_bytes = 2;
+  p.format = ref::Fmt::bf16;
+  p.count = JobParams::count_for(1500, cfg.max_elems, 2);
+  const auto in = tensors(4, 5000, 6, ref::Fmt::bf16);
+  const Outcome o = run_workers(bed, in, port_of, p, 2, true);
+  const auto exp = expected(in, port_of, 4, ref::Fmt::bf16);
+  for (size_t r = 0; r < 4; ++r) {
+    ASSERT_EQ(o.err[r], "") << "rank " << r;
+    EXPECT_EQ(o.out[r], exp) << "rank " << r;
+    EXPECT_TRUE(o.in_intact[r]) << "rank " << r;
+    EXPECT_EQ(o.stats[r].calls_direct, 2u) << "rank " << r;
+    EXPECT_EQ(o.staging[r], 0u) << "rank " << r;
+  }
+}
+
+TEST(HostDirect, RepairBothDirections) { repair_run(2, 0.02, 0.02, 7, false, false, true); }
+TEST(HostDirect, RepairLostResultsOnOneLink) { repair_run(1, 0.03, 0, 5, false, false, true); }
+
 // A worker whose status results are lost after its peers received theirs (every first copy
 // of every status result to rank 0 is dropped): its re-sends after a silent status wait are
 // answered from the switch chip's result cache (docs/host.md "Recall"), and the sums stay exact.

@@ -269,4 +269,52 @@ TEST(HostProtocol, FailedBufferIsLeftUntouched) {
   EXPECT_EQ(v, orig);
 }
 
+// Out-of-place against the echo: the result (the input itself, world 1) lands in the output, the
+// input stays as it was, nothing is staged.
+TEST(HostProtocol, OutOfPlaceWritesTheOutputOnly) {
+  EchoTransport tr;
+  AllReduce ar(tr, echo_job(4));
+  std::vector<float> in(41), out(41, -1.0f);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i) + 0.5f;
+  const auto orig = in;
+  ar.reduce_f32(in.data(), out.data(), in.size());
+  EXPECT_EQ(out, orig);
+  EXPECT_EQ(in, orig);
+  EXPECT_EQ(ar.stats().calls_direct, 1u);
+  EXPECT_EQ(ar.stats().bytes_staged, 0u);
+  EXPECT_EQ(ar.staging_bytes(), 0u);
+  ar.reduce_f32(in.data(), in.size());  // in place: staged
+  EXPECT_EQ(in, orig);
+  EXPECT_EQ(ar.stats().calls_direct, 1u);
+  EXPECT_EQ(ar.stats().bytes_staged, 4u * in.size());
+  EXPECT_EQ(ar.staging_bytes(), 4u * in.size());
+}
+
+// An output that overlaps the input without being it (shifted by 3 elements): a result written at
+// once would overwrite input vectors not yet sent, so the call takes the staged path and is exact.
+TEST(HostProtocol, OverlappingOutputIsStaged) {
+  EchoTransport tr;
+  AllReduce ar(tr, echo_job(4));
+  std::vector<float> v(43);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const std::vector<float> orig(v.begin(), v.begin() + 40);
+  ar.reduce_f32(v.data(), v.data() + 3, 40);
+  EXPECT_EQ(std::vector<float>(v.begin() + 3, v.end()), orig);
+  EXPECT_EQ(ar.stats().calls_direct, 0u);
+  EXPECT_EQ(ar.stats().bytes_staged, 4u * 40);
+}
+
+// A failed out-of-place call leaves the input untouched (the output is unspecified).
+TEST(HostProtocol, FailedOutOfPlaceCallLeavesTheInput) {
+  EchoTransport tr;
+  tr.drop_vid = 1;
+  AllReduce ar(tr, echo_job(4));
+  std::vector<float> in(40), out(40, 0.0f);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  const auto orig = in;
+  EXPECT_THROW(ar.reduce_f32(in.data(), out.data(), in.size()), AllReduceError);
+  EXPECT_EQ(in, orig);
+  EXPECT_EQ(ar.stats().calls_direct, 0u);
+}
+
 }  // namespace

@@ -183,17 +183,23 @@ struct Bed {
 
 struct Outcome {
   std::vector<std::vector<uint32_t>> out;
+  std::vector<bool> in_intact;  // direct: the input was as before after every call
+  std::vector<size_t> staging;  // AllReduce::staging_bytes() at the end
   std::vector<std::string> err;
   std::vector<Stats> stats;
   std::vector<double> cwnd, alpha;
 };
 
 // Workers rank r on port port_of[r]; each runs `calls` all-reduces of its tensor (fresh copy).
+// direct: out-of-place calls (AllReduce::reduce_raw(in, out, n)) into an output filled with NaNs
+// before every call, the input checked unchanged after it.
 inline Outcome run_workers(Bed& bed, const std::vector<std::vector<uint32_t>>& in, const std::vector<int>& port_of,
-                           JobParams base, int calls) {
+                           JobParams base, int calls, bool direct = false) {
   const int w = static_cast<int>(in.size());
   Outcome o;
   o.out.resize(static_cast<size_t>(w));
+  o.in_intact.assign(static_cast<size_t>(w), true);
+  o.staging.resize(static_cast<size_t>(w));
   o.err.resize(static_cast<size_t>(w));
   o.stats.resize(static_cast<size_t>(w));
   o.cwnd.resize(static_cast<size_t>(w));
@@ -211,7 +217,21 @@ inline Outcome run_workers(Bed& bed, const std::vector<std::vector<uint32_t>>& i
         AllReduce& ar = *arp;
         for (int c = 0; c < calls; ++c) {
           auto buf = in[static_cast<size_t>(r)];
-          if (p.elem_bytes == 4) {
+          if (direct && p.elem_bytes == 4) {
+            std::vector<float> f(buf.size());
+            std::memcpy(f.data(), buf.data(), 4 * buf.size());
+            const std::vector<float> f0 = f;
+            std::vector<float> res(buf.size(), std::nanf(""));
+            ar.reduce_f32(f.data(), res.data(), f.size());
+            if (std::memcmp(f.data(), f0.data(), 4 * f.size()) != 0) o.in_intact[static_cast<size_t>(r)] = false;
+            std::memcpy(buf.data(), res.data(), 4 * buf.size());
+          } else if (direct) {
+            const std::vector<uint16_t> h(buf.begin(), buf.end()), h0 = h;
+            std::vector<uint16_t> res(buf.size(), 0xFFFF);
+            ar.reduce_u16(h.data(), res.data(), h.size());
+            if (h != h0) o.in_intact[static_cast<size_t>(r)] = false;
+            buf.assign(res.begin(), res.end());
+          } else if (p.elem_bytes == 4) {
             std::vector<float> f(buf.size());
             std::memcpy(f.data(), buf.data(), 4 * buf.size());
             ar.reduce_f32(f.data(), f.size());
@@ -224,6 +244,7 @@ inline Outcome run_workers(Bed& bed, const std::vector<std::vector<uint32_t>>& i
           o.out[static_cast<size_t>(r)] = buf;
         }
         o.stats[static_cast<size_t>(r)] = ar.stats();
+        o.staging[static_cast<size_t>(r)] = ar.staging_bytes();
         o.cwnd[static_cast<size_t>(r)] = ar.window(0).cwnd();
         o.alpha[static_cast<size_t>(r)] = ar.window(0).alpha();
       } catch (const std::exception& e) {
@@ -297,8 +318,9 @@ inline wire::CtxFile ctx_for(const std::vector<int>& ports, int trees, uint16_t 
 // ---------------------------------------------------------------------------------------------
 // Loss repair through the stand-in: lost results and lost contributions, several calls.
 
+// direct: out-of-place calls (run_workers), every result written straight into the output.
 inline void repair_run(int trees, double down_loss, double up_loss, uint64_t seed, bool every_link = false,
-                       bool soft = false) {
+                       bool soft = false, bool direct = false) {
   if (const char* e = std::getenv("PANAMA_HOST_SEED")) seed = std::stoull(e);  // stress runs
   if (const char* e = std::getenv("PANAMA_HOST_LOSS")) down_loss = up_loss = std::stod(e);
   const Config cfg = design(4);
@@ -328,7 +350,7 @@ inline void repair_run(int trees, double down_loss, double up_loss, uint64_t see
   size_t vectors = 40;
   if (const char* e = std::getenv("PANAMA_HOST_VECTORS")) vectors = std::stoul(e);  // stress runs
   const auto in = tensors(3, 362 * vectors + 5, seed, ref::Fmt::fp32);
-  const Outcome o = run_workers(bed, in, port_of, p, 3);
+  const Outcome o = run_workers(bed, in, port_of, p, 3, direct);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
   uint64_t lost = 0, repaired = 0;
   for (int r = 0; r < 3; ++r) {
@@ -341,6 +363,14 @@ inline void repair_run(int trees, double down_loss, double up_loss, uint64_t see
               std::to_string(st.duplicates) + "]";
     ASSERT_EQ(o.err[static_cast<size_t>(r)], "") << "rank " << r << diag << " " << bed.finish();
     EXPECT_EQ(o.out[static_cast<size_t>(r)], exp) << "rank " << r;
+    // Where the results went: straight into the output (direct) or through the staging buffer.
+    const Stats& st = o.stats[static_cast<size_t>(r)];
+    EXPECT_EQ(st.calls_direct, direct ? 3u : 0u) << "rank " << r;
+    EXPECT_EQ(st.bytes_staged, direct ? 0u : st.bytes_reduced) << "rank " << r;
+    EXPECT_TRUE(o.in_intact[static_cast<size_t>(r)]) << "rank " << r;
+    if (direct) {
+      EXPECT_EQ(o.staging[static_cast<size_t>(r)], 0u) << "rank " << r;  // never allocated
+    }
     lost += o.stats[static_cast<size_t>(r)].lost;
     repaired += o.stats[static_cast<size_t>(r)].repaired;
   }

@@ -400,6 +400,7 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::
     s.ignored += x.ignored, s.duplicates += x.duplicates, s.leftovers += x.leftovers, s.lost += x.lost;
     s.repaired += x.repaired, s.repair_rounds += x.repair_rounds, s.resent += x.resent;
     s.bytes_reduced += x.bytes_reduced, s.rtt_samples += x.rtt_samples, s.evidence_dropped += x.evidence_dropped;
+    s.calls_direct += x.calls_direct, s.bytes_staged += x.bytes_staged;
     s.seconds = std::max(s.seconds, x.seconds);
     for (const auto& v : x.ce_vids) s.ce_vids.push_back(v);
     for (const auto& v : x.unseen_vids) s.unseen_vids.push_back(v);
@@ -435,6 +436,9 @@ nlohmann::ordered_json worker_stats(const WorkerOpts& o, const std::vector<std::
   j["srtt_ms"] = s.srtt_ms;
   j["rtt_samples"] = s.rtt_samples;
   j["seconds"] = s.seconds;
+  // Calls whose results went straight into the output buffer, and result bytes staged first.
+  j["calls_direct"] = s.calls_direct;
+  j["bytes_staged"] = s.bytes_staged;
   j["goodput_mbps"] = s.seconds > 0 ? s.bytes_reduced * 8 / s.seconds / 1e6 : 0.0;
   // Per core: the process's CPU time (user + system) so far, and the gradient bits per CPU second.
   rusage ru{};
@@ -536,14 +540,16 @@ int run_worker(const WorkerOpts& o) {
   const size_t n = grad.size() / es, C = static_cast<size_t>(p.count), K = (n + C - 1) / C;
   std::vector<size_t> from(static_cast<size_t>(N) + 1);
   for (int k = 0; k <= N; ++k) from[static_cast<size_t>(k)] = std::min(n, K * static_cast<size_t>(k) / N * C);
-  std::vector<uint8_t> buf;
+  // Every call sums from grad (only read) into buf: the results go straight into buf, and
+  // nothing is copied per iteration (AllReduce::reduce_raw(in, out, n)).
+  std::vector<uint8_t> buf(grad.size());
   std::vector<double> call_cpu(static_cast<size_t>(N), 0.0);
   std::vector<std::exception_ptr> err(static_cast<size_t>(N));
   const auto slice = [&](int k) {  // thread k's vectors of this iteration's call
     const size_t a = from[static_cast<size_t>(k)], b = from[static_cast<size_t>(k) + 1];
     const double c0 = thread_cpu_seconds();
     try {
-      ars[static_cast<size_t>(k)]->reduce_raw(buf.data() + a * es, b - a);
+      ars[static_cast<size_t>(k)]->reduce_raw(grad.data() + a * es, buf.data() + a * es, b - a);
     } catch (...) {
       err[static_cast<size_t>(k)] = std::current_exception();
     }
@@ -555,7 +561,6 @@ int run_worker(const WorkerOpts& o) {
   try {
     for (int it = 0; it < o.iterations; ++it) {
       if (stop_requested().load()) throw AllReduceStopped("stopped before iteration " + std::to_string(it + 1));
-      buf = grad;
       team.start();
       slice(0);
       team.wait();

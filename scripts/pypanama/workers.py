@@ -60,5 +60,5 @@ def stats_line(path):
         j = json.load(f)
     return (f"worker {j['rank']}: goodput {j['goodput_mbps']:.1f} Mbit/s, vectors {j['vectors_sent']}, "
             f"results {j['results']}, duplicates {j['duplicates']}, lost {j['lost']}, resent {j.get('resent', 0)}, "
-            f"repaired {j['repaired']}, results CE {j['results_ce']}, "
+            f"repaired {j['repaired']}, results CE {j['results_ce']}, direct calls {j.get('calls_direct', '-')}, "
             f"windows {[round(t['cwnd'], 2) for t in j['trees']]}")
