@@ -6,8 +6,11 @@
 // a multicast group is replicated by each switch to the group's ports there (FatTree::groups).
 #pragma once
 
+#include "ns3/ipv4-header.h"
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
+#include "ns3/node.h"
+#include "ns3/traffic-control-layer.h"
 
 #include <cstdint>
 #include <unordered_map>
@@ -74,7 +77,16 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
 
   uint64_t unroutable() const { return unroutable_; }
 
+  // A switch's forwarding path without ns-3's IPv4 layer: each of the node's point-to-point
+  // devices hands its IPv4 packets to Forward, which routes them as RouteInput does and puts them
+  // straight into the output port's queue disc (the RED/ECN queue that IPv4 would have used).
+  // A switch neither originates nor receives packets of its own, so nothing else is bypassed.
+  void InstallSwitchPath(ns3::Ptr<ns3::Node> node);
+
  private:
+  bool Forward(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<const ns3::Packet> p, uint16_t protocol, const ns3::Address&);
+  void Enqueue(uint32_t iface, ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& h);
+  uint32_t Hash(ns3::Ptr<const ns3::Packet> p, const ns3::Ipv4Header& header) const;
   // The port towards dst for a packet of this 5-tuple hash; nullptr when dst is unknown.
   const Port* next_hop(ns3::Ipv4Address dst, uint32_t hash) const;
   ns3::Ptr<ns3::Ipv4Route> route_via(const Port& port, ns3::Ipv4Address dst) const;
@@ -83,6 +95,10 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   Node node_;
   ns3::Ptr<ns3::Ipv4> ipv4_;
   uint64_t unroutable_ = 0;
+  // Switch path: the traffic-control layer and the device of every IPv4 interface.
+  ns3::Ptr<ns3::TrafficControlLayer> tc_;
+  std::vector<ns3::Ptr<ns3::NetDevice>> dev_of_iface_;
+  std::vector<uint32_t> oifs_;  // a multicast frame's output interfaces, sorted
 };
 
 }  // namespace panama::sim

@@ -107,6 +107,8 @@ void Sim::build() {
     Ptr<Node> n = all.Get(i);
     routing_.push_back(CreateObject<ps::FatTreeRouting>(&tree_, rnodes_[n->GetId() - base]));
     n->GetObject<Ipv4>()->SetRoutingProtocol(routing_.back());
+    const ps::Role role = rnodes_[n->GetId() - base].role;
+    if (role != ps::Role::host && role != ps::Role::accel) routing_.back()->InstallSwitchPath(n);
   }
   next_port_.assign(tree_.hosts(), 0);
 }
