@@ -5,6 +5,10 @@
 
 namespace dcsim {
 
+namespace {
+constexpr int64_t kDelAckTimeoutUs = 50;
+}  // namespace
+
 bool Sim::all_done() const {
   const double now = Simulator::Now().GetSeconds();
   if (now < o_.duration && (paper() || o_.iterations == 0)) return false;
@@ -99,9 +103,13 @@ json Sim::run() {
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpSocketBase::MinRto",
                      TimeValue(MicroSeconds(static_cast<int64_t>(o_.tcp_min_rto_ms * 1e3))));
-  // An ACK per segment: with ns-3.37's delayed ACKs (2 segments) TcpDctcp connections stalled
-  // without any loss under load (docs/sim.md "TCP").
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+  // Delayed ACKs (every second segment), with a delayed-ACK timeout below the minimum RTO. With
+  // ns-3's 200 ms timeout (over 5 ms of RTO) a DCTCP sender whose window had shrunk to one segment
+  // never got that segment ACKed before its RTO: after each timeout the retransmission's duplicate
+  // drew an immediate ACK, the window stayed at one segment and the next lone segment waited again,
+  // one segment per RTO (docs/sim.md "TCP"). 50 us is about two base round trips at k = 8.
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MicroSeconds(kDelAckTimeoutUs)));
   RngSeedManager::SetSeed(o_.seed);
   RngSeedManager::SetRun(1);
 
