@@ -25,9 +25,9 @@ uint32_t mix(uint32_t h, uint32_t v) {
 }  // namespace
 
 const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
-  auto it = tree_->where.find(dst.Get());
-  if (it == tree_->where.end()) return nullptr;
-  const Target& t = it->second;
+  const Target* found = tree_->where(dst);
+  if (!found) return nullptr;
+  const Target& t = *found;
   const int half = tree_->half();
   const bool to_edge = t.accel && t.at == Role::edge, to_agg = t.accel && t.at == Role::agg;
   const bool to_core = t.accel && t.at == Role::core;
@@ -141,15 +141,26 @@ bool FatTreeRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header, P
 void FatTreeRouting::InstallSwitchPath(Ptr<ns3::Node> node) {
   tc_ = node->GetObject<TrafficControlLayer>();
   dev_of_iface_.resize(ipv4_->GetNInterfaces());
-  for (uint32_t i = 0; i < dev_of_iface_.size(); ++i) dev_of_iface_[i] = ipv4_->GetNetDevice(i);
+  qdisc_of_iface_.resize(dev_of_iface_.size());
+  for (uint32_t i = 0; i < dev_of_iface_.size(); ++i) {
+    dev_of_iface_[i] = ipv4_->GetNetDevice(i);
+    qdisc_of_iface_[i] = tc_->GetRootQueueDiscOnDevice(dev_of_iface_[i]);
+  }
   for (uint32_t i = 1; i < dev_of_iface_.size(); ++i)
     dev_of_iface_[i]->SetReceiveCallback(MakeCallback(&FatTreeRouting::Forward, this));
 }
 
-// What Ipv4Interface::Send does on a link without ARP.
+// What Ipv4Interface::Send does on a link without ARP, and TrafficControlLayer::Send then for a
+// device of one transmission queue: enqueue on the root queue disc and run it.
 void FatTreeRouting::Enqueue(uint32_t iface, Ptr<Packet> p, const Ipv4Header& h) {
   const Ptr<NetDevice>& dev = dev_of_iface_[iface];
-  tc_->Send(dev, Create<Ipv4QueueDiscItem>(p, dev->GetBroadcast(), Ipv4L3Protocol::PROT_NUMBER, h));
+  Ptr<QueueDiscItem> item = Create<Ipv4QueueDiscItem>(p, dev->GetBroadcast(), Ipv4L3Protocol::PROT_NUMBER, h);
+  if (const Ptr<QueueDisc>& q = qdisc_of_iface_[iface]) {
+    q->Enqueue(item);
+    q->Run();
+  } else {
+    tc_->Send(dev, item);
+  }
 }
 
 // Ipv4L3Protocol::Receive, RouteInput and IpForward / IpMulticastForward in one: the header is

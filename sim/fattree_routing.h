@@ -10,6 +10,7 @@
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
 #include "ns3/node.h"
+#include "ns3/queue-disc.h"
 #include "ns3/traffic-control-layer.h"
 
 #include <cstdint>
@@ -26,6 +27,7 @@ struct Target {
   bool accel = false;
   int index = 0;
   Role at = Role::core;  // for an accelerator: the level of the switch it hangs from
+  bool known = false;    // an entry of FatTree's table
 };
 
 struct Port {
@@ -50,7 +52,20 @@ struct FatTree {
   int cores() const { return half() * half(); }
   int pod_of_host(int h) const { return h / (half() * half()); }
   int edge_of_host(int h) const { return h / half(); }
-  std::unordered_map<uint32_t, Target> where;  // address -> target
+  // Address -> target, a flat table indexed from the first link address (10.0.0.0, 4 per link):
+  // one lookup per packet per hop.
+  static constexpr uint32_t kAddrBase = 0x0A000000u;
+  void set_where(ns3::Ipv4Address a, Target t) {
+    const uint32_t i = a.Get() - kAddrBase;
+    if (i >= where_.size()) where_.resize(i + 1);
+    t.known = true;
+    where_[i] = t;
+  }
+  const Target* where(ns3::Ipv4Address a) const {
+    const uint32_t i = a.Get() - kAddrBase;
+    return i < where_.size() && where_[i].known ? &where_[i] : nullptr;
+  }
+  std::vector<Target> where_;
   // Multicast groups (an aggregation tree's results): per switch and group address, the
   // interfaces that a frame to the group is replicated to.
   std::unordered_map<uint64_t, std::vector<uint32_t>> groups;
@@ -98,7 +113,8 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   // Switch path: the traffic-control layer and the device of every IPv4 interface.
   ns3::Ptr<ns3::TrafficControlLayer> tc_;
   std::vector<ns3::Ptr<ns3::NetDevice>> dev_of_iface_;
-  std::vector<uint32_t> oifs_;  // a multicast frame's output interfaces, sorted
+  std::vector<ns3::Ptr<ns3::QueueDisc>> qdisc_of_iface_;  // its root queue disc
+  std::vector<uint32_t> oifs_;                            // a multicast frame's output interfaces, sorted
 };
 
 }  // namespace panama::sim
