@@ -1,5 +1,9 @@
 #include "fattree_routing.h"
 
+#include <algorithm>
+
+#include "ns3/ipv4-l3-protocol.h"
+#include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/ipv4-route.h"
 #include "ns3/net-device.h"
 #include "ns3/packet.h"
@@ -21,9 +25,9 @@ uint32_t mix(uint32_t h, uint32_t v) {
 }  // namespace
 
 const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
-  auto it = tree_->where.find(dst.Get());
-  if (it == tree_->where.end()) return nullptr;
-  const Target& t = it->second;
+  const Target* found = tree_->where(dst);
+  if (!found) return nullptr;
+  const Target& t = *found;
   const int half = tree_->half();
   const bool to_edge = t.accel && t.at == Role::edge, to_agg = t.accel && t.at == Role::agg;
   const bool to_core = t.accel && t.at == Role::core;
@@ -55,6 +59,19 @@ const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
       return &node_.down[t_pod];
   }
   return nullptr;
+}
+
+// The 5-tuple: addresses, protocol, and the first four bytes of the L4 header (the ports of both
+// TCP and UDP), salted with the switch so that successive levels choose independently. p starts
+// at the L4 header.
+uint32_t FatTreeRouting::Hash(Ptr<const Packet> p, const Ipv4Header& header) const {
+  uint8_t ports[4] = {0, 0, 0, 0};
+  p->CopyData(ports, sizeof ports);
+  uint32_t h = mix(0x2545f491u, static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
+  h = mix(h, header.GetSource().Get());
+  h = mix(h, header.GetDestination().Get());
+  h = mix(h, header.GetProtocol());
+  return mix(h, (uint32_t(ports[0]) << 24) | (uint32_t(ports[1]) << 16) | (uint32_t(ports[2]) << 8) | ports[3]);
 }
 
 Ptr<Ipv4Route> FatTreeRouting::route_via(const Port& port, Ipv4Address dst) const {
@@ -110,15 +127,7 @@ bool FatTreeRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header, P
     lcb(p, header, iif);
     return true;
   }
-  // The 5-tuple: addresses, protocol, and the first four bytes of the L4 header (the ports of
-  // both TCP and UDP), salted with the switch so that successive levels choose independently.
-  uint8_t ports[4] = {0, 0, 0, 0};
-  p->CopyData(ports, sizeof ports);
-  uint32_t h = mix(0x2545f491u, static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
-  h = mix(h, header.GetSource().Get());
-  h = mix(h, header.GetDestination().Get());
-  h = mix(h, header.GetProtocol());
-  h = mix(h, (uint32_t(ports[0]) << 24) | (uint32_t(ports[1]) << 16) | (uint32_t(ports[2]) << 8) | ports[3]);
+  const uint32_t h = Hash(p, header);
   const Port* port = next_hop(header.GetDestination(), h);
   if (!port) {
     ++unroutable_;
@@ -126,6 +135,62 @@ bool FatTreeRouting::RouteInput(Ptr<const Packet> p, const Ipv4Header& header, P
     return false;
   }
   ucb(route_via(*port, header.GetDestination()), p, header);
+  return true;
+}
+
+void FatTreeRouting::InstallSwitchPath(Ptr<ns3::Node> node) {
+  tc_ = node->GetObject<TrafficControlLayer>();
+  dev_of_iface_.resize(ipv4_->GetNInterfaces());
+  qdisc_of_iface_.resize(dev_of_iface_.size());
+  for (uint32_t i = 0; i < dev_of_iface_.size(); ++i) {
+    dev_of_iface_[i] = ipv4_->GetNetDevice(i);
+    qdisc_of_iface_[i] = tc_->GetRootQueueDiscOnDevice(dev_of_iface_[i]);
+  }
+  for (uint32_t i = 1; i < dev_of_iface_.size(); ++i)
+    dev_of_iface_[i]->SetReceiveCallback(MakeCallback(&FatTreeRouting::Forward, this));
+}
+
+// What Ipv4Interface::Send does on a link without ARP, and TrafficControlLayer::Send then for a
+// device of one transmission queue: enqueue on the root queue disc and run it.
+void FatTreeRouting::Enqueue(uint32_t iface, Ptr<Packet> p, const Ipv4Header& h) {
+  const Ptr<NetDevice>& dev = dev_of_iface_[iface];
+  Ptr<QueueDiscItem> item = Create<Ipv4QueueDiscItem>(p, dev->GetBroadcast(), Ipv4L3Protocol::PROT_NUMBER, h);
+  if (const Ptr<QueueDisc>& q = qdisc_of_iface_[iface]) {
+    q->Enqueue(item);
+    q->Run();
+  } else {
+    tc_->Send(dev, item);
+  }
+}
+
+// Ipv4L3Protocol::Receive, RouteInput and IpForward / IpMulticastForward in one: the header is
+// taken off, the TTL decremented (a packet whose TTL runs out is dropped), the port chosen as in
+// RouteInput, and the packet queued with its header beside it, as IPv4 queues it.
+bool FatTreeRouting::Forward(Ptr<NetDevice>, Ptr<const Packet> p, uint16_t protocol, const Address&) {
+  if (protocol != Ipv4L3Protocol::PROT_NUMBER) return false;
+  Ptr<Packet> pkt = p->Copy();
+  Ipv4Header h;
+  pkt->RemoveHeader(h);
+  if (h.GetTtl() <= 1) return true;
+  h.SetTtl(h.GetTtl() - 1);
+  if (h.GetDestination().IsMulticast()) {
+    auto g = tree_->groups.find(FatTree::group_key(node_.role, node_.index, h.GetDestination()));
+    if (g == tree_->groups.end()) {
+      ++unroutable_;
+      return true;
+    }
+    // ns-3 walks an Ipv4MulticastRoute's output interfaces in increasing order.
+    oifs_.assign(g->second.begin(), g->second.end());
+    std::sort(oifs_.begin(), oifs_.end());
+    for (uint32_t oif : oifs_) Enqueue(oif, pkt->Copy(), h);
+    return true;
+  }
+  const Port* port = next_hop(h.GetDestination(), Hash(pkt, h));
+  if (!port) {
+    ++unroutable_;
+    return true;
+  }
+  Enqueue(port->iface, pkt, h);
   return true;
 }
 

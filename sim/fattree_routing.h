@@ -6,8 +6,12 @@
 // a multicast group is replicated by each switch to the group's ports there (FatTree::groups).
 #pragma once
 
+#include "ns3/ipv4-header.h"
 #include "ns3/ipv4-routing-protocol.h"
 #include "ns3/ipv4.h"
+#include "ns3/node.h"
+#include "ns3/queue-disc.h"
+#include "ns3/traffic-control-layer.h"
 
 #include <cstdint>
 #include <unordered_map>
@@ -23,6 +27,7 @@ struct Target {
   bool accel = false;
   int index = 0;
   Role at = Role::core;  // for an accelerator: the level of the switch it hangs from
+  bool known = false;    // an entry of FatTree's table
 };
 
 struct Port {
@@ -47,7 +52,20 @@ struct FatTree {
   int cores() const { return half() * half(); }
   int pod_of_host(int h) const { return h / (half() * half()); }
   int edge_of_host(int h) const { return h / half(); }
-  std::unordered_map<uint32_t, Target> where;  // address -> target
+  // Address -> target, a flat table indexed from the first link address (10.0.0.0, 4 per link):
+  // one lookup per packet per hop.
+  static constexpr uint32_t kAddrBase = 0x0A000000u;
+  void set_where(ns3::Ipv4Address a, Target t) {
+    const uint32_t i = a.Get() - kAddrBase;
+    if (i >= where_.size()) where_.resize(i + 1);
+    t.known = true;
+    where_[i] = t;
+  }
+  const Target* where(ns3::Ipv4Address a) const {
+    const uint32_t i = a.Get() - kAddrBase;
+    return i < where_.size() && where_[i].known ? &where_[i] : nullptr;
+  }
+  std::vector<Target> where_;
   // Multicast groups (an aggregation tree's results): per switch and group address, the
   // interfaces that a frame to the group is replicated to.
   std::unordered_map<uint64_t, std::vector<uint32_t>> groups;
@@ -74,7 +92,16 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
 
   uint64_t unroutable() const { return unroutable_; }
 
+  // A switch's forwarding path without ns-3's IPv4 layer: each of the node's point-to-point
+  // devices hands its IPv4 packets to Forward, which routes them as RouteInput does and puts them
+  // straight into the output port's queue disc (the RED/ECN queue that IPv4 would have used).
+  // A switch neither originates nor receives packets of its own, so nothing else is bypassed.
+  void InstallSwitchPath(ns3::Ptr<ns3::Node> node);
+
  private:
+  bool Forward(ns3::Ptr<ns3::NetDevice> dev, ns3::Ptr<const ns3::Packet> p, uint16_t protocol, const ns3::Address&);
+  void Enqueue(uint32_t iface, ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& h);
+  uint32_t Hash(ns3::Ptr<const ns3::Packet> p, const ns3::Ipv4Header& header) const;
   // The port towards dst for a packet of this 5-tuple hash; nullptr when dst is unknown.
   const Port* next_hop(ns3::Ipv4Address dst, uint32_t hash) const;
   ns3::Ptr<ns3::Ipv4Route> route_via(const Port& port, ns3::Ipv4Address dst) const;
@@ -83,6 +110,11 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   Node node_;
   ns3::Ptr<ns3::Ipv4> ipv4_;
   uint64_t unroutable_ = 0;
+  // Switch path: the traffic-control layer and the device of every IPv4 interface.
+  ns3::Ptr<ns3::TrafficControlLayer> tc_;
+  std::vector<ns3::Ptr<ns3::NetDevice>> dev_of_iface_;
+  std::vector<ns3::Ptr<ns3::QueueDisc>> qdisc_of_iface_;  // its root queue disc
+  std::vector<uint32_t> oifs_;                            // a multicast frame's output interfaces, sorted
 };
 
 }  // namespace panama::sim

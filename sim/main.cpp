@@ -199,6 +199,9 @@ int main(int argc, char** argv) {
           {"short", ra["load"]["fabric"]}, {"long", rb["load"]["fabric"]}, {"jobs", rc["load"]["fabric"]}};
       for (const char* k : {"undecodable", "stale_frames", "unroutable_drops"})
         r[k] = ra[k].get<uint64_t>() + rb[k].get<uint64_t>() + rc[k].get<uint64_t>();
+      for (const char* k : {"events", "packet_hops"})
+        r["engine"][k] =
+            ra["engine"][k].get<uint64_t>() + rb["engine"][k].get<uint64_t>() + rc["engine"][k].get<uint64_t>();
       r["complete"] = ra["complete"].get<bool>() && rb["complete"].get<bool>() && rc["complete"].get<bool>();
       r["sim_end_s"] =
           std::max({ra["sim_end_s"].get<double>(), rb["sim_end_s"].get<double>(), rc["sim_end_s"].get<double>()});

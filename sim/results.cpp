@@ -130,6 +130,11 @@ json Sim::results() {
   uint64_t unroutable = 0;
   for (const auto& r : routing_) unroutable += r->unroutable();
   out["unroutable_drops"] = unroutable;
+  // What the run cost the engine: ns-3's events and the packets every port sent (packet-hops).
+  uint64_t hops = 0;
+  for (const auto& [layer, qs] : layer_q_)
+    for (const auto& q : qs) hops += q->GetStats().nTotalSentPackets;
+  out["engine"] = {{"events", Simulator::GetEventCount()}, {"packet_hops", hops}};
   return out;
 }
 

@@ -5,6 +5,10 @@
 
 namespace dcsim {
 
+namespace {
+constexpr int64_t kDelAckTimeoutUs = 50;
+}  // namespace
+
 bool Sim::all_done() const {
   const double now = Simulator::Now().GetSeconds();
   if (now < o_.duration && (paper() || o_.iterations == 0)) return false;
@@ -19,22 +23,22 @@ bool Sim::all_done() const {
 // The offered load on the server uplinks: every packet a server's IPv4 layer sends (before its
 // queue), payload bytes only, in the measurement window. The aggregation's UDP and TCP to a
 // ring's port are training, other TCP the background. IP payloads of at most 48 bytes (SYN, FIN,
-// ACKs) are skipped before the TCP header is read (which needs a copy of the packet).
+// ACKs) are skipped; for the others the TCP header's length and destination port are read from
+// the packet's first bytes (the IPv4 header is serialised in front of it), without a copy.
 void Sim::host_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t) {
   if (!window(Simulator::Now().GetSeconds())) return;
-  Ipv4Header ih;
-  p->PeekHeader(ih);
-  const uint32_t len = ih.GetPayloadSize();
-  if (ih.GetProtocol() == UdpL4Protocol::PROT_NUMBER) {
+  uint8_t b[60 + 14];  // the longest IPv4 header, then TCP's ports, sequence, ACK and data offset
+  const uint32_t got = p->CopyData(b, sizeof b);
+  if (got < 20) return;
+  const uint32_t ihl = (b[0] & 0x0fu) * 4u, total = uint32_t(b[2]) << 8 | b[3], protocol = b[9];
+  if (total < ihl) return;
+  const uint32_t len = total - ihl;
+  if (protocol == UdpL4Protocol::PROT_NUMBER) {
     if (len > 8 + kHdrBytes) tx_training_ += len - 8 - kHdrBytes;
-  } else if (ih.GetProtocol() == TcpL4Protocol::PROT_NUMBER && len > 48) {
-    Ptr<Packet> c = p->Copy();
-    c->RemoveHeader(ih);
-    TcpHeader th;
-    c->PeekHeader(th);
-    const uint32_t hdr = th.GetLength() * 4u;
+  } else if (protocol == TcpL4Protocol::PROT_NUMBER && len > 48 && got >= ihl + 13) {
+    const uint32_t hdr = (b[ihl + 12] >> 4) * 4u;
     if (len <= hdr) return;
-    const int port = th.GetDestinationPort();
+    const int port = int(b[ihl + 2]) << 8 | b[ihl + 3];
     (port >= kRingPortBase && port < kRingPortBase + kRingPorts ? tx_training_ : tx_background_) += len - hdr;
   }
 }
@@ -99,9 +103,13 @@ json Sim::run() {
   Config::SetDefault("ns3::TcpL4Protocol::RecoveryType", TypeIdValue(TcpClassicRecovery::GetTypeId()));
   Config::SetDefault("ns3::TcpSocketBase::MinRto",
                      TimeValue(MicroSeconds(static_cast<int64_t>(o_.tcp_min_rto_ms * 1e3))));
-  // An ACK per segment: with ns-3.37's delayed ACKs (2 segments) TcpDctcp connections stalled
-  // without any loss under load (docs/sim.md "TCP").
-  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(1));
+  // Delayed ACKs (every second segment), with a delayed-ACK timeout below the minimum RTO. With
+  // ns-3's 200 ms timeout (over 5 ms of RTO) a DCTCP sender whose window had shrunk to one segment
+  // never got that segment ACKed before its RTO: after each timeout the retransmission's duplicate
+  // drew an immediate ACK, the window stayed at one segment and the next lone segment waited again,
+  // one segment per RTO (docs/sim.md "TCP"). 50 us is about two base round trips at k = 8.
+  Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+  Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MicroSeconds(kDelAckTimeoutUs)));
   RngSeedManager::SetSeed(o_.seed);
   RngSeedManager::SetRun(1);
 

@@ -74,6 +74,13 @@ def flow_line_rate(b):
     check(within(f["fct_s"], expect, 0.05), "FCT = size/rate + RTT within 5 %")
     check(goodput >= 0.95 * GBPS * MSS / seg_wire, "one flow alone reaches line rate (95 %)")
     check(f["sent_bytes"] == size and f["recv_bytes"] == size, "bytes counted at both ends")
+    # Every segment crosses the 6 links; the receiver ACKs every second one (delayed ACKs), so the
+    # links carry at most 1.6 packets per segment, handshake included (2 with an ACK per segment).
+    segs = math.ceil(size / MSS)
+    e = r["engine"]
+    print(f"engine: {e['events']} events, {e['packet_hops']} packet-hops ({segs} segments)")
+    check(hops * segs < e["packet_hops"] <= hops * 1.6 * segs, "packet-hops: every segment, an ACK per two")
+    check(e["events"] > e["packet_hops"], "events counted")
 
 
 def accel_figures(b):

@@ -76,7 +76,7 @@ void Sim::build() {
     Ptr<Node> hn = hosts_.Get(h), en = edges_.Get(h / half);
     link(hn->GetId(), en->GetId(), o_.gbps, "host-edge", &rn(hn).up[0], &rn(en).down[h % half]);
     host_addr_[h] = rn(hn).up[0].src;
-    tree_.where[host_addr_[h].Get()] = {false, h};
+    tree_.set_where(host_addr_[h], {false, h});
   }
   for (int e = 0; e < k * half; ++e)
     for (int j = 0; j < half; ++j) {
@@ -92,7 +92,7 @@ void Sim::build() {
   auto attach_accel = [&](Ptr<Node> sw, int ai, ps::Role level, int index, const std::string& layer) {
     Ptr<Node> xn = accels_.Get(ai);
     link(sw->GetId(), xn->GetId(), design_.throughput_bps() / 1e9, layer, &rn(sw).accel, &rn(xn).up[0]);
-    tree_.where[rn(xn).up[0].src.Get()] = {true, index, level};
+    tree_.set_where(rn(xn).up[0].src, {true, index, level});
     acc_[ai].core = index;
     acc_[ai].level = level;
     acc_[ai].node = xn;
@@ -107,6 +107,8 @@ void Sim::build() {
     Ptr<Node> n = all.Get(i);
     routing_.push_back(CreateObject<ps::FatTreeRouting>(&tree_, rnodes_[n->GetId() - base]));
     n->GetObject<Ipv4>()->SetRoutingProtocol(routing_.back());
+    const ps::Role role = rnodes_[n->GetId() - base].role;
+    if (role != ps::Role::host && role != ps::Role::accel) routing_.back()->InstallSwitchPath(n);
   }
   next_port_.assign(tree_.hosts(), 0);
 }
