@@ -127,8 +127,8 @@ void apply_figure_preset(const CLI::App& app, Options& o) {
     set("--duration", o.duration, 0.2);
     set("--warmup", o.warmup, 0.05);
   } else if (o.preset == "fig9") {
-    // Load balance: one 8-worker job (10 MB, no compute: every iteration is one all-reduce) spread
-    // one worker per rack at k = 4 from 2 ms, beside --long-flows long flows from t = 0; 4
+    // Load balance: one 8-worker job (4 MB, no compute: every iteration is one all-reduce) spread
+    // one worker per rack at k = 4 from 2 ms, beside --long-flows long flows from t = 0; 3
     // iterations, the first (connection set-up, window ramp) not measured.
     set("--k", o.k, 4);
     set("--placement", o.placement, std::string("spread"));
@@ -136,9 +136,9 @@ void apply_figure_preset(const CLI::App& app, Options& o) {
     set("--workers-max", o.workers_max, 8);
     set("--job-at", o.job_at, 0.002);
     set("--long-flows", o.long_flows, 0);
-    set("--model-bytes", o.model_bytes, 10e6);
+    set("--model-bytes", o.model_bytes, 4e6);
     set("--compute-s", o.compute_s, 0.0);
-    set("--iterations", o.iterations, 4);
+    set("--iterations", o.iterations, 3);
     set("--warmup", o.warmup, 0.0025);
     set("--duration", o.duration, 1.0);
     o.stop_after_jobs = true;

@@ -1,14 +1,16 @@
 #!/usr/bin/python3
 """The figure presets of panama-dcsim (ctest label ns3; docs/sim.md "Presets").
 
-usage: test_figs.py CASE PANAMA_DCSIM
-
 fig10: the fairness preset, shortened (the job from 10 ms, until 50 ms, 1 ms bins): a TCP flow
 alone fills server 0's uplink; once the job shares it, PANAMA's congestion control leaves the TCP
 flow a share (Jain's index of the two classes >= 0.9), PANAMA without it (panama-nocc) starves
 the TCP flow (under 10 % of the link). fig9: the load-balance preset's scenario: the spread job's
 servers, the long flows' endpoints (free servers, other pods), four trees on four cores, and
---only-tree I the I-th of them alone.
+--only-tree I the I-th of them alone. k16_design CONFIG: the paper preset reads the 8-port design
+the build generated.
+
+usage: test_figs.py fig10|fig9 PANAMA_DCSIM
+       test_figs.py k16_design PANAMA_DCSIM CONFIG_JSON
 """
 import json
 import os
@@ -97,12 +99,32 @@ def fig9(b):
         check(r1["jobs"][0]["hosts"] == hosts, f"--only-tree {i}: the same servers")
 
 
+def k16_design(b, config):
+    """The paper preset (k = 16) runs on the 8-port 10G design the build generated (config), not
+    the checked-in 4-port one: its throughput is 8 x 10 Gb/s, one port per server of a rack."""
+    with open(config) as f:
+        c = json.load(f)
+    r = run(b, "--preset", "paper", "--no-background", "--no-jobs", "--duration", 1e-4)
+    if not r:
+        return
+    d = r["design"]
+    print(f"design {json.dumps(d)}")
+    check(os.path.samefile(d["path"], config), f"the paper preset reads {config}")
+    check(c["ports"] == 16 // 2 and c["gbps"] == GBPS, "the generated design: k/2 = 8 ports of 10 Gb/s")
+    check(abs(d["throughput_gbps"] - c["ports"] * c["gbps"]) < 1e-9, f"throughput {d['throughput_gbps']} Gb/s")
+    check(abs(d["latency_s"] - c["agg_latency"] / (c["mhz"] * 1e6)) < 1e-15, "latency = agg_latency / clock")
+    check(d["contexts"] == c["contexts"], "contexts as generated")
+
+
 def main():
     case, binary = sys.argv[1], sys.argv[2]
     if not os.access(binary, os.X_OK):
         print("no panama-dcsim: skipped")
         return 77
-    {"fig10": fig10, "fig9": fig9}[case](binary)
+    if case == "k16_design":
+        k16_design(binary, sys.argv[3])
+    else:
+        {"fig10": fig10, "fig9": fig9}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0
 
