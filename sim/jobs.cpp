@@ -29,6 +29,26 @@ std::vector<int> Sim::place(int n) const {
       ++pod_free[h / per_pod];
     }
   std::vector<int> out;
+  if (o_.placement == "spread") {
+    // One server per rack, the racks spread evenly over the cluster (rack floor(i racks / n), or
+    // the next rack after it with a free server and none of this job's yet).
+    std::vector<char> used(racks, 0);
+    for (int i = 0; i < n && n <= racks; ++i)
+      for (int m = 0; m < racks; ++m) {
+        const int r = static_cast<int>((static_cast<int64_t>(i) * racks / n + m) % racks);
+        if (used[r] || !rack_free[r]) continue;
+        used[r] = 1;
+        for (int h = r * half; h < (r + 1) * half; ++h)
+          if (!busy_[h]) {
+            out.push_back(h);
+            break;
+          }
+        break;
+      }
+    if (static_cast<int>(out.size()) < n) out.clear();
+    std::sort(out.begin(), out.end());
+    return out;
+  }
   auto take_rack = [&](int r) {
     for (int h = r * half; h < (r + 1) * half && static_cast<int>(out.size()) < n; ++h)
       if (!busy_[h]) out.push_back(h);
@@ -92,11 +112,23 @@ bool Sim::setup_job(Job& job) {
   // (i k/2 + j) mod cores (so a job's trees leave each pod through different aggregation
   // switches, and consecutive jobs start at different cores), else the next core after it whose
   // accelerators (every one of the tree's) have a free context.
-  const int want = std::min(o_.trees, cores);
+  // --only-tree I: the job on the I-th of the trees it would have (the I-th distinct preferred
+  // core, as if every context were free) alone.
+  const int want = o_.only_tree >= 0 ? 1 : std::min(o_.trees, cores);
+  int only_core = -1;
+  if (o_.only_tree >= 0) {
+    std::vector<int> seq;
+    for (int i = 0; static_cast<int>(seq.size()) <= o_.only_tree; ++i) {
+      int c = (i * half + job.id) % cores;
+      while (std::find(seq.begin(), seq.end(), c) != seq.end()) c = (c + 1) % cores;
+      seq.push_back(c);
+    }
+    only_core = seq.back();
+  }
   std::vector<std::vector<TreeNode>> plans;
   std::vector<std::vector<int>> firsts, childs;
   for (int i = 0; i < want; ++i) {
-    const int pref = (i * half + job.id) % cores;
+    const int pref = only_core >= 0 ? only_core : (i * half + job.id) % cores;
     for (int m = 0; m < cores; ++m) {
       const int c = (pref + m) % cores;
       if (std::find(job.roots.begin(), job.roots.end(), c) != job.roots.end()) continue;
@@ -171,6 +203,13 @@ void Sim::leave(int j) {
       }
   }
   try_place();
+  // --stop-after-jobs: the run ends when every job has left (flows still open are cut, listed
+  // with fct_s null).
+  if (o_.stop_after_jobs && !stopped_ && std::all_of(jobs_.begin(), jobs_.end(), [](const Job& x) { return x.left; })) {
+    stopped_ = true;
+    sim_end_ = Simulator::Now().GetSeconds();
+    Simulator::Stop();
+  }
 }
 
 void Sim::start_iteration(int j) {

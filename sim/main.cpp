@@ -23,7 +23,10 @@ using namespace dcsim;
 namespace {
 
 void add_options(CLI::App& app, Options& o) {
-  app.add_option("--preset", o.preset, "smoke (k=4) or paper (k=16)")->check(CLI::IsMember({"smoke", "paper"}));
+  app.add_option("--preset", o.preset,
+                 "smoke (k=4), paper (k=16), or one of the paper's experiments: fig8 (k=8 load sweep point), "
+                 "fig9 (load balance), fig10 (fairness); docs/sim.md \"Presets\"")
+      ->check(CLI::IsMember({"smoke", "paper", "fig8", "fig9", "fig10"}));
   app.add_option("--scheme", o.scheme)
       ->check(CLI::IsMember({"panama", "ring", "switchml", "panama-nocc", "panama-0.88", "panama-0.94", "ideal"}));
   app.add_option("--workload", o.workload,
@@ -91,7 +94,71 @@ void add_options(CLI::App& app, Options& o) {
                  "hier: accelerators at every switch of a job's tree, results multicast by the switches; "
                  "core: at the core only, results unicast")
       ->check(CLI::IsMember({"hier", "core"}));
+  app.add_option("--job-at", o.job_at, "one job, arriving at this time (s), instead of Poisson arrivals")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--long-flows", o.long_flows,
+                 "N long flows from t = 0, from the free servers of a spread job's racks to the other half "
+                 "of the cluster, instead of the background")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--long-flow-bytes", o.long_flow_bytes, "size of each --long-flows flow")->check(CLI::PositiveNumber);
+  app.add_option("--placement", o.placement, "close: as close together as possible; spread: one server per rack")
+      ->check(CLI::IsMember({"close", "spread"}));
+  app.add_option("--only-tree", o.only_tree, "a job on the I-th of its --trees trees alone (0-based)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--stop-after-jobs", o.stop_after_jobs, "end the run when every job has left (open flows are cut)");
+  app.add_option("--series-ms", o.series_ms, "time series of --series-host's sent payload per class, bin in ms")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--series-host", o.series_host, "the server of --series-ms")->check(CLI::NonNegativeNumber);
   app.add_option("--out", o.out, "write DIR/results.json");
+}
+
+// The paper's experiments (docs/sim.md "Presets"): their settings, each unless given on the
+// command line.
+void apply_figure_preset(const CLI::App& app, Options& o) {
+  auto set = [&](const char* flag, auto& field, auto value) {
+    if (app.count(flag) == 0) field = value;
+  };
+  if (o.preset == "fig8") {
+    // One point of Fig. 8 at k = 8: 1 % models, 3 iterations per job, a 50 ms warm-up (longer
+    // than a job's life) and 150 ms of measurement (about 1,750 short flows per seed).
+    set("--k", o.k, 8);
+    set("--model-scale", o.model_scale, 0.01);
+    set("--iterations", o.iterations, 3);
+    set("--duration", o.duration, 0.2);
+    set("--warmup", o.warmup, 0.05);
+  } else if (o.preset == "fig9") {
+    // Load balance: one 8-worker job (4 MB, no compute: every iteration is one all-reduce) spread
+    // one worker per rack at k = 4 from 2 ms, beside --long-flows long flows from t = 0; 3
+    // iterations, the first (connection set-up, window ramp) not measured.
+    set("--k", o.k, 4);
+    set("--placement", o.placement, std::string("spread"));
+    set("--workers-min", o.workers_min, 8);
+    set("--workers-max", o.workers_max, 8);
+    set("--job-at", o.job_at, 0.002);
+    set("--long-flows", o.long_flows, 0);
+    set("--model-bytes", o.model_bytes, 4e6);
+    set("--compute-s", o.compute_s, 0.0);
+    set("--iterations", o.iterations, 3);
+    set("--warmup", o.warmup, 0.0025);
+    set("--duration", o.duration, 1.0);
+    o.stop_after_jobs = true;
+  } else if (o.preset == "fig10") {
+    // Fairness: one TCP flow from server 0 to the last server from t = 0, and a 4-worker job
+    // (server 0 among them; 10 MB, no compute) from 0.25 s until 0.5 s; 5 ms bins of server 0's
+    // uplink, the bottleneck both share.
+    set("--k", o.k, 4);
+    set("--single-flow", o.single_flow, 1e12);
+    set("--workers-min", o.workers_min, 4);
+    set("--workers-max", o.workers_max, 4);
+    set("--job-at", o.job_at, 0.25);
+    set("--model-bytes", o.model_bytes, 10e6);
+    set("--compute-s", o.compute_s, 0.0);
+    set("--iterations", o.iterations, 1000000);
+    set("--duration", o.duration, 0.5);
+    set("--warmup", o.warmup, o.job_at);
+    set("--series-ms", o.series_ms, 5.0);
+    o.stop_after_jobs = true;
+  }
 }
 
 }  // namespace
@@ -106,6 +173,7 @@ int main(int argc, char** argv) {
   o.progress = !quiet;
 
   try {
+    apply_figure_preset(app, o);
     const bool smoke = o.preset == "smoke";
     if (o.k < 0) o.k = smoke ? 4 : 16;
     if (o.k < 2 || o.k % 2 || o.k > 64) throw std::runtime_error("--k must be even, 2..64");
@@ -130,6 +198,8 @@ int main(int argc, char** argv) {
     if (o.warmup < 0) o.warmup = paper ? 0.2 * o.duration : 0;
     if (o.warmup >= o.duration) throw std::runtime_error("--warmup must be below --duration");
     if (o.cdf.empty()) o.cdf = paper ? "both" : "websearch";
+    if (o.only_tree >= std::min(o.trees, o.k * o.k / 4))
+      throw std::runtime_error("--only-tree must be below --trees and the number of cores");
     if (o.workers_max < o.workers_min) throw std::runtime_error("--workers-max is below --workers-min");
     if (o.model_scale < 0) o.model_scale = smoke ? 0.005 : 1.0;
     if (o.max_time < 0) o.max_time = 20 * o.duration + 2;
@@ -145,7 +215,8 @@ int main(int argc, char** argv) {
     for (const auto& c : cdf_paths) cdfs.push_back(load_cdf(c));
     auto models = load_models(o.data_dir + "/models.txt");
     const Workload wl = make_workload(o, servers, cdfs, models);
-    if (o.design.empty()) o.design = PANAMA_SIM_DESIGN;
+    // The paper preset (k = 16, 8 servers per rack) uses the 8-port 10G design the build generates.
+    if (o.design.empty()) o.design = o.preset == "paper" && o.k == 16 ? PANAMA_SIM_DESIGN_K16 : PANAMA_SIM_DESIGN;
     Design d = load_design(o.design);
     if (o.accel_buffer_mb > 0) d.buffer_bytes = o.accel_buffer_mb * 1e6;
     std::string out_dir = o.out;
@@ -209,6 +280,11 @@ int main(int argc, char** argv) {
       r = run(o, d);
     }
     r["summary"] = summary(r, o.short_bytes);
+    if (r.contains("series") && !r["series"]["fairness"].is_null()) {
+      r["summary"]["jain"] = r["series"]["fairness"]["jain"];
+      r["summary"]["shared_gbps"] = {r["series"]["fairness"]["background_gbps"],
+                                     r["series"]["fairness"]["training_gbps"]};
+    }
     r["config"] = {{"preset", o.preset},
                    {"scheme", o.scheme},
                    {"workload", o.workload},
@@ -233,7 +309,14 @@ int main(int argc, char** argv) {
                    {"trees", o.trees},
                    {"aggregation", o.aggregation},
                    {"model_scale", o.model_scale},
-                   {"short_bytes", o.short_bytes}};
+                   {"short_bytes", o.short_bytes},
+                   {"placement", o.placement},
+                   {"only_tree", o.only_tree},
+                   {"job_at_s", o.job_at},
+                   {"long_flows", o.long_flows},
+                   {"series_ms", o.series_ms},
+                   {"stop_after_jobs", o.stop_after_jobs},
+                   {"design", o.design}};
     std::cout << o.scheme << " load " << o.load << " seed " << o.seed << ": " << r["summary"].dump() << "\n";
     if (!out_dir.empty()) {
       const std::string path = out_dir + "/results.json", tmp = path + ".tmp";

@@ -123,6 +123,7 @@ json Sim::results() {
                    {"buffer_bytes", design_.buffer_bytes},
                    {"contexts", design_.contexts},
                    {"payload_bytes", design_.payload()}};
+  if (o_.series_ms > 0) out["series"] = series_json();
   out["sim_end_s"] = sim_end_;
   out["complete"] = stopped_;
   out["undecodable"] = undecodable_;

@@ -131,6 +131,7 @@ json Sim::run() {
   ctx_used_.assign(acc_.size(), 0);
   for (int h = 0; h < tree_.hosts(); ++h)
     hosts_.Get(h)->GetObject<Ipv4L3Protocol>()->TraceConnectWithoutContext("Tx", MakeCallback(&Sim::host_tx, this));
+  series_setup();
   // The workload was drawn up front (make_workload); here it is only scheduled.
   for (size_t i = 0; i < wl_.flows.size(); ++i) {
     const FlowArrival& f = wl_.flows[i];

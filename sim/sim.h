@@ -119,6 +119,10 @@ class Sim {
   void progress_tick();
   bool all_done() const;
   json results();
+  void series_setup();  // series.cpp: the --series-ms time series
+  void series_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t);
+  json series_json() const;
+  std::vector<double> series_[2];  // per bin, payload bytes: background, training
 
   Options o_;
   bool panama_like_ = true, ring_ = false;

@@ -67,6 +67,14 @@ std::vector<Model> load_models(const std::string& path) {
   return v;
 }
 
+std::vector<int> spread_hosts(int n, int k) {
+  const int half = k / 2, racks = k * k / 2;
+  if (n > racks) throw std::runtime_error("--placement spread: more workers than racks");
+  std::vector<int> out;
+  for (int i = 0; i < n; ++i) out.push_back(static_cast<int>(static_cast<int64_t>(i) * racks / n) * half);
+  return out;
+}
+
 Design load_design(const std::string& where) {
   struct stat st {};
   const std::string path = ::stat(where.c_str(), &st) == 0 && S_ISDIR(st.st_mode) ? where + "/config.json" : where;
@@ -128,6 +136,21 @@ Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cd
   const double bg = paper ? std::min(o.background, o.load) : o.load;
   if (o.single_flow > 0) {
     w.flows.push_back({0, 0, servers - 1, static_cast<uint64_t>(o.single_flow), 0});
+  } else if (o.long_flows >= 0) {
+    // Long flows that cross the fabric where a spread job's trees do: sender m is the m-th free
+    // server of the job's racks (the second server of each rack in turn, then the third, ...),
+    // its receiver the server half the cluster away (another pod, never one of the job's).
+    const int half = o.k / 2, n = std::max(2, o.workers_min);
+    const auto job = spread_hosts(n, o.k);
+    std::vector<int> cand;
+    for (int q = 1; q < half; ++q)
+      for (int h : job) cand.push_back(h + q);
+    if (o.long_flows > static_cast<int>(cand.size()))
+      throw std::runtime_error("--long-flows " + std::to_string(o.long_flows) + ": only " +
+                               std::to_string(cand.size()) + " free servers in the job's racks at this --k");
+    for (int m = 0; m < o.long_flows; ++m)
+      w.flows.push_back(
+          {m * 1e-6, cand[m], (cand[m] + servers / 2) % servers, static_cast<uint64_t>(o.long_flow_bytes), 0});
   } else if (bg > 0 && servers > 1 && o.legacy_flows) {
     // The earlier versions' background: ns-3's streams 1 (endpoints, sizes) and 2 (gaps) of the
     // seed, the first flow at t = 0, one CDF (a validation case is defined on these flows).
@@ -173,9 +196,17 @@ Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cd
     std::stable_sort(w.flows.begin(), w.flows.end(),
                      [](const FlowArrival& a, const FlowArrival& b) { return a.t < b.t; });
   }
-  if (o.single_flow > 0) return w;
   std::mt19937_64 g(o.seed * 0x9E3779B97F4A7C15ull + 7);
   const int wmin = std::max(2, o.workers_min), wmax = std::max(wmin, o.workers_max);
+  if (o.job_at >= 0) {  // one job, at a given time (the figure presets)
+    JobArrival j;
+    j.t = o.job_at;
+    j.workers = wmin;
+    j.model = draw_model(o, models, g);
+    w.jobs.push_back(j);
+    return w;
+  }
+  if (o.single_flow > 0 || o.long_flows >= 0) return w;
   if (!paper) {
     // Legacy: jobs at t = 0 on --job-fraction of the servers.
     int budget = static_cast<int>(std::floor(o.job_fraction * servers));

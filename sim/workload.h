@@ -44,6 +44,18 @@ struct Options {
   int window_cap = 64;
   double short_bytes = 40e6;
   double single_flow = 0;  // bytes: one flow from host 0 to the last host, nothing else
+  // The figure presets' scenarios (docs/sim.md "Presets"): one job arriving at --job-at instead of
+  // Poisson arrivals; --long-flows N long flows from t = 0 crossing the fabric from the racks of a
+  // --placement spread job; --only-tree I: a job on the I-th of its --trees trees alone; the run
+  // stops when every job has left (--stop-after-jobs); a throughput time series per class.
+  double job_at = -1;
+  int long_flows = -1;
+  double long_flow_bytes = 1e12;
+  std::string placement = "close";  // close: as close together as possible; spread: one per rack
+  int only_tree = -1;
+  bool stop_after_jobs = false;
+  double series_ms = 0;  // bin of the time series of --series-host's sent payload per class; 0: none
+  int series_host = 0;
   bool no_background = false, no_jobs = false;
   int iterations = -1;  // per job (legacy 0: until --duration; paper default 5)
   double max_time = -1;
@@ -127,6 +139,10 @@ struct Workload {
 
 // Draws the flows (until --duration) and the jobs; `servers` from --k.
 Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cdfs, const std::vector<Model>& models);
+
+// The servers a --placement spread job of n workers takes when all are free: one per rack, the
+// racks spread evenly (rack floor(i x racks / n)), the first server of each.
+std::vector<int> spread_hosts(int n, int k);
 
 // `where`: a generated design folder (its config.json is read) or a config.json.
 Design load_design(const std::string& where);

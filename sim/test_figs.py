@@ -1,0 +1,133 @@
+#!/usr/bin/python3
+"""The figure presets of panama-dcsim (ctest label ns3; docs/sim.md "Presets").
+
+fig10: the fairness preset, shortened (the job from 10 ms, until 50 ms, 1 ms bins): a TCP flow
+alone fills server 0's uplink; once the job shares it, PANAMA's congestion control leaves the TCP
+flow a share (Jain's index of the two classes >= 0.9), PANAMA without it (panama-nocc) starves
+the TCP flow (under 10 % of the link). fig9: the load-balance preset's scenario: the spread job's
+servers, the long flows' endpoints (free servers, other pods), four trees on four cores, and
+--only-tree I the I-th of them alone. k16_design CONFIG: the paper preset reads the 8-port design
+the build generated.
+
+usage: test_figs.py fig10|fig9 PANAMA_DCSIM
+       test_figs.py k16_design PANAMA_DCSIM CONFIG_JSON
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+GBPS = 10.0
+PAYLOAD = GBPS * 1448 / (1448 + 32 + 20 + 2)  # TCP payload rate of a 10 Gb/s link, Gb/s
+FAILS = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        FAILS.append(what)
+
+
+def run(binary, *args):
+    with tempfile.TemporaryDirectory() as d:
+        cmd = [binary, "--quiet", "--out", d, *map(str, args)]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+        if p.returncode != 0:
+            print(p.stdout, p.stderr)
+            check(False, "exit status 0 from " + " ".join(cmd))
+            return None
+        with open(os.path.join(d, "results.json")) as f:
+            return json.load(f)
+
+
+def fig10(b):
+    job_at, end, bin_s = 0.01, 0.05, 0.001
+    res = {}
+    for scheme in ("panama", "panama-nocc"):
+        r = run(b, "--preset", "fig10", "--scheme", scheme, "--job-at", job_at, "--duration", end,
+                "--series-ms", bin_s * 1e3)
+        if not r:
+            return
+        s = r["series"]
+        res[scheme] = s
+        fa = s["fairness"]
+        print(f"{scheme}: {json.dumps(fa)}; job on {r['jobs'][0]['hosts']}")
+        check(r["complete"] and r["jobs"][0]["hosts"][0] == s["host"] == 0,
+              f"{scheme}: the run completes, the job includes server 0 (the bottleneck's sender)")
+        alone = s["background_gbps"][1:int(job_at / bin_s)]
+        check(min(alone) >= 0.95 * PAYLOAD and max(s["training_gbps"][:int(job_at / bin_s)]) == 0,
+              f"{scheme}: before the job the TCP flow alone fills the link (min {min(alone):.2f} Gb/s)")
+        check(abs(fa["from_s"] - job_at) < 1e-9 and abs(fa["to_s"] - end) < 1e-9, "shared period = [job, end)")
+        total = fa["background_gbps"] + fa["training_gbps"]
+        check(total >= 0.9 * PAYLOAD, f"{scheme}: the shared link stays busy ({total:.2f} Gb/s)")
+    p, n = res["panama"]["fairness"], res["panama-nocc"]["fairness"]
+    check(p["jain"] >= 0.9, f"panama: Jain's index {p['jain']:.3f} >= 0.9")
+    check(p["background_gbps"] >= 0.25 * PAYLOAD,
+          f"panama: the TCP flow keeps at least a quarter of the link ({p['background_gbps']:.2f} Gb/s)")
+    check(n["background_gbps"] < 0.1 * PAYLOAD,
+          f"panama-nocc: the TCP flow's share collapses ({n['background_gbps']:.2f} Gb/s)")
+    check(n["jain"] < 0.6, f"panama-nocc: Jain's index {n['jain']:.3f} < 0.6")
+
+
+def fig9(b):
+    """The load-balance scenario, shortened to 2 iterations of 0.5 MB: the scenario is what the
+    preset says; its effect is docs/sim.md's run."""
+    k = 4
+    common = ["--preset", "fig9", "--model-bytes", 5e5, "--iterations", 2]
+    r4 = run(b, *common, "--long-flows", 8)
+    if not r4:
+        return
+    job = r4["jobs"][0]
+    hosts = list(range(0, k ** 3 // 4, k // 2))  # one per rack: the first server of each
+    check(job["hosts"] == hosts, f"spread placement: {job['hosts']} = {hosts}")
+    flows = r4["flows"]
+    check(len(flows) == 8, f"{len(flows)} long flows")
+    check(all(f["src"] not in hosts and f["dst"] not in hosts for f in flows),
+          "long flows between servers the job does not use")
+    per_pod = (k // 2) ** 2
+    check(all(f["src"] // per_pod != f["dst"] // per_pod for f in flows), "each long flow crosses pods")
+    check(all(f["fct_s"] is None for f in flows), "the long flows last the job (cut when it leaves)")
+    roots = job["roots"]
+    check(len(roots) == 4 and len(set(roots)) == 4, f"four trees on four cores: {roots}")
+    check(r4["complete"] and len(job["iteration_s"]) == 2, "the run stops after the job's 2 iterations")
+    for i in (1, 3):
+        r1 = run(b, *common, "--long-flows", 0, "--only-tree", i)
+        if not r1:
+            return
+        check(r1["jobs"][0]["roots"] == [roots[i]], f"--only-tree {i}: {r1['jobs'][0]['roots']} = [{roots[i]}]")
+        check(r1["jobs"][0]["hosts"] == hosts, f"--only-tree {i}: the same servers")
+
+
+def k16_design(b, config):
+    """The paper preset (k = 16) runs on the 8-port 10G design the build generated (config), not
+    the checked-in 4-port one: its throughput is 8 x 10 Gb/s, one port per server of a rack."""
+    with open(config) as f:
+        c = json.load(f)
+    r = run(b, "--preset", "paper", "--no-background", "--no-jobs", "--duration", 1e-4)
+    if not r:
+        return
+    d = r["design"]
+    print(f"design {json.dumps(d)}")
+    check(os.path.samefile(d["path"], config), f"the paper preset reads {config}")
+    check(c["ports"] == 16 // 2 and c["gbps"] == GBPS, "the generated design: k/2 = 8 ports of 10 Gb/s")
+    check(abs(d["throughput_gbps"] - c["ports"] * c["gbps"]) < 1e-9, f"throughput {d['throughput_gbps']} Gb/s")
+    check(abs(d["latency_s"] - c["agg_latency"] / (c["mhz"] * 1e6)) < 1e-15, "latency = agg_latency / clock")
+    check(d["contexts"] == c["contexts"], "contexts as generated")
+
+
+def main():
+    case, binary = sys.argv[1], sys.argv[2]
+    if not os.access(binary, os.X_OK):
+        print("no panama-dcsim: skipped")
+        return 77
+    if case == "k16_design":
+        k16_design(binary, sys.argv[3])
+    else:
+        {"fig10": fig10, "fig9": fig9}[case](binary)
+    print(f"{case}: {'FAIL' if FAILS else 'pass'}")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
