@@ -19,16 +19,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, lab_or_skip, load_json, same_file, treesum_gen, treesum_sum  # noqa: E402
+from hostlib import fail, lab_or_skip, load_json, same_file, script_args, treesum_gen, treesum_sum  # noqa: E402
 from pypanama.scenario import allocator_request  # noqa: E402
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) != 2:
-    print("usage: host_alloc_board.py BUILD_DIR", file=sys.stderr)
-    sys.exit(2)
-BUILD = sys.argv[1]
+BUILD, = script_args(__doc__, "BUILD_DIR", 1)
 PH, GEN, SUMTOOL = (os.path.join(BUILD, "panama-host"), os.path.join(BUILD, "panama-gen"),
                     os.path.join(BUILD, "host_driver", "host_treesum"))
 MGMT_IP = "10.98.0.250"

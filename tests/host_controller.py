@@ -21,15 +21,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, netns, read, same_file, skip, treesum_gen, treesum_sum  # noqa: E402
+from hostlib import fail, netns, read, same_file, script_args, skip, treesum_gen, treesum_sum  # noqa: E402
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) != 4:
-    print("usage: host_controller.py PANAMA_HOST HOST_TREESUM RTL_DIR", file=sys.stderr)
-    sys.exit(2)
-PH, SUMTOOL, RTL = sys.argv[1:4]
+PH, SUMTOOL, RTL = script_args(__doc__, "PANAMA_HOST HOST_TREESUM RTL_DIR", 3)
 
 lab = netns.Lab("pc", tmp_prefix="host_ctl.", if_prefix="pc")  # its scratch directory goes with it
 netns.exit_on_signals(1)

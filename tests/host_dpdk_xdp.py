@@ -20,22 +20,16 @@ Exit 0 pass, 1 fail, 77 skip (no namespaces, or AF_XDP / the net_af_xdp PMD refu
 """
 
 import os
-import signal
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, lab_or_skip, read, sh, skip, stop, wait_exit, wait_until  # noqa: E402
+from hostlib import (XdpOn, fail, lab_or_skip, multiqueue_veth, read,  # noqa: E402
+                     script_args, sh, skip, stop, wait_until)
 from pypanama.workers import BACKEND_REFUSED  # noqa: E402
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) != 3:
-    print("usage: host_dpdk_xdp.py PANAMA_HOST XDP_FOREIGN", file=sys.stderr)
-    sys.exit(2)
-PH, FOREIGN = sys.argv[1:3]
+PH, FOREIGN = script_args(__doc__, "PANAMA_HOST XDP_FOREIGN", 2)
 
 lab = lab_or_skip("dx", "host_dpdk_xdp.")
 P = lab.path
@@ -54,18 +48,8 @@ os.mkdir(TMP, 0o700)
 ENV = dict(os.environ, PANAMA_DPDK_PMD="af_xdp", TMPDIR=TMP)
 
 
-def foreign(verb, iface):
-    return subprocess.run(["ip", "netns", "exec", NS, FOREIGN, verb, iface], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-
-
-def attached(iface):
-    """(id, name) of the XDP program on iface: (0, '-') when none."""
-    r = foreign("query", iface)
-    if r.returncode != 0:
-        fail(f"xdp_foreign query {iface}: {r.stderr.strip()}")
-    pid, name = r.stdout.split()
-    return int(pid), name
+XDP = XdpOn(FOREIGN, NS)
+foreign, attached = XDP.run, XDP.attached
 
 
 def worker(timeout_ms, agg_ip="10.93.0.254", iface=W):
@@ -143,12 +127,7 @@ if left:
 print("ok: the program object's private copy is removed once loaded")
 
 # --- 3. SIGKILL leaves nothing attached ----------------------------------------------------------
-w.send_signal(signal.SIGKILL)
-wait_exit(w, 10)
-t0 = time.monotonic()
-if not wait_until(lambda: attached(W)[0] == 0, 2, 0.05):
-    fail(f"2 s after the worker's SIGKILL, its program is still attached: {attached(W)}")
-print(f"ok: worker SIGKILLed with its program (id {pid}) attached: gone {int((time.monotonic() - t0) * 1000)} ms later")
+XDP.killed_leaves_nothing(w, W)
 if os.listdir(TMP):
     fail(f"files left in the worker's TMPDIR: {os.listdir(TMP)}")
 
@@ -174,12 +153,7 @@ if foreign("detach", W).returncode != 0 or attached(W)[0] != 0:
     fail("detaching the foreign program")
 
 # --- 5. a multi-queue interface ------------------------------------------------------------------
-MW, MS = lab.if_name("mw"), lab.if_name("ms")
-sh("ip", "link", "add", "name", MW, "numrxqueues", "4", "numtxqueues", "4", "type", "veth", "peer", "name", MS,
-   "numrxqueues", "4", "numtxqueues", "4", ns=NS)
-for i in (MW, MS):
-    sh("ip", "link", "set", i, "up", ns=NS)
-sh("ip", "addr", "add", "10.92.0.1/24", "dev", MW, ns=NS)
+MW, MS = multiqueue_veth(lab, NS, 4, "10.92.0.1/24")
 sh("ip", "neigh", "replace", "10.92.0.254", "lladdr", "02:aa:00:00:00:01", "dev", MW, "nud", "permanent", ns=NS)
 rc = subprocess.run(["timeout", "60", "ip", "netns", "exec", NS] + worker(3000, "10.92.0.254", MW),
                     stdout=subprocess.DEVNULL, stderr=open(P("mq.err"), "w"), env=ENV).returncode

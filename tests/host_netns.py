@@ -22,18 +22,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import (fail, lab_or_skip, load_json, read, same_file, stop, treesum_gen,  # noqa: E402
-                     treesum_sum, wait_exit)
+from hostlib import (fail, lab_or_skip, load_json, read, same_file, script_args, stop,  # noqa: E402
+                     treesum_gen, treesum_sum, wait_exit)
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) < 4:
-    print("usage: host_netns.py PANAMA_HOST HOST_TREESUM RTL_DIR [WORKERS] [ELEMS]", file=sys.stderr)
-    sys.exit(2)
-PH, SUMTOOL, RTL = sys.argv[1:4]
-W = int(sys.argv[4]) if len(sys.argv) > 4 else 3
-N = int(sys.argv[5]) if len(sys.argv) > 5 else 16384  # elements per worker: 64 KiB of fp32
+ARGS = script_args(__doc__, "PANAMA_HOST HOST_TREESUM RTL_DIR [WORKERS] [ELEMS]", 3, 2)
+PH, SUMTOOL, RTL = ARGS[:3]
+W = int(ARGS[3]) if len(ARGS) > 3 else 3
+N = int(ARGS[4]) if len(ARGS) > 4 else 16384  # elements per worker: 64 KiB of fp32
 TREES = 2
 BACKEND = os.environ.get("BACKEND", "udp")
 if BACKEND not in ("udp", "tins", "dpdk"):

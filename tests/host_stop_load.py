@@ -23,18 +23,13 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import SKIP, fail, lab_or_skip, ms_since, netns, read, sh, stop, wait_exit  # noqa: E402
+from hostlib import SKIP, fail, lab_or_skip, ms_since, netns, read, script_args, sh, stop, wait_exit  # noqa: E402
 from pypanama.standin import XDP_REFUSED, first_match  # noqa: E402
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) < 3:
-    print("usage: host_stop_load.py BUILD_DIR RTL_DIR [ENGINES] [RUNS]", file=sys.stderr)
-    sys.exit(2)
-BUILD, RTL = sys.argv[1:3]
-ENGINES = (sys.argv[3] if len(sys.argv) > 3 else "soft soft_xdp soft_xdp2 model rtl shell").split()
-RUNS = int(sys.argv[4]) if len(sys.argv) > 4 else 1
+ARGS = script_args(__doc__, "BUILD_DIR RTL_DIR [ENGINES] [RUNS]", 2, 2)
+BUILD, RTL = ARGS[:2]
+ENGINES = (ARGS[2] if len(ARGS) > 2 else "soft soft_xdp soft_xdp2 model rtl shell").split()
+RUNS = int(ARGS[3]) if len(ARGS) > 3 else 1
 PH = os.path.join(BUILD, "panama-host")
 
 lab = lab_or_skip("st", "host_stop.")

@@ -24,15 +24,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, lab_or_skip, read, sh, stop, wait_exit  # noqa: E402
+from hostlib import fail, lab_or_skip, read, script_args, sh, stop, wait_exit  # noqa: E402
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) != 4:
-    print("usage: host_switch_ctl.py PANAMA_HOST RTL_DIR OTHER_RTL_DIR", file=sys.stderr)
-    sys.exit(2)
-PH, RTL, OTHER = sys.argv[1:4]
+PH, RTL, OTHER = script_args(__doc__, "PANAMA_HOST RTL_DIR OTHER_RTL_DIR", 3)
 
 lab = lab_or_skip("hs", "host_sig.")
 P = lab.path

@@ -16,22 +16,15 @@ XDP programs refused here).
 """
 
 import os
-import signal
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, lab_or_skip, read, sh, skip, wait_exit, wait_until  # noqa: E402
+from hostlib import (XdpOn, fail, lab_or_skip, multiqueue_veth,  # noqa: E402
+                     read, script_args, sh, skip, wait_until)
 from pypanama.standin import XDP_REFUSED, first_match  # noqa: E402
 
-if len(sys.argv) > 1 and sys.argv[1] in ("-h", "--help"):
-    print(__doc__.strip())
-    sys.exit(0)
-if len(sys.argv) != 3:
-    print("usage: host_xdp_safety.py PANAMA_HOST XDP_FOREIGN", file=sys.stderr)
-    sys.exit(2)
-PH, FOREIGN = sys.argv[1:3]
+PH, FOREIGN = script_args(__doc__, "PANAMA_HOST XDP_FOREIGN", 2)
 
 lab = lab_or_skip("xs", "host_xdp.")
 P = lab.path
@@ -51,18 +44,8 @@ with open(P("ctx.json"), "w") as f:
 RTL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "rtl_out", "p4_10g_200mhz")
 
 
-def foreign(verb, iface):
-    return subprocess.run(["ip", "netns", "exec", NS, FOREIGN, verb, iface], stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True)
-
-
-def attached(iface):
-    """(id, name) of the XDP program on iface: (0, '-') when none."""
-    r = foreign("query", iface)
-    if r.returncode != 0:
-        fail(f"xdp_foreign query {iface}: {r.stderr.strip()}")
-    pid, name = r.stdout.split()
-    return int(pid), name
+XDP = XdpOn(FOREIGN, NS)
+foreign, attached = XDP.run, XDP.attached
 
 
 def worker(iface, timeout_ms=3000, **kw):
@@ -106,21 +89,10 @@ if not wait_until(lambda: attached(W)[1] == "panama_steer" or w.poll() is not No
 if w.poll() is not None:
     refused_here(P("kill.err"))
     fail("the worker ended early", P("kill.err"))
-pid = attached(W)[0]
-w.send_signal(signal.SIGKILL)
-wait_exit(w, 10)
-t0 = time.monotonic()
-if not wait_until(lambda: attached(W)[0] == 0, 2, 0.05):
-    fail(f"2 s after the worker's SIGKILL, its program is still attached: {attached(W)}")
-print(f"ok: worker SIGKILLed with its program (id {pid}) attached: gone {int((time.monotonic() - t0) * 1000)} ms later")
+XDP.killed_leaves_nothing(w, W)
 
 # --- 3. a multi-queue interface ------------------------------------------------------------------
-MW, MS = lab.if_name("mw"), lab.if_name("ms")
-sh("ip", "link", "add", "name", MW, "numrxqueues", "4", "numtxqueues", "4", "type", "veth", "peer", "name", MS,
-   "numrxqueues", "4", "numtxqueues", "4", ns=NS)
-for i in (MW, MS):
-    sh("ip", "link", "set", i, "up", ns=NS)
-sh("ip", "addr", "add", "10.94.0.1/24", "dev", MW, ns=NS)
+MW, MS = multiqueue_veth(lab, NS, 4, "10.94.0.1/24")
 rc = subprocess.run(["timeout", "30", "ip", "netns", "exec", NS] + worker(MW), stdout=subprocess.DEVNULL,
                     stderr=open(P("mq.err"), "w")).returncode
 refused_here(P("mq.err"))

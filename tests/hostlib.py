@@ -1,5 +1,6 @@
 """Shared by the host namespace tests (host_netns.py, host_controller.py, host_switch_ctl.py,
-host_stop_load.py): the testbed package (scripts/pypanama), one-line verdicts and small waits.
+host_stop_load.py, host_xdp_safety.py, host_dpdk_xdp.py, host_alloc_board.py): the testbed package
+(scripts/pypanama), one-line verdicts and small waits.
 
 A test prints "PASS: ..." / "ok: ..." lines as it goes and ends with exit 0; a failure prints one
 "FAIL: ..." line (with what explains it) and exits 1; a test that cannot run here exits 77.
@@ -99,3 +100,60 @@ def wait_exit(p, timeout):
 
 def ms_since(t0):
     return int((time.monotonic() - t0) * 1000)
+
+
+def script_args(doc, usage, required, optional=0):
+    """The command line of a test script: --help prints doc (exit 0); fewer than `required` or more
+    than required + optional arguments print `usage` (exit 2). Returns the arguments."""
+    args = sys.argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print(doc.strip())
+        sys.exit(0)
+    if not required <= len(args) <= required + optional:
+        print(f"usage: {os.path.basename(sys.argv[0])} {usage}", file=sys.stderr)
+        sys.exit(2)
+    return args
+
+
+class XdpOn:
+    """The XDP program on a namespace's interfaces, through tests/xdp_foreign.cpp's binary:
+    query, attach and detach the foreign program."""
+
+    def __init__(self, tool, ns):
+        self.tool, self.ns = tool, ns
+
+    def run(self, verb, iface):
+        return subprocess.run(["ip", "netns", "exec", self.ns, self.tool, verb, iface], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+
+    def attached(self, iface):
+        """(id, name) of the XDP program on iface: (0, '-') when none."""
+        r = self.run("query", iface)
+        if r.returncode != 0:
+            fail(f"xdp_foreign query {iface}: {r.stderr.strip()}")
+        pid, name = r.stdout.split()
+        return int(pid), name
+
+    def killed_leaves_nothing(self, w, iface):
+        """SIGKILLs the worker w whose program is on iface; fails unless the program is gone
+        within 2 s, and says how soon it went."""
+        pid = self.attached(iface)[0]
+        w.send_signal(signal.SIGKILL)
+        wait_exit(w, 10)
+        t0 = time.monotonic()
+        if not wait_until(lambda: self.attached(iface)[0] == 0, 2, 0.05):
+            fail(f"2 s after the worker's SIGKILL, its program is still attached: {self.attached(iface)}")
+        print(f"ok: worker SIGKILLed with its program (id {pid}) attached: gone {ms_since(t0)} ms later")
+
+
+def multiqueue_veth(lab, ns, queues, cidr):
+    """A veth pair with `queues` receive and transmit queues in ns, up, the first end at cidr.
+    Returns the two interface names."""
+    a, b = lab.if_name("mw"), lab.if_name("ms")
+    q = str(queues)
+    sh("ip", "link", "add", "name", a, "numrxqueues", q, "numtxqueues", q, "type", "veth", "peer", "name", b,
+       "numrxqueues", q, "numtxqueues", q, ns=ns)
+    for i in (a, b):
+        sh("ip", "link", "set", i, "up", ns=ns)
+    sh("ip", "addr", "add", cidr, "dev", a, ns=ns)
+    return a, b
