@@ -10,12 +10,7 @@ TEST(HostAllReduce, ThreeWorkersTwoTreesBitIdenticalTreeOrder) {
   const Config cfg = design(4);
   const std::vector<int> port_of{3, 0, 2};  // ranks on ports out of order: the sum follows ports
   Bed bed(cfg, ctx_for(port_of, 2, 7), ChipParams{});
-  JobParams p;
-  p.jid = 7;
-  p.trees = 2;
-  p.window.max = 6;  // T * max = 12 frames fit the default contribution pool
-  p.count = JobParams::count_for(1500, cfg.max_elems, 4);
-  p.timeout_ms = 3000;
+  const JobParams p = two_tree_fp32_job(cfg);
   const auto in = tensors(3, 16384 + 77, 11, ref::Fmt::fp32);  // 64 KiB + a partial vector
   const Outcome o = run_workers(bed, in, port_of, p, 3);       // three calls: VIDs run on
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
@@ -38,11 +33,7 @@ TEST(HostAllReduce, Bf16RawElements) {
   const Config cfg = design(4, Format::bf16);
   const std::vector<int> port_of{0, 1, 2, 3};
   Bed bed(cfg, ctx_for(port_of, 1, 3), ChipParams{});
-  JobParams p;
-  p.jid = 3;
-  p.elem_bytes = 2;
-  p.format = ref::Fmt::bf16;
-  p.count = JobParams::count_for(1500, cfg.max_elems, 2);
+  const JobParams p = bf16_job(cfg);
   const auto in = tensors(4, 5000, 5, ref::Fmt::bf16);
   const Outcome o = run_workers(bed, in, port_of, p, 2);
   const auto exp = expected(in, port_of, 4, ref::Fmt::bf16);
@@ -133,12 +124,7 @@ TEST(HostDirect, ResultsGoStraightIntoTheOutput) {
   const Config cfg = design(4);
   const std::vector<int> port_of{3, 0, 2};
   Bed bed(cfg, ctx_for(port_of, 2, 7), ChipParams{});
-  JobParams p;
-  p.jid = 7;
-  p.trees = 2;
-  p.window.max = 6;
-  p.count = JobParams::count_for(1500, cfg.max_elems, 4);
-  p.timeout_ms = 3000;
+  const JobParams p = two_tree_fp32_job(cfg);
   const auto in = tensors(3, 16384 + 77, 12, ref::Fmt::fp32);
   const Outcome o = run_workers(bed, in, port_of, p, 3, true);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);
@@ -157,11 +143,7 @@ TEST(HostDirect, Bf16) {
   const Config cfg = design(4, Format::bf16);
   const std::vector<int> port_of{0, 1, 2, 3};
   Bed bed(cfg, ctx_for(port_of, 1, 3), ChipParams{});
-  JobParams p;
-  p.jid = 3;
-  p.elem_bytes = 2;
-  p.format = ref::Fmt::bf16;
-  p.count = JobParams::count_for(1500, cfg.max_elems, 2);
+  const JobParams p = bf16_job(cfg);
   const auto in = tensors(4, 5000, 6, ref::Fmt::bf16);
   const Outcome o = run_workers(bed, in, port_of, p, 2, true);
   const auto exp = expected(in, port_of, 4, ref::Fmt::bf16);

@@ -8,12 +8,7 @@ TEST(HostSoftEngine, ThreeWorkersTwoTreesBitIdenticalTreeOrder) {
   const Config cfg = design(4);
   const std::vector<int> port_of{3, 0, 2};
   Bed bed(cfg, ctx_for(port_of, 2, 7), ChipParams{}, true);
-  JobParams p;
-  p.jid = 7;
-  p.trees = 2;
-  p.window.max = 6;
-  p.count = JobParams::count_for(1500, cfg.max_elems, 4);
-  p.timeout_ms = 3000;
+  const JobParams p = two_tree_fp32_job(cfg);
   const auto in = tensors(3, 16384 + 77, 12, ref::Fmt::fp32);
   const Outcome o = run_workers(bed, in, port_of, p, 3);
   const auto exp = expected(in, port_of, 4, ref::Fmt::fp32);

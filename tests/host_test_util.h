@@ -72,6 +72,28 @@ inline JobParams echo_job(int count) {
   return p;
 }
 
+// Job 7 on two trees of `cfg` (fp32, 1,500-byte frames, windows of 6: T * max = 12 frames fit the
+// default contribution pool, 3 s timeout): the three-worker, two-tree fp32 cases.
+inline JobParams two_tree_fp32_job(const Config& cfg) {
+  JobParams p;
+  p.jid = 7;
+  p.trees = 2;
+  p.window.max = 6;
+  p.count = JobParams::count_for(1500, cfg.max_elems, 4);
+  p.timeout_ms = 3000;
+  return p;
+}
+
+// Job 3 of bf16 elements on one tree of `cfg` (1,500-byte frames).
+inline JobParams bf16_job(const Config& cfg) {
+  JobParams p;
+  p.jid = 3;
+  p.elem_bytes = 2;
+  p.format = ref::Fmt::bf16;
+  p.count = JobParams::count_for(1500, cfg.max_elems, 2);
+  return p;
+}
+
 // The error one all-reduce of v ends with, "" when it succeeds.
 inline std::string reduce_error(Transport& tr, const JobParams& p, std::vector<float>& v) {
   AllReduce ar(tr, p);
