@@ -1,7 +1,6 @@
 #include "dpdk_transport.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <sys/syscall.h>
@@ -89,17 +88,6 @@ bool af_xdp_usable(std::string* why) {
 
 [[noreturn]] void fail(const std::string& what, int err) {
   throw TransportError("dpdk: " + what + ": " + rte_strerror(err < 0 ? -err : err));
-}
-
-// The receive queues the kernel uses on the interface (/sys/class/net/IF/queues/rx-*).
-int rx_queues(const std::string& iface) {
-  DIR* d = opendir(("/sys/class/net/" + iface + "/queues").c_str());
-  if (!d) return 1;
-  int n = 0;
-  while (dirent* e = readdir(d))
-    if (std::strncmp(e->d_name, "rx-", 3) == 0) ++n;
-  closedir(d);
-  return std::max(n, 1);
 }
 
 #if PANAMA_DPDK_XDP_PROG

@@ -1,6 +1,7 @@
 #include "raw_common.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -177,6 +179,16 @@ bool arp_answer(const uint8_t* f, size_t len, wire::Ipv4 target, wire::Mac& mac)
   if (wire::get32(f + 28) != target) return false;  // sender protocol address
   std::memcpy(mac.data(), f + 22, 6);
   return true;
+}
+
+int rx_queues(const std::string& iface) {
+  DIR* d = opendir(("/sys/class/net/" + iface + "/queues").c_str());
+  if (!d) return 1;
+  int n = 0;
+  while (dirent* e = readdir(d))
+    if (std::strncmp(e->d_name, "rx-", 3) == 0) ++n;
+  closedir(d);
+  return std::max(n, 1);
 }
 
 }  // namespace panama::host

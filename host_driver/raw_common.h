@@ -35,6 +35,9 @@ class RawTransport : public Transport {
   wire::Mac local_mac_{}, agg_mac_{};
 };
 
+// The receive queues the kernel uses on the interface (/sys/class/net/IF/queues/rx-*; 1 when
+// it has none listed).
+int rx_queues(const std::string& iface);
 // The interface's MAC (SIOCGIFHWADDR); throws TransportError.
 wire::Mac iface_mac(const std::string& iface);
 // The interface's first IPv4 address and its netmask (getifaddrs); false when it has none.

@@ -1,7 +1,6 @@
 #include "xdp_transport.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
 #include <netinet/in.h>
@@ -41,17 +40,6 @@ constexpr uint32_t kBatch = 64;  // descriptors per peek / per kernel wake-up on
 }
 
 int libbpf_quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
-
-// The receive queues the kernel uses on the interface (/sys/class/net/IF/queues/rx-*).
-int rx_queues(const std::string& iface) {
-  DIR* d = opendir(("/sys/class/net/" + iface + "/queues").c_str());
-  if (!d) return 1;
-  int n = 0;
-  while (dirent* e = readdir(d))
-    if (std::strncmp(e->d_name, "rx-", 3) == 0) ++n;
-  closedir(d);
-  return std::max(n, 1);
-}
 
 // The XDP program already on the interface (any mode), as "'NAME' (id N)", or "" when none.
 std::string attached_program(unsigned ifindex) {

@@ -14,31 +14,17 @@ usage: test_figs.py fig10|fig9 PANAMA_DCSIM
 """
 import json
 import os
-import subprocess
 import sys
-import tempfile
+
+from test_sim import FAILS, check, run as run_any  # noqa: E402  (this folder is on sys.path)
 
 GBPS = 10.0
 PAYLOAD = GBPS * 1448 / (1448 + 32 + 20 + 2)  # TCP payload rate of a 10 Gb/s link, Gb/s
-FAILS = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        FAILS.append(what)
 
 
 def run(binary, *args):
-    with tempfile.TemporaryDirectory() as d:
-        cmd = [binary, "--quiet", "--out", d, *map(str, args)]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-        if p.returncode != 0:
-            print(p.stdout, p.stderr)
-            check(False, "exit status 0 from " + " ".join(cmd))
-            return None
-        with open(os.path.join(d, "results.json")) as f:
-            return json.load(f)
+    """One run's results.json, the presets being of the paper workload."""
+    return run_any(binary, *args, workload="paper")
 
 
 def fig10(b):
