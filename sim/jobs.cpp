@@ -195,12 +195,7 @@ void Sim::leave(int j) {
       wt.state.clear();
       wt.state.shrink_to_fit();
     }
-    for (Ptr<Socket>* s : {&wk.ring_tx, &wk.ring_listen, &wk.ring_rx})
-      if (*s) {
-        worker_of_sock_.erase(PeekPointer(*s));
-        (*s)->Close();
-        *s = nullptr;
-      }
+    if (wk.ring) wk.ring->Leave();  // kept: this may run inside its own callback
   }
   try_place();
   // --stop-after-jobs: the run ends when every job has left (flows still open are cut, listed
@@ -222,6 +217,7 @@ void Sim::start_iteration(int j) {
     Worker& wk = job.workers[w];
     wk.done = false;
     wk.computing = true;
+    if (wk.ring) wk.ring->BeginIteration(iter);
     for (auto& wt : wk.trees) {
       if (iter > 0) wt.vid_base += wt.count;
       wt.next_send = wt.got = wt.inflight = 0;
@@ -239,8 +235,8 @@ void Sim::compute_done(int j, int w, size_t iter) {
   if (job.left || job.iter_s.size() != iter) return;
   Worker& wk = job.workers[w];
   wk.computing = false;
-  if (ring_) {
-    ring_fill(j, w);
+  if (wk.ring) {
+    wk.ring->GradientReady();
     return;
   }
   const double now = Simulator::Now().GetSeconds();

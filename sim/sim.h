@@ -1,12 +1,14 @@
 // panama-dcsim's simulation: the Sim orchestrator and the state of flows, workers and jobs. Its
 // methods live by subject: topology.cpp (the fat tree and its links), flows.cpp (background TCP),
 // jobs.cpp (jobs and iterations), innet.cpp (PANAMA / SwitchML* workers and trees), accel.cpp (the
-// accelerators), ring.cpp (ring all-reduce over TCP), sim.cpp (running) and results.cpp.
+// accelerators), ring.cpp (the ring all-reduce's RingWorkerApp per server, ring_app.cpp), sim.cpp (running) and
+// results.cpp.
 #pragma once
 
 #include "accel.h"
 #include "dctcp.h"  // panama_cc: the workers' congestion control, shared with host_driver
 #include "fattree_routing.h"
+#include "ring_app.h"
 #include "workload.h"
 
 #include "ns3/core-module.h"
@@ -53,9 +55,7 @@ struct WorkerTree {
 struct Worker {
   int host = 0;
   std::vector<WorkerTree> trees;
-  // ring
-  Ptr<Socket> ring_tx, ring_listen, ring_rx;
-  uint64_t ring_sent = 0, ring_recv = 0;
+  Ptr<RingWorkerApp> ring;  // the ring's worker application on this server
   bool done = false, computing = false;
 };
 
@@ -113,9 +113,7 @@ class Sim {
   void accel_recv(Ptr<Socket> s);
   void worker_done(int j);
   void repair_tick();
-  void ring_fill(int j, int w);
-  void ring_recv(Ptr<Socket> s);
-  void ring_accept(Ptr<Socket> s, const Address&);
+  void ring_worker_done(int j);
   void progress_tick();
   bool all_done() const;
   json results();
@@ -165,7 +163,6 @@ class Sim {
   void flow_connected(Ptr<Socket> s);
   void flow_failed(Ptr<Socket> s);
   void accel_send(int ai, uint64_t key, uint64_t vid, bool ce, int only);
-  void ring_fill_cb(Ptr<Socket> s, uint32_t);
   void finish_check();
   int host_of(Ptr<Node> n) const { return static_cast<int>(n->GetId() - host_base_); }
   bool hier() const { return panama_like_ && o_.aggregation == "hier"; }
