@@ -1,4 +1,5 @@
-// The in-network schemes (PANAMA, SwitchML*): aggregation trees, workers, repairs.
+// The in-network schemes (PANAMA, SwitchML*): aggregation trees, and the repair tick over their
+// workers (PanamaWorkerApp, panama_app.cpp).
 #include "sim.h"
 
 #include <algorithm>
@@ -91,8 +92,8 @@ void Sim::setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const s
     }
   }
   for (int w = 0; w < N; ++w) {
-    job.workers[w].trees[t].dest = accel_addr(first[w]);
-    job.workers[w].trees[t].child = static_cast<uint16_t>(child[w]);
+    job.workers[w].panama->SetTreeEntry(static_cast<uint32_t>(t), accel_addr(first[w]),
+                                        static_cast<uint16_t>(child[w]));
   }
   if (!hier()) return;
   // The group's ports: the root's switch down to the tree's pods / edges / workers, and each
@@ -113,86 +114,12 @@ void Sim::setup_tree(Job& job, int t, const std::vector<TreeNode>& plan, const s
   }
 }
 
-void Sim::send_contribution(Job& job, int w, int t, uint32_t i, bool retx) {
-  WorkerTree& wt = job.workers[w].trees[t];
-  Hdr h{};
-  h.job = static_cast<uint32_t>(job.id);
-  h.tree = static_cast<uint16_t>(t);
-  h.worker = wt.child;
-  h.origin = static_cast<uint16_t>(w);
-  h.vid = wt.vid_base + i;
-  h.flags = retx ? 2 : 0;
-  wt.sock->SendTo(frame(h, design_.payload(), kEct0), 0, InetSocketAddress(wt.dest, kAccelPort));
-}
-
-void Sim::panama_send(Job& job, int w, int t) {
-  if (job.workers[w].computing) return;
-  WorkerTree& wt = job.workers[w].trees[t];
-  const uint32_t allowed = static_cast<uint32_t>(wt.cc->allowed());
-  while (wt.inflight < allowed && wt.next_send < wt.count) {
-    const uint32_t i = wt.next_send++;
-    if (wt.state[i] != 0) continue;  // its result came already (partial synchronisation)
-    send_contribution(job, w, t, i, false);
-    wt.state[i] = 1;
-    ++wt.inflight;
-  }
-}
-
-void Sim::worker_recv(Ptr<Socket> s) {
-  auto it = worker_of_sock_.find(PeekPointer(s));
-  if (it == worker_of_sock_.end()) return;
-  const int j = it->second.first, w = it->second.second;
-  Job& job = jobs_[j];
-  Worker& wk = job.workers[w];
-  Address from;
-  while (Ptr<Packet> p = s->RecvFrom(from)) {
-    Hdr h;
-    if (!parse(p, h) || !(h.flags & 1) || h.tree >= wk.trees.size()) {
-      ++undecodable_;
-      continue;
-    }
-    WorkerTree& wt = wk.trees[h.tree];
-    if (h.job != static_cast<uint32_t>(job.id) || h.vid < wt.vid_base || h.vid >= wt.vid_base + wt.count || wk.done)
-      continue;
-    const uint32_t i = static_cast<uint32_t>(h.vid - wt.vid_base);
-    if (wt.state[i] == 2) continue;
-    if (wt.state[i] == 1) --wt.inflight;
-    if (wt.state[i] == 0) ++job.unsent;  // the quorum went on without this worker's part
-    wt.state[i] = 2;
-    ++wt.got;
-    wt.last_progress = Simulator::Now().GetSeconds();
-    // Multicast ECN: each copy's own mark (its path's queues), or the root's alone (the header).
-    const bool ce = o_.mcast_ecn == "root" ? (h.flags & 4) != 0 : ce_of(p);
-    ++job.results;
-    job.results_ce += ce;
-    wt.cc->on_result(ce);
-    panama_send(job, w, h.tree);
-    bool all = true;
-    for (const auto& x : wk.trees) all = all && x.got == x.count;
-    if (all) {
-      wk.done = true;
-      if (++job.done_workers == static_cast<int>(job.workers.size())) worker_done(j);
-    }
-  }
-}
-
 void Sim::repair_tick() {
-  const double now = Simulator::Now().GetSeconds(), rto = o_.rto_ms / 1e3;
   for (auto& job : jobs_) {
     if (!job.placed || job.left || ring_) continue;
-    for (int w = 0; w < static_cast<int>(job.workers.size()); ++w) {
-      Worker& wk = job.workers[w];
-      if (wk.done || wk.computing) continue;
-      for (int t = 0; t < static_cast<int>(wk.trees.size()); ++t) {
-        WorkerTree& wt = wk.trees[t];
-        if (wt.inflight == 0 || now - wt.last_progress < rto) continue;
-        for (uint32_t i = 0; i < wt.next_send; ++i)
-          if (wt.state[i] == 1) send_contribution(job, w, t, i, true);
-        wt.last_progress = now;
-      }
-    }
+    for (auto& wk : job.workers) wk.panama->Repair();
   }
-  if (!stopped_) Simulator::Schedule(Seconds(rto), &Sim::repair_tick, this);
+  if (!stopped_) Simulator::Schedule(Seconds(o_.rto_ms / 1e3), &Sim::repair_tick, this);
 }
 
 }  // namespace dcsim

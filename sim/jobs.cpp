@@ -148,26 +148,32 @@ bool Sim::setup_job(Job& job) {
   if (job.roots.empty()) return false;
   const int T = static_cast<int>(job.roots.size());
   const uint64_t vectors = static_cast<uint64_t>(std::ceil(job.bytes / payload));
-  panama::host::WindowParams wp;
   const double frame_bytes = payload + kHdrBytes + 8 + 20;
-  wp.max = std::max(1.0, std::min<double>(o_.window_cap, std::floor(design_.buffer_bytes / 2 / frame_bytes / T)));
-  wp.init = std::min(4.0, wp.max);
-  wp.cc = cc_;
-  if (!cc_) wp.init = wp.max;  // no congestion control: a fixed window as large as allowed
+  const double wmax =
+      std::max(1.0, std::min<double>(o_.window_cap, std::floor(design_.buffer_bytes / 2 / frame_bytes / T)));
+  // No congestion control: a fixed window as large as allowed.
+  const double winit = cc_ ? std::min(4.0, wmax) : wmax;
+  const int j = job.id;
   for (int w = 0; w < N; ++w) {
     Worker& wk = job.workers[w];
-    wk.trees.resize(T);
-    for (int t = 0; t < T; ++t) {
-      WorkerTree& wt = wk.trees[t];
-      wt.cc = std::make_shared<panama::host::Dctcp>(wp);
-      wt.count = static_cast<uint32_t>(vectors / T + (static_cast<uint64_t>(t) < vectors % T));
-      wt.sock = Socket::CreateSocket(hosts_.Get(wk.host), UdpSocketFactory::GetTypeId());
-      if (wt.sock->Bind(InetSocketAddress(Ipv4Address::GetAny(), static_cast<uint16_t>(kResultPort + t))) != 0)
-        throw std::runtime_error("server " + std::to_string(wk.host) + ": result port in use");
-      wt.sock->SetIpTos(kEct0);
-      wt.sock->SetIpRecvTos(true);
-      wt.sock->SetRecvCallback(MakeCallback(&Sim::worker_recv, this));
-      worker_of_sock_[PeekPointer(wt.sock)] = {job.id, w};
+    wk.panama = CreateObjectWithAttributes<PanamaWorkerApp>(
+        "JobId", UintegerValue(job.id), "Origin", UintegerValue(w), "Trees", UintegerValue(T), "Vectors",
+        UintegerValue(vectors), "PayloadBytes", UintegerValue(payload), "WindowCap", DoubleValue(wmax), "WindowInit",
+        DoubleValue(winit), "CongestionControl", BooleanValue(cc_));
+    wk.panama->SetAttribute("RepairTimeout", DoubleValue(o_.rto_ms / 1e3));
+    wk.panama->SetAttribute("McastEcnRoot", BooleanValue(o_.mcast_ecn == "root"));
+    wk.panama->SetResultCallback([this, j](bool ce, bool unsent) {
+      jobs_[j].unsent += unsent;
+      ++jobs_[j].results;
+      jobs_[j].results_ce += ce;
+    });
+    wk.panama->SetUndecodableCallback([this] { ++undecodable_; });
+    wk.panama->SetDoneCallback([this, j] { worker_finished(j); });
+    wk.panama->SetNode(hosts_.Get(wk.host));
+    try {
+      wk.panama->Start();
+    } catch (const std::runtime_error& e) {
+      throw std::runtime_error("server " + std::to_string(wk.host) + ": " + e.what());
     }
   }
   for (int t = 0; t < T; ++t) setup_tree(job, t, plans[t], firsts[t], childs[t]);
@@ -188,13 +194,7 @@ void Sim::leave(int j) {
   }
   for (auto& wk : job.workers) {
     busy_[wk.host] = 0;
-    for (auto& wt : wk.trees) {
-      worker_of_sock_.erase(PeekPointer(wt.sock));
-      wt.sock->Close();
-      wt.sock = nullptr;
-      wt.state.clear();
-      wt.state.shrink_to_fit();
-    }
+    if (wk.panama) wk.panama->Leave();
     if (wk.ring) wk.ring->Leave();  // kept: this may run inside its own callback
   }
   try_place();
@@ -215,14 +215,8 @@ void Sim::start_iteration(int j) {
   const size_t iter = job.iter_s.size();
   for (int w = 0; w < static_cast<int>(job.workers.size()); ++w) {
     Worker& wk = job.workers[w];
-    wk.done = false;
-    wk.computing = true;
     if (wk.ring) wk.ring->BeginIteration(iter);
-    for (auto& wt : wk.trees) {
-      if (iter > 0) wt.vid_base += wt.count;
-      wt.next_send = wt.got = wt.inflight = 0;
-      wt.state.assign(wt.count, 0);
-    }
+    if (wk.panama) wk.panama->BeginIteration(iter);
     const double slow = w == 0 ? o_.slow_worker_s : 0;
     Simulator::Schedule(Seconds(job.compute_s + slow), &Sim::compute_done, this, j, w, iter);
   }
@@ -234,16 +228,13 @@ void Sim::compute_done(int j, int w, size_t iter) {
   Job& job = jobs_[j];
   if (job.left || job.iter_s.size() != iter) return;
   Worker& wk = job.workers[w];
-  wk.computing = false;
-  if (wk.ring) {
-    wk.ring->GradientReady();
-    return;
-  }
-  const double now = Simulator::Now().GetSeconds();
-  for (int t = 0; t < static_cast<int>(wk.trees.size()); ++t) {
-    wk.trees[t].last_progress = now;
-    panama_send(job, w, t);
-  }
+  if (wk.ring) wk.ring->GradientReady();
+  if (wk.panama) wk.panama->GradientReady();
+}
+
+void Sim::worker_finished(int j) {
+  Job& job = jobs_[j];
+  if (++job.done_workers == static_cast<int>(job.workers.size())) worker_done(j);
 }
 
 void Sim::worker_done(int j) {

@@ -15,15 +15,10 @@ void Sim::setup_ring(Job& job) {
         "Peer", Ipv4AddressValue(host_addr_[job.workers[(w + 1) % N].host]), "Port", UintegerValue(port), "ChunkBytes",
         UintegerValue(job.chunk), "Steps", UintegerValue(2 * (N - 1)));
     const int j = job.id;
-    wk.ring->SetDoneCallback([this, j] { ring_worker_done(j); });
+    wk.ring->SetDoneCallback([this, j] { worker_finished(j); });
     wk.ring->SetNode(hosts_.Get(wk.host));
     wk.ring->Start();
   }
-}
-
-void Sim::ring_worker_done(int j) {
-  Job& job = jobs_[j];
-  if (++job.done_workers == static_cast<int>(job.workers.size())) worker_done(j);
 }
 
 }  // namespace dcsim

@@ -1,13 +1,14 @@
 // panama-dcsim's simulation: the Sim orchestrator and the state of flows, workers and jobs. Its
 // methods live by subject: topology.cpp (the fat tree and its links), flows.cpp (background TCP),
-// jobs.cpp (jobs and iterations), innet.cpp (PANAMA / SwitchML* workers and trees), accel.cpp (the
-// accelerators), ring.cpp (the ring all-reduce's RingWorkerApp per server, ring_app.cpp), sim.cpp (running) and
-// results.cpp.
+// jobs.cpp (jobs and iterations), innet.cpp (PANAMA / SwitchML* trees; their PanamaWorkerApp per server,
+// panama_app.cpp), accel.cpp (the accelerators), ring.cpp (the ring all-reduce's RingWorkerApp per server,
+// ring_app.cpp), sim.cpp (running) and results.cpp.
 #pragma once
 
 #include "accel.h"
 #include "dctcp.h"  // panama_cc: the workers' congestion control, shared with host_driver
 #include "fattree_routing.h"
+#include "panama_app.h"
 #include "ring_app.h"
 #include "workload.h"
 
@@ -40,23 +41,10 @@ struct FlowRec {
   Ptr<Socket> tx, listen;
 };
 
-struct WorkerTree {
-  std::shared_ptr<panama::host::Dctcp> cc;
-  Ptr<Socket> sock;
-  Ipv4Address dest;       // the first accelerator on the way up
-  uint16_t child = 0;     // this worker's child index there
-  uint64_t vid_base = 0;  // first VID of the current iteration
-  uint32_t count = 0;     // vectors of this tree per iteration
-  uint32_t next_send = 0, got = 0, inflight = 0;
-  std::vector<uint8_t> state;  // per vector: 0 unsent, 1 sent, 2 result
-  double last_progress = 0;
-};
-
 struct Worker {
   int host = 0;
-  std::vector<WorkerTree> trees;
-  Ptr<RingWorkerApp> ring;  // the ring's worker application on this server
-  bool done = false, computing = false;
+  Ptr<PanamaWorkerApp> panama;  // in-network schemes: the worker application on this server
+  Ptr<RingWorkerApp> ring;      // ring: the worker application on this server
 };
 
 struct Job {
@@ -107,13 +95,10 @@ class Sim {
   void compute_done(int j, int w, size_t iter);
   void host_tx(Ptr<const Packet> p, Ptr<Ipv4>, uint32_t);
   void snapshot(int which);
-  void panama_send(Job& job, int w, int t);
-  void send_contribution(Job& job, int w, int t, uint32_t i, bool retx);
-  void worker_recv(Ptr<Socket> s);
   void accel_recv(Ptr<Socket> s);
   void worker_done(int j);
   void repair_tick();
-  void ring_worker_done(int j);
+  void worker_finished(int j);  // one more worker has the iteration's result
   void progress_tick();
   bool all_done() const;
   json results();
