@@ -1,12 +1,11 @@
 // panama-dcsim's simulation: the Sim orchestrator and the state of flows, workers and jobs. Its
 // methods live by subject: topology.cpp (the fat tree and its links), flows.cpp (background TCP),
-// jobs.cpp (jobs and iterations), innet.cpp (PANAMA / SwitchML* trees; their PanamaWorkerApp per server,
-// panama_app.cpp), accel.cpp (the accelerators), ring.cpp (the ring all-reduce's RingWorkerApp per server,
-// ring_app.cpp), sim.cpp (running) and results.cpp.
+// jobs.cpp (jobs and iterations), innet.cpp (PANAMA / SwitchML* trees; the workers are
+// PanamaWorkerApp, panama_app.cpp), accel.cpp (the accelerators), ring.cpp (ring all-reduce; its
+// workers are RingWorkerApp, ring_app.cpp), sim.cpp (running) and results.cpp.
 #pragma once
 
 #include "accel.h"
-#include "dctcp.h"  // panama_cc: the workers' congestion control, shared with host_driver
 #include "fattree_routing.h"
 #include "panama_app.h"
 #include "ring_app.h"
@@ -128,7 +127,6 @@ class Sim {
   std::map<std::pair<int, uint16_t>, int> flow_of_port_;
   std::vector<uint16_t> next_port_;
   std::vector<Job> jobs_;
-  std::unordered_map<Socket*, std::pair<int, int>> worker_of_sock_;  // (job, worker)
   std::unordered_map<Socket*, int> accel_of_sock_;
   std::vector<char> busy_;     // per server: taken by a job
   std::deque<int> queue_;      // jobs waiting for servers (FIFO)
