@@ -486,6 +486,40 @@ static std::vector<std::string> eal_args(const RawParams& p, std::string& pmd, P
   return args;
 }
 
+namespace {
+
+// The next hop towards the aggregator and its MAC (into mac): --agg-mac, else the kernel's
+// neighbour entry, else (with the project's XDP program, which leaves ARP replies to the kernel)
+// resolved by the kernel. have_mac false: to be resolved through the port once it runs.
+struct NextHop {
+  wire::Ipv4 ip = 0;
+  bool have_mac = false, had_neighbour = false, permanent = false;
+};
+
+NextHop next_hop_mac(const RawParams& p, bool steer, wire::Mac& mac) {
+  NextHop h;
+  h.ip = next_hop(p.iface, p.agg_ip);
+  if (!p.agg_mac.empty()) {
+    mac = wire::parse_mac(p.agg_mac);
+    h.have_mac = true;
+  } else if (kernel_neighbour(p.iface, h.ip, mac, &h.permanent)) {
+    h.have_mac = h.had_neighbour = true;
+  }
+#if PANAMA_DPDK_XDP_PROG
+  if (!h.have_mac && steer) {
+    if (!kernel_resolve(p.iface, h.ip, mac))
+      throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(h.ip) + " on " + p.iface +
+                           " (no neighbour entry, no ARP reply): give --agg-mac");
+    h.have_mac = h.had_neighbour = true;
+  }
+#else
+  (void)steer;
+#endif
+  return h;
+}
+
+}  // namespace
+
 DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   if ((p.group_ip >> 28) != 0xE)
     throw TransportError("dpdk: group address " + wire::ipv4_to_string(p.group_ip) + " is not multicast");
@@ -499,23 +533,9 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   bool steer = false;
   std::vector<std::string> args = eal_args(p, pmd_, &prog, &steer);
   // The next hop's MAC from the kernel, before the EAL touches the interface (see below).
-  const wire::Ipv4 hop = next_hop(p.iface, p.agg_ip);
-  bool have_agg_mac = false, had_neighbour = false, neighbour_permanent = false;
-  if (!p.agg_mac.empty()) {
-    agg_mac_ = wire::parse_mac(p.agg_mac);
-    have_agg_mac = true;
-  } else if (kernel_neighbour(p.iface, hop, agg_mac_, &neighbour_permanent)) {
-    have_agg_mac = had_neighbour = true;
-  }
-#if PANAMA_DPDK_XDP_PROG
-  // With the project's program ARP replies go to the kernel, not to the port: the kernel resolves.
-  if (!have_agg_mac && steer) {
-    if (!kernel_resolve(p.iface, hop, agg_mac_))
-      throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
-                           " (no neighbour entry, no ARP reply): give --agg-mac");
-    have_agg_mac = had_neighbour = true;
-  }
-#endif
+  const NextHop nh = next_hop_mac(p, steer, agg_mac_);
+  const wire::Ipv4 hop = nh.ip;
+  const bool have_agg_mac = nh.have_mac, had_neighbour = nh.had_neighbour, neighbour_permanent = nh.permanent;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);
