@@ -32,9 +32,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-// The xdp backend's steering program (bpf/xdp_steer.bpf.c), embedded in panama_xdp.
-extern const unsigned char panama_xdp_steer_obj[];
-extern const size_t panama_xdp_steer_obj_len;
+#include "xdp_prog.h"  // the xdp backend's steering program, embedded in panama_xdp
 #endif
 
 namespace panama::host {
@@ -106,28 +104,8 @@ struct Fd {  // closes its descriptor
   }
 };
 
-// The XDP program on an interface (any mode): id 0 when none.
-struct Attached {
-  uint32_t id = 0;
-  uint8_t mode = XDP_ATTACHED_NONE;
-  std::string name;
-  std::string str() const { return "'" + name + "' (id " + std::to_string(id) + ")"; }
-};
-Attached attached_program(unsigned ifindex) {
-  Attached a;
-  LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (ifindex == 0 || bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0) return a;
-  // Programs in several modes at once (XDP_ATTACHED_MULTI) have no single prog_id.
-  a.id = q.prog_id ? q.prog_id : q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
-  a.mode = q.attach_mode;
-  if (a.id == 0) return a;
-  a.name = "?";
-  const Fd f{bpf_prog_get_fd_by_id(a.id)};
-  bpf_prog_info info{};
-  uint32_t len = sizeof info;
-  if (f.fd >= 0 && bpf_obj_get_info_by_fd(f.fd, &info, &len) == 0) a.name = info.name;
-  return a;
-}
+using xdp::Attached;
+using xdp::attached_program;
 
 // The program object for the PMD's `xdp_prog=`, which loads it from a file: written to a private
 // directory (mkdtemp under $TMPDIR, else /tmp: mode 0700) as a file created exclusively, not
@@ -216,10 +194,7 @@ int adopt_program(unsigned ifindex, const RawParams& p) {
       std::swap(cfg.fd, m.fd);
   }
   if (cfg.fd < 0) throw TransportError("dpdk: the XDP program " + a.str() + " on " + p.iface + " has no steer_cfg map");
-  const uint32_t k0 = 0, k1 = 1, k2 = 2, port_be = htons(p.port), zero = 0;
-  if (bpf_map_update_elem(cfg.fd, &k0, &port_be, 0) != 0 || bpf_map_update_elem(cfg.fd, &k1, &zero, 0) != 0 ||
-      bpf_map_update_elem(cfg.fd, &k2, &zero, 0) != 0)
-    fail_errno("setting the XDP program's port", errno);
+  if (int e = xdp::set_steer_cfg(cfg.fd, p.port, false, false)) fail_errno("setting the XDP program's port", -e);
 
   if (a.mode != XDP_ATTACHED_DRV && a.mode != XDP_ATTACHED_SKB) return -1;
   const uint32_t mode = a.mode == XDP_ATTACHED_DRV ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;

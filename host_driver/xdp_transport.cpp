@@ -1,5 +1,7 @@
 #include "xdp_transport.h"
 
+#include "xdp_prog.h"
+
 #include <arpa/inet.h>
 #include <linux/if_link.h>
 #include <linux/if_xdp.h>
@@ -21,10 +23,6 @@
 #include <cstring>
 #include <vector>
 
-// The compiled XDP program (bpf/xdp_steer.bpf.c), embedded at build time (bpf/embed.cmake).
-extern const unsigned char panama_xdp_steer_obj[];
-extern const size_t panama_xdp_steer_obj_len;
-
 namespace panama::host {
 
 namespace {
@@ -40,21 +38,6 @@ constexpr uint32_t kBatch = 64;  // descriptors per peek / per kernel wake-up on
 }
 
 int libbpf_quiet(enum libbpf_print_level, const char*, va_list) { return 0; }
-
-// The XDP program already on the interface (any mode), as "'NAME' (id N)", or "" when none.
-std::string attached_program(unsigned ifindex) {
-  LIBBPF_OPTS(bpf_xdp_query_opts, q);
-  if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) != 0 || q.prog_id == 0) return "";
-  std::string name = "?";
-  const int fd = bpf_prog_get_fd_by_id(q.prog_id);
-  if (fd >= 0) {
-    bpf_prog_info info{};
-    uint32_t len = sizeof info;
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) name = info.name;
-    close(fd);
-  }
-  return "'" + name + "' (id " + std::to_string(q.prog_id) + ")";
-}
 
 }  // namespace
 
@@ -198,10 +181,7 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
   bpf_map* tmap = bpf_object__find_map_by_name(d.obj, "tid_sock");
   if (!prog || !xmap || !cmap || !tmap) throw TransportError("xdp: the embedded XDP program lacks its maps");
   d.xsks_map_fd = bpf_map__fd(xmap);
-  const uint32_t k0 = 0, k1 = 1, k2 = 2, port_be = htons(p.port), by_tid = sockets > 1 ? 1 : 0, every = all ? 1 : 0;
-  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k0, &port_be, 0)) fail("setting the port", e);
-  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k1, &by_tid, 0)) fail("setting the steering", e);
-  if (int e = bpf_map_update_elem(bpf_map__fd(cmap), &k2, &every, 0)) fail("setting the steering", e);
+  if (int e = xdp::set_steer_cfg(bpf_map__fd(cmap), p.port, sockets > 1, all)) fail("setting the port and steering", e);
   for (size_t t = 0; t < tid_socket.size() && t < 256; ++t) {
     const uint32_t key = static_cast<uint32_t>(t), v = static_cast<uint32_t>(tid_socket[t]);
     if (int e = bpf_map_update_elem(bpf_map__fd(tmap), &key, &v, 0)) fail("setting the TID steering", e);
@@ -209,9 +189,9 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
   // Attached through a bpf_link: the kernel refuses it while any other XDP program is on the
   // interface (which is then named and kept, never replaced), and detaches it when the link's last
   // file descriptor closes, so nothing stays after the process ends, by a SIGKILL too.
-  const std::string other = attached_program(d.ifindex);
-  if (!other.empty())
-    throw TransportError("xdp: " + p.iface + " already has the XDP program " + other +
+  const xdp::Attached other = xdp::attached_program(d.ifindex);
+  if (other.id != 0)
+    throw TransportError("xdp: " + p.iface + " already has the XDP program " + other.str() +
                          " attached; it is not replaced: detach it (ip link set dev " + p.iface +
                          " xdp off) if it is not needed, or use another backend");
   const int pfd = bpf_program__fd(prog);
@@ -222,9 +202,9 @@ std::shared_ptr<XdpTransport::Shared> open_port(const RawParams& p, int sockets,
     LIBBPF_OPTS(bpf_link_create_opts, skb_opts, .flags = XDP_FLAGS_SKB_MODE);
     d.link_fd = bpf_link_create(pfd, static_cast<int>(d.ifindex), BPF_XDP, &skb_opts);
     if (d.link_fd < 0) {
-      const std::string now = attached_program(d.ifindex);
-      if (!now.empty())
-        throw TransportError("xdp: " + p.iface + " got the XDP program " + now +
+      const xdp::Attached now = xdp::attached_program(d.ifindex);
+      if (now.id != 0)
+        throw TransportError("xdp: " + p.iface + " got the XDP program " + now.str() +
                              " attached meanwhile; it is not replaced");
       fail("attaching the XDP program to " + p.iface + " (a bpf_link: kernel 5.9 or later)", d.link_fd);
     }
