@@ -74,6 +74,9 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--workers-max", o.workers_max)->check(CLI::Range(2, kMaxWorkers));
   app.add_option("--job-fraction", o.job_fraction)->check(CLI::Range(0.0, 1.0));
   app.add_option("--model-scale", o.model_scale, "scales model sizes and compute times")->check(CLI::PositiveNumber);
+  app.add_option("--compute-scale", o.compute_scale,
+                 "multiplies every model's compute time again (after --model-scale): < 1 models faster GPUs")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--model", o.model, "use this model for every job");
   app.add_option("--model-bytes", o.model_bytes, "a custom job's gradient bytes")->check(CLI::PositiveNumber);
   app.add_option("--compute-s", o.compute_s, "a custom job's compute time")->check(CLI::NonNegativeNumber);
@@ -215,8 +218,8 @@ int main(int argc, char** argv) {
     for (const auto& c : cdf_paths) cdfs.push_back(load_cdf(c));
     auto models = load_models(o.data_dir + "/models.txt");
     const Workload wl = make_workload(o, servers, cdfs, models);
-    // The paper preset (k = 16, 8 servers per rack) uses the 8-port 10G design the build generates.
-    if (o.design.empty()) o.design = o.preset == "paper" && o.k == 16 ? PANAMA_SIM_DESIGN_K16 : PANAMA_SIM_DESIGN;
+    // k = 16 (8 servers per rack, any preset) uses the 8-port 10G design the build generates.
+    if (o.design.empty()) o.design = o.k == 16 ? PANAMA_SIM_DESIGN_K16 : PANAMA_SIM_DESIGN;
     Design d = load_design(o.design);
     if (o.accel_buffer_mb > 0) d.buffer_bytes = o.accel_buffer_mb * 1e6;
     std::string out_dir = o.out;
@@ -309,6 +312,7 @@ int main(int argc, char** argv) {
                    {"trees", o.trees},
                    {"aggregation", o.aggregation},
                    {"model_scale", o.model_scale},
+                   {"compute_scale", o.compute_scale},
                    {"short_bytes", o.short_bytes},
                    {"placement", o.placement},
                    {"only_tree", o.only_tree},

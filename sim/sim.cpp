@@ -156,7 +156,7 @@ json Sim::run() {
     } else {
       job.model = models_[a.model].name;
       job.bytes = models_[a.model].bytes * o_.model_scale;
-      job.compute_s = models_[a.model].compute_s * o_.model_scale;
+      job.compute_s = models_[a.model].compute_s * o_.model_scale * o_.compute_scale;
     }
     Simulator::Schedule(Seconds(a.t), &Sim::job_arrival, this, static_cast<int>(j));
   }

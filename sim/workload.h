@@ -39,6 +39,7 @@ struct Options {
   int workers_min = -1, workers_max = -1;
   double job_fraction = 0.5;
   double model_scale = -1;
+  double compute_scale = 1;                // multiplies compute times on top of --model-scale (faster GPUs: < 1)
   std::string model;                       // fixed model name (else drawn by weight)
   double model_bytes = 0, compute_s = -1;  // a custom job (validation)
   int window_cap = 64;
