@@ -122,10 +122,12 @@ void apply_figure_preset(const CLI::App& app, Options& o) {
     if (app.count(flag) == 0) field = value;
   };
   if (o.preset == "fig8") {
-    // One point of Fig. 8 at k = 8: 1 % models, 3 iterations per job, a 50 ms warm-up (longer
-    // than a job's life) and 150 ms of measurement (about 1,750 short flows per seed).
+    // One point of Fig. 8 at k = 8: 1 % models computing 10x faster than a P100 (docs/sim.md
+    // "Jobs"), 3 iterations per job, a 50 ms warm-up (longer than a job's life) and 150 ms of
+    // measurement (about 1,750 short flows per seed).
     set("--k", o.k, 8);
     set("--model-scale", o.model_scale, 0.01);
+    set("--compute-scale", o.compute_scale, 0.1);  // GPUs 10x a P100: jobs that can offer the load
     set("--iterations", o.iterations, 3);
     set("--duration", o.duration, 0.2);
     set("--warmup", o.warmup, 0.05);

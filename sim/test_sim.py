@@ -346,6 +346,13 @@ def cli(b):
         print(f"{' '.join(bad)}: exit {p.returncode}, stderr {lines}")
         check(p.returncode == 2 and len(lines) == 1 and lines[0].strip() and p.stdout == "",
               f"{' '.join(bad)}: exit 2 with one line on stderr")
+    # --compute-scale multiplies the model's compute time after --model-scale: ResNet-50's 0.29 s
+    # (sim/data/models.txt) x 0.01 x 0.25. The fig8 preset's default is 0.1.
+    r = run(b, "--preset", "smoke", "--model", "ResNet50", "--model-scale", 0.01, "--compute-scale", 0.25,
+            "--no-background", workload="paper")
+    got = {j["compute_s"] for j in r["jobs"]}
+    print(f"compute_s of the jobs: {sorted(got)}; config {r['config'].get('compute_scale')}")
+    check(r["jobs"] and all(abs(c - 0.29 * 0.01 * 0.25) < 1e-12 for c in got), "compute 0.29 x 0.01 x 0.25 s")
 
 
 def main():
