@@ -108,6 +108,8 @@ void add_options(CLI::App& app, Options& o) {
       ->check(CLI::IsMember({"close", "spread"}));
   app.add_option("--only-tree", o.only_tree, "a job on the I-th of its --trees trees alone (0-based)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--warm-start,!--no-warm-start", o.warm_start,
+               "start with the background flows that arrived before t = 0 still running (fig8: on)");
   app.add_flag("--stop-after-jobs", o.stop_after_jobs, "end the run when every job has left (open flows are cut)");
   app.add_option("--series-ms", o.series_ms, "time series of --series-host's sent payload per class, bin in ms")
       ->check(CLI::NonNegativeNumber);
@@ -129,6 +131,7 @@ void apply_figure_preset(const CLI::App& app, Options& o) {
     set("--model-scale", o.model_scale, 0.01);
     set("--compute-scale", o.compute_scale, 0.1);  // GPUs 10x a P100: jobs that can offer the load
     set("--iterations", o.iterations, 3);
+    set("--warm-start", o.warm_start, true);
     set("--duration", o.duration, 0.2);
     set("--warmup", o.warmup, 0.05);
   } else if (o.preset == "fig9") {
@@ -315,6 +318,7 @@ int main(int argc, char** argv) {
                    {"aggregation", o.aggregation},
                    {"model_scale", o.model_scale},
                    {"compute_scale", o.compute_scale},
+                   {"warm_start", o.warm_start},
                    {"short_bytes", o.short_bytes},
                    {"placement", o.placement},
                    {"only_tree", o.only_tree},

@@ -135,7 +135,7 @@ json Sim::run() {
   // The workload was drawn up front (make_workload); here it is only scheduled.
   for (size_t i = 0; i < wl_.flows.size(); ++i) {
     const FlowArrival& f = wl_.flows[i];
-    const bool is_short = f.size < o_.short_bytes;
+    const bool is_short = f.class_size() < o_.short_bytes;
     if ((o_.no_background && o_.single_flow <= 0) || (o_.flow_class == 1 && !is_short) ||
         (o_.flow_class == 2 && is_short))
       continue;

@@ -282,6 +282,41 @@ def paper_load(b):
     check(r["unroutable_drops"] == 0 and r["undecodable"] == 0, "nothing unroutable or undecodable")
 
 
+def warm_start(b):
+    """--warm-start adds the background flows still running at t = 0, as if they had arrived
+    before it at the same rate and run at line rate: with one flow size S, their number is Poisson
+    with mean background x servers (Little's law: arrival rate x S / line rate) and what they have
+    left is uniform on (0, S], mean S / 2. Four seeds at k = 8 (64 expected each), and the flows
+    after t = 0 are those of a run without it."""
+    size, bg, servers, seeds = 1e5, 0.5, 128, 4
+    count, left = 0, []
+    with tempfile.TemporaryDirectory() as d:
+        cdf = os.path.join(d, "one.cdf")
+        with open(cdf, "w") as f:
+            f.write(f"{size:.0f} 0\n{size:.0f} 1\n")
+        args = ["--k", 8, "--load", bg, "--background", bg, "--cdf", cdf, "--no-jobs", "--warmup", 1e-4,
+                "--duration", 2e-4, "--max-time", 0.05]
+        for seed in range(1, seeds + 1):
+            r = run(b, *args, "--seed", seed, "--warm-start", workload="paper")
+            if not r:
+                return
+            warm = [f for f in r["flows"] if f["warm"]]
+            count += len(warm)
+            left += [f["size_bytes"] for f in warm]
+            check(all(f["start_s"] < 1e-6 and not f["measured"] for f in warm), f"seed {seed}: warm flows start at 0, unmeasured")
+            if seed == 1:
+                cold = run(b, *args, "--seed", seed, workload="paper")
+                key = lambda f: (round(f["start_s"], 12), f["src"], f["dst"], f["size_bytes"])
+                check(sorted(map(key, (f for f in r["flows"] if not f["warm"]))) == sorted(map(key, cold["flows"])),
+                      "the flows after t = 0 are those of a run without --warm-start")
+    expect = bg * servers * seeds
+    mean_left = sum(left) / len(left) if left else 0
+    print(f"warm flows {count} (expected {expect:.0f}), mean left {mean_left / size:.3f} S (expected 0.5)")
+    check(abs(count - expect) <= 0.2 * expect, "their number within 20 % of background x servers (3 sd)")
+    check(all(0 < x <= size for x in left) and abs(mean_left / size - 0.5) <= 0.05,
+          "what they have left in (0, S], mean within 0.05 S of S / 2 (3 sd)")
+
+
 def same_workload(b):
     """Every scheme of a seed sees the same flows (arrival, endpoints, size) and the same jobs
     (arrival, workers, model); the ideal scheme's three clusters together too."""
@@ -366,7 +401,7 @@ def main():
         {"flow_line_rate": flow_line_rate, "accel_figures": accel_figures,
          "ring_alone": ring_alone, "panama_alone": panama_alone, "panama_hier": panama_hier,
          "conservation": conservation, "cli": cli, "paper_load": paper_load,
-         "same_workload": same_workload, "quorum": quorum}[case](binary)
+         "same_workload": same_workload, "quorum": quorum, "warm_start": warm_start}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0
 

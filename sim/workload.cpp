@@ -125,6 +125,35 @@ int draw_model(const Options& o, const std::vector<Model>& models, std::mt19937_
   return static_cast<int>(models.size()) - 1;
 }
 
+// --warm-start: the background as it stands at t = 0 after running for ever. The same Poisson
+// arrivals and sizes as from t = 0 (their own generator, so the flows after 0 are unchanged) are
+// drawn backwards from 0 for as long as the largest flow takes at line rate; a flow that arrived
+// at -a has sent a x line rate by then (the most it could have: what remains errs low) and, if
+// bytes remain, starts at 0 with them. They start before --warmup, so they are never measured.
+void add_warm_flows(const Options& o, double bg, int servers, double bps, const std::vector<Cdf>& cdfs, Workload& w) {
+  for (size_t c = 0; c < cdfs.size(); ++c) {
+    std::mt19937_64 g(o.seed * 0x9E3779B97F4A7C15ull + 211 + c);
+    const double rate = bg / cdfs.size() * servers * bps / (8 * cdfs[c].mean());
+    const double horizon = cdfs[c].max() * 8 / bps;
+    std::exponential_distribution<double> gap(rate);
+    std::uniform_real_distribution<double> u01(0, 1);
+    std::uniform_int_distribution<int> any(0, servers - 1), other(0, servers - 2);
+    for (double age = gap(g); age < horizon; age += gap(g)) {
+      FlowArrival f;
+      f.src = any(g);
+      f.dst = other(g);
+      if (f.dst >= f.src) ++f.dst;
+      f.drawn = static_cast<uint64_t>(std::max(1.0, std::round(cdfs[c].sample(u01(g)))));
+      const double left = static_cast<double>(f.drawn) - age * bps / 8;
+      if (left < 1) continue;
+      f.size = static_cast<uint64_t>(std::ceil(left));
+      f.cdf = static_cast<int>(c);
+      f.warm = true;
+      w.flows.push_back(f);
+    }
+  }
+}
+
 }  // namespace
 
 Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cdfs, const std::vector<Model>& models) {
@@ -193,6 +222,7 @@ Workload make_workload(const Options& o, int servers, const std::vector<Cdf>& cd
         w.flows.push_back(f);
       }
     }
+    if (o.warm_start) add_warm_flows(o, bg, servers, bps, cdfs, w);
     std::stable_sort(w.flows.begin(), w.flows.end(),
                      [](const FlowArrival& a, const FlowArrival& b) { return a.t < b.t; });
   }

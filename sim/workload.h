@@ -29,6 +29,7 @@ struct Options {
   double quorum_hold_us = 100;     // partial sync: how long an accelerator below the root waits
   double slow_worker_s = 0;        // worker 0 of every job computes this much longer per iteration
   std::string mcast_ecn = "copy";  // copy: each multicast copy's own CE; root: the root's mark only
+  bool warm_start = false;         // background flows that arrived before t = 0 (docs/sim.md "Window")
   bool legacy_flows = false;       // the background drawn as earlier versions did (ns-3 streams)
   int flow_class = 0;              // 0 all flows, 1 short ones only, 2 long ones only (ideal)
   std::string data_dir;
@@ -76,6 +77,7 @@ struct Cdf {
       m += (pts[i].second - pts[i - 1].second) * (pts[i].first + pts[i - 1].first) / 2;
     return m;
   }
+  double max() const { return pts.back().first; }
   double sample(double u) const {
     for (size_t i = 1; i < pts.size(); ++i)
       if (u <= pts[i].second) {
@@ -98,6 +100,11 @@ struct FlowArrival {
   int src = 0, dst = 0;
   uint64_t size = 0;
   int cdf = 0;  // index into the CDFs used
+  // --warm-start: a flow that arrived before t = 0 and starts at 0 with what it would still have
+  // to send; drawn is its size as drawn (its class: short or long).
+  bool warm = false;
+  uint64_t drawn = 0;
+  uint64_t class_size() const { return warm ? drawn : size; }
 };
 
 struct JobArrival {
