@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
     } else {
       r = run(o, d);
     }
-    r["summary"] = summary(r, o.short_bytes);
+    r["summary"] = summary(r, o.short_bytes, servers);
     if (r.contains("series") && !r["series"]["fairness"].is_null()) {
       r["summary"]["jain"] = r["series"]["fairness"]["jain"];
       r["summary"]["shared_gbps"] = {r["series"]["fairness"]["background_gbps"],

@@ -150,7 +150,7 @@ double percentile(std::vector<double> v, double p) {
 // The 99th percentile of the measured short flows' FCTs and a 95 % bootstrap confidence interval
 // (1,000 resamples, a fixed generator so the file is reproducible). An incomplete flow counts as
 // infinitely slow: a percentile that lands on one is reported as null (unknown, not small).
-json summary(const json& r, double short_bytes) {
+json summary(const json& r, double short_bytes, int servers) {
   std::vector<double> short_fct, long_tput, iters, job_means;
   int open = 0, short_open = 0, measured = 0;
   for (const auto& f : r["flows"]) {
@@ -200,6 +200,19 @@ json summary(const json& r, double short_bytes) {
     }
     ci = {num(percentile(p99s, 0.025)), num(percentile(p99s, 0.975))};
   }
+  // The jobs' queue: how many were placed, how long they waited for servers, and the share of
+  // server-time they held in the measurement window (what bounds the training load they offer).
+  const double w0 = warmup, w1 = r.contains("load") ? r["load"]["window_s"][1].get<double>() : 0;
+  int placed = 0;
+  double wait = 0, held = 0;
+  for (const auto& j : r["jobs"]) {
+    if (j["start_s"].is_null()) continue;
+    ++placed;
+    const double start = j["start_s"].get<double>(), end = j["end_s"].is_null() ? w1 : j["end_s"].get<double>();
+    wait += std::max(0.0, start - j["arrival_s"].get<double>());
+    held += j["workers"].get<double>() * std::max(0.0, std::min(end, w1) - std::max(start, w0));
+  }
+  const json occupancy = w1 > w0 && servers > 0 ? json(held / (servers * (w1 - w0))) : json(nullptr);
   return {{"flows", r["flows"].size()},
           {"flows_measured", measured},
           {"flows_incomplete", open},
@@ -213,7 +226,11 @@ json summary(const json& r, double short_bytes) {
           {"iterations", iters.size()},
           {"iteration_mean_s", num(mean(job_means))},
           {"iteration_pooled_mean_s", num(mean(iters))},
-          {"jobs_iterating", job_means.size()}};
+          {"jobs_iterating", job_means.size()},
+          {"jobs", r["jobs"].size()},
+          {"jobs_placed", placed},
+          {"job_wait_mean_s", placed ? json(wait / placed) : json(nullptr)},
+          {"server_occupancy", occupancy}};
 }
 
 }  // namespace dcsim

@@ -256,6 +256,11 @@ def conservation(b, scheme="panama"):
     check(all(len(j["iteration_s"]) >= 1 for j in r["jobs"]) and len(r["jobs"]) > 0,
           f"{len(r['jobs'])} jobs, each with at least one iteration")
     check(r["undecodable"] == 0, "no frame the receivers could not place")
+    # --job-fraction 0.5: jobs on half the servers from t = 0 until after the window, none waiting.
+    sm = r["summary"]
+    check(sm["jobs_placed"] == sm["jobs"] == len(r["jobs"]) and sm["job_wait_mean_s"] == 0,
+          "every job placed at once")
+    check(abs(sm["server_occupancy"] - 0.5) < 1e-9, f"server occupancy {sm['server_occupancy']} = 0.5")
     print(json.dumps(r["summary"]))
 
 
