@@ -9,12 +9,19 @@ servers, the long flows' endpoints (free servers, other pods), four trees on fou
 --only-tree I the I-th of them alone. k16_design CONFIG: the paper preset reads the 8-port design
 the build generated.
 
-usage: test_figs.py fig10|fig9 PANAMA_DCSIM
+merge_plot: scripts/simulate-merge pools two seeds of the smoke preset as the issue asks (the p99
+of every measured short flow of both, an incomplete one infinitely slow) and simulate-plot draws
+the single-load bars with their intervals.
+
+usage: test_figs.py fig10|fig9|merge_plot PANAMA_DCSIM
        test_figs.py k16_design PANAMA_DCSIM CONFIG_JSON
 """
 import json
+import math
 import os
+import subprocess
 import sys
+import tempfile
 
 from test_sim import FAILS, check, run as run_any  # noqa: E402  (this folder is on sys.path)
 
@@ -106,6 +113,41 @@ def k16_design(b, config):
         check(os.path.samefile(r8["design"]["path"], config), f"fig8 at --k 16 reads {config} too")
 
 
+def merge_plot(b):
+    scripts = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts")
+    with tempfile.TemporaryDirectory() as d:
+        fcts = []
+        for seed in (1, 2):
+            out = os.path.join(d, f"panama_s{seed}")
+            p = subprocess.run([b, "--quiet", "--preset", "smoke", "--load", "0.6", "--seed", str(seed), "--out", out],
+                               capture_output=True, text=True, timeout=600)
+            if p.returncode not in (0, 3):
+                check(False, f"smoke seed {seed} ran (exit {p.returncode}: {p.stderr.strip()})")
+                return
+            with open(os.path.join(out, "results.json")) as f:
+                r = json.load(f)
+            fcts += [math.inf if x["fct_s"] is None else x["fct_s"] for x in r["flows"]
+                     if x["measured"] and x["size_bytes"] < r["config"]["short_bytes"]]
+        for tool in ("simulate-merge", "simulate-plot"):
+            p = subprocess.run(["/usr/bin/python3", os.path.join(scripts, tool), d], capture_output=True, text=True,
+                               timeout=300)
+            check(p.returncode == 0, f"{tool} exits 0 ({p.stderr.strip()[-200:]})")
+        with open(os.path.join(d, "merged.json")) as f:
+            row = json.load(f)["table"][0]
+        fcts.sort()
+        want = fcts[max(0, math.ceil(0.99 * len(fcts)) - 1)] if fcts else None
+        got = row["short_fct_p99_pooled"]
+        print(f"{len(fcts)} short flows pooled; p99 {want} (merge: {got}, CI {row['short_fct_p99_lo']}-"
+              f"{row['short_fct_p99_hi']})")
+        check(row["seeds"] == 2 and row["short_flows_pooled"] == len(fcts) > 0, "both seeds' short flows pooled")
+        check(want is not None and (got is None if math.isinf(want) else abs(got - want) < 1e-12),
+              "the pooled p99 is the ceil(0.99 n)-th smallest of them")
+        lo, hi = row["short_fct_p99_lo"], row["short_fct_p99_hi"]
+        check(got is None or (lo is not None and lo <= got <= (hi if hi is not None else math.inf)),
+              "the interval holds the p99")
+        check(all(os.path.getsize(os.path.join(d, f)) > 1000 for f in ("panels.png", "fct.png")), "the panels drawn")
+
+
 def main():
     case, binary = sys.argv[1], sys.argv[2]
     if not os.access(binary, os.X_OK):
@@ -114,7 +156,7 @@ def main():
     if case == "k16_design":
         k16_design(binary, sys.argv[3])
     else:
-        {"fig10": fig10, "fig9": fig9}[case](binary)
+        {"fig10": fig10, "fig9": fig9, "merge_plot": merge_plot}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0
 
