@@ -18,6 +18,7 @@ void Sim::start_flow(int id) {
   f.size = fa.size;
   f.cdf = fa.cdf;
   f.warm = fa.warm;
+  f.class_size = fa.class_size();
   f.start = Simulator::Now().GetSeconds();
   uint16_t port = 0;
   for (int tries = 0; tries < kFlowPorts; ++tries) {

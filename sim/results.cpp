@@ -15,8 +15,9 @@ json Sim::results() {
   json flows = json::array();
   for (size_t i = 0; i < flows_.size(); ++i) {
     const auto& f = flows_[i];
+    // A warm flow's class is its drawn size's; it starts with what is left of it.
     flows.push_back({{"id", flow_id_[i]},
-                     {"kind", f.size < o_.short_bytes ? "short" : "long"},
+                     {"kind", f.class_size < o_.short_bytes ? "short" : "long"},
                      {"cdf", f.cdf},
                      {"warm", f.warm},
                      {"size_bytes", f.size},
@@ -27,6 +28,7 @@ json Sim::results() {
                      {"dst", f.dst},
                      {"sent_bytes", f.sent},
                      {"recv_bytes", f.recv}});
+    if (f.warm) flows.back()["drawn_bytes"] = f.class_size;
   }
   out["flows"] = flows;
   json jobs = json::array();

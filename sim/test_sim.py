@@ -292,7 +292,8 @@ def warm_start(b):
     before it at the same rate and run at line rate: with one flow size S, their number is Poisson
     with mean background x servers (Little's law: arrival rate x S / line rate) and what they have
     left is uniform on (0, S], mean S / 2. Four seeds at k = 8 (64 expected each), and the flows
-    after t = 0 are those of a run without it."""
+    after t = 0 are those of a run without it. A warm flow keeps the class of its drawn size: with
+    --short-bytes 0.6 S every one is long, though many have less than 0.6 S left."""
     size, bg, servers, seeds = 1e5, 0.5, 128, 4
     count, left = 0, []
     with tempfile.TemporaryDirectory() as d:
@@ -300,7 +301,7 @@ def warm_start(b):
         with open(cdf, "w") as f:
             f.write(f"{size:.0f} 0\n{size:.0f} 1\n")
         args = ["--k", 8, "--load", bg, "--background", bg, "--cdf", cdf, "--no-jobs", "--warmup", 1e-4,
-                "--duration", 2e-4, "--max-time", 0.05]
+                "--duration", 2e-4, "--max-time", 0.05, "--short-bytes", 0.6 * size]
         for seed in range(1, seeds + 1):
             r = run(b, *args, "--seed", seed, "--warm-start", workload="paper")
             if not r:
@@ -309,6 +310,8 @@ def warm_start(b):
             count += len(warm)
             left += [f["size_bytes"] for f in warm]
             check(all(f["start_s"] < 1e-6 and not f["measured"] for f in warm), f"seed {seed}: warm flows start at 0, unmeasured")
+            check(all(f["kind"] == "long" and f.get("drawn_bytes") == size for f in warm),
+                  f"seed {seed}: warm flows are long (drawn {size:.0f} bytes), whatever is left")
             if seed == 1:
                 cold = run(b, *args, "--seed", seed, workload="paper")
                 key = lambda f: (round(f["start_s"], 12), f["src"], f["dst"], f["size_bytes"])
@@ -316,7 +319,9 @@ def warm_start(b):
                       "the flows after t = 0 are those of a run without --warm-start")
     expect = bg * servers * seeds
     mean_left = sum(left) / len(left) if left else 0
-    print(f"warm flows {count} (expected {expect:.0f}), mean left {mean_left / size:.3f} S (expected 0.5)")
+    print(f"warm flows {count} (expected {expect:.0f}), mean left {mean_left / size:.3f} S (expected 0.5), "
+          f"{sum(x < 0.6 * size for x in left)} with less than the short threshold left")
+    check(sum(x < 0.6 * size for x in left) > 0, "some warm flows have less than --short-bytes left (the class check bites)")
     check(abs(count - expect) <= 0.2 * expect, "their number within 20 % of background x servers (3 sd)")
     check(all(0 < x <= size for x in left) and abs(mean_left / size - 0.5) <= 0.05,
           "what they have left in (0, S], mean within 0.05 S of S / 2 (3 sd)")
