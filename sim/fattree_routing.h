@@ -91,6 +91,9 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   void PrintRoutingTable(ns3::Ptr<ns3::OutputStreamWrapper>, ns3::Time::Unit) const override {}
 
   uint64_t unroutable() const { return unroutable_; }
+  // ECMP hash salt: another salt, another draw of the up-paths for the same 5-tuples (0: the
+  // default paths).
+  void set_salt(uint32_t salt) { salt_ = salt; }
 
   // A switch's forwarding path without ns-3's IPv4 layer: each of the node's point-to-point
   // devices hands its IPv4 packets to Forward, which routes them as RouteInput does and puts them
@@ -110,6 +113,7 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   Node node_;
   ns3::Ptr<ns3::Ipv4> ipv4_;
   uint64_t unroutable_ = 0;
+  uint32_t salt_ = 0;
   // Switch path: the traffic-control layer and the device of every IPv4 interface.
   ns3::Ptr<ns3::TrafficControlLayer> tc_;
   std::vector<ns3::Ptr<ns3::NetDevice>> dev_of_iface_;

@@ -51,6 +51,8 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--tcp-msl-s", o.tcp_msl_s, "TCP maximum segment lifetime (TIME_WAIT = 2 MSL)")
       ->check(CLI::PositiveNumber);
   app.add_option("--seed", o.seed)->check(CLI::PositiveNumber);
+  app.add_option("--ecmp-salt", o.ecmp_salt,
+                 "the switches' ECMP hash salt: another draw of the up-paths for the same flows (0: the default)");
   app.add_option("--duration", o.duration, "simulated seconds in which work starts")->check(CLI::PositiveNumber);
   app.add_option("--k", o.k, "fat-tree arity (even, >= 2)");
   app.add_option("--gbps", o.gbps, "link rate")->check(CLI::PositiveNumber);
@@ -307,6 +309,7 @@ int main(int argc, char** argv) {
                    {"slow_worker_s", o.slow_worker_s},
                    {"quorum_hold_us", o.quorum_hold_us},
                    {"seed", o.seed},
+                   {"ecmp_salt", o.ecmp_salt},
                    {"duration_s", o.duration},
                    {"k", o.k},
                    {"servers", servers},

@@ -106,6 +106,7 @@ void Sim::build() {
   for (uint32_t i = 0; i < all.GetN(); ++i) {
     Ptr<Node> n = all.Get(i);
     routing_.push_back(CreateObject<ps::FatTreeRouting>(&tree_, rnodes_[n->GetId() - base]));
+    routing_.back()->set_salt(o_.ecmp_salt);
     n->GetObject<Ipv4>()->SetRoutingProtocol(routing_.back());
     const ps::Role role = rnodes_[n->GetId() - base].role;
     if (role != ps::Role::host && role != ps::Role::accel) routing_.back()->InstallSwitchPath(n);
