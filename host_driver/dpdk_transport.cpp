@@ -509,8 +509,6 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
   std::vector<std::string> args = eal_args(p, pmd_, &prog, &steer);
   // The next hop's MAC from the kernel, before the EAL touches the interface (see below).
   const NextHop nh = next_hop_mac(p, steer, agg_mac_);
-  const wire::Ipv4 hop = nh.ip;
-  const bool have_agg_mac = nh.have_mac, had_neighbour = nh.had_neighbour, neighbour_permanent = nh.permanent;
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(&a[0]);
   argv.push_back(nullptr);
@@ -569,8 +567,8 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
       d_->open_wake(p);
     // The aggregator's MAC when the kernel's table did not have it: ARP through the port itself
     // (1 s, a request every 200 ms).
-    if (!have_agg_mac) {
-      const wire::Bytes req = arp_request(local_mac_, local_ip_, hop);
+    if (!nh.have_mac) {
+      const wire::Bytes req = arp_request(local_mac_, local_ip_, nh.ip);
       bool ok = false;
       const auto until = Clock::now() + std::chrono::seconds(1);
       auto next_req = Clock::now();
@@ -579,19 +577,19 @@ DpdkTransport::DpdkTransport(const RawParams& p) : RawTransport(p) {
           d_->send(req.data(), req.size(), p.iface);
           next_req += std::chrono::milliseconds(200);
         }
-        if (d_->poll_once(p, hop, &agg_mac_, &ok) == 0) usleep(1000);
+        if (d_->poll_once(p, nh.ip, &agg_mac_, &ok) == 0) usleep(1000);
       }
       d_->free_ready();
       if (!ok)
-        throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(hop) + " on " + p.iface +
+        throw TransportError("dpdk: cannot resolve the MAC of " + wire::ipv4_to_string(nh.ip) + " on " + p.iface +
                              " (no neighbour entry, no ARP reply): give --agg-mac");
-    } else if (had_neighbour) {
+    } else if (nh.had_neighbour) {
       // The af_packet PMD sets the interface's MAC again when the port starts (ethdev's MAC
       // restore): the kernel then flushes the interface's neighbour cache, static entries
       // included. Put back the entry this worker used, so that the kernel (and the next worker
       // in this namespace) still has it.
       wire::Mac now{};
-      if (!kernel_neighbour(p.iface, hop, now)) set_kernel_neighbour(p.iface, hop, agg_mac_, neighbour_permanent);
+      if (!kernel_neighbour(p.iface, nh.ip, now)) set_kernel_neighbour(p.iface, nh.ip, agg_mac_, nh.permanent);
     }
 
   } catch (...) {
