@@ -9,13 +9,17 @@ servers, the long flows' endpoints (free servers, other pods), four trees on fou
 --only-tree I the I-th of them alone. k16_design CONFIG: the paper preset reads the 8-port design
 the build generated.
 
+fig9_salts: scripts/simulate-fig fig9 --salts runs each salt into its folder, and its summary is the
+mean over the salts with the 95 % Student-t interval (t = 4.303 for three), by their definition.
+
 merge_plot: scripts/simulate-merge pools two seeds of the smoke preset as the issue asks (the p99
 of every measured short flow of both, an incomplete one infinitely slow) and simulate-plot draws
 the single-load bars with their intervals.
 
-usage: test_figs.py fig10|fig9|merge_plot PANAMA_DCSIM
+usage: test_figs.py fig10|fig9|fig9_salts|merge_plot PANAMA_DCSIM
        test_figs.py k16_design PANAMA_DCSIM CONFIG_JSON
 """
+import csv
 import json
 import math
 import os
@@ -169,6 +173,39 @@ def merge_plot(b):
         check(all(os.path.getsize(os.path.join(d, f)) > 1000 for f in ("panels.png", "fct.png")), "the panels drawn")
 
 
+def fig9_salts(b):
+    fig = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "simulate-fig")
+    env = dict(os.environ, PANAMA_BUILD=os.path.dirname(os.path.dirname(os.path.abspath(b))))
+    short = ["--", "--model-bytes", "5e5", "--iterations", "2"]
+    with tempfile.TemporaryDirectory() as d:
+        for bad in (["--salts", "0,x"], ["--salts", "1,1"], ["--", "--ecmp-salt", "2"]):
+            p = subprocess.run(["/usr/bin/python3", fig, "fig9", "--out", os.path.join(d, "bad"), *bad], env=env,
+                               capture_output=True, text=True, timeout=60)
+            check(p.returncode != 0 and "simulate-fig:" in p.stderr and not os.path.exists(os.path.join(d, "bad")),
+                  f"{' '.join(bad)}: one error, nothing run")
+        p = subprocess.run(["/usr/bin/python3", fig, "fig9", "--out", d, "--senders", "4", "--variants", "tree1",
+                            "--salts", "0,1,2", *short], env=env, capture_output=True, text=True, timeout=300)
+        check(p.returncode == 0, f"simulate-fig fig9 --salts 0,1,2 exits 0 ({p.stderr.strip()[-200:]})")
+        if p.returncode:
+            return
+        vals = []
+        for salt in (0, 1, 2):
+            base = d if salt == 0 else os.path.join(d, f"salt{salt}")
+            with open(os.path.join(base, "senders4", "tree1", "results.json")) as f:
+                r = json.load(f)
+            check(r["config"]["ecmp_salt"] == salt, f"salt {salt}'s folder holds a run with --ecmp-salt {salt}")
+            vals.append(r["summary"]["iteration_mean_s"] * 1e3)
+        with open(os.path.join(d, "fig9_summary.csv")) as f:
+            rows = list(csv.DictReader(f))
+        check(len(rows) == 1 and rows[0]["salts"] == "0 1 2", f"one point over the three salts: {rows}")
+        m = sum(vals) / 3
+        h = 4.303 * (sum((v - m) ** 2 for v in vals) / 2) ** 0.5 / 3 ** 0.5
+        got = [float(rows[0][k]) for k in ("allreduce_ms_mean", "ci_lo", "ci_hi")]
+        print(f"tree 1 alone by salt: {', '.join(f'{v:.4f}' for v in vals)} ms; summary {got}, expected "
+              f"{m:.4f} ({m - h:.4f}-{m + h:.4f})")
+        check(all(abs(g - w) < 2e-4 for g, w in zip(got, (m, m - h, m + h))), "mean and 95 % t-interval over the salts")
+
+
 def main():
     case, binary = sys.argv[1], sys.argv[2]
     if not os.access(binary, os.X_OK):
@@ -177,7 +214,7 @@ def main():
     if case == "k16_design":
         k16_design(binary, sys.argv[3])
     else:
-        {"fig10": fig10, "fig9": fig9, "merge_plot": merge_plot}[case](binary)
+        {"fig10": fig10, "fig9": fig9, "fig9_salts": fig9_salts, "merge_plot": merge_plot}[case](binary)
     print(f"{case}: {'FAIL' if FAILS else 'pass'}")
     return 1 if FAILS else 0
 
