@@ -170,7 +170,7 @@ def merge_plot(b):
         lo, hi = row["short_fct_p99_lo"], row["short_fct_p99_hi"]
         check(got is None or (lo is not None and lo <= got <= (hi if hi is not None else math.inf)),
               "the interval holds the p99")
-        check(all(os.path.getsize(os.path.join(d, f)) > 1000 for f in ("panels.png", "fct.png")), "the panels drawn")
+        check(all(os.path.getsize(os.path.join(d, f)) > 1000 for f in ("panels.png", "fct.png", "load.png")), "the panels drawn")
 
 
 def fig9_salts(b):
