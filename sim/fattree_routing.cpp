@@ -67,7 +67,8 @@ const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
 uint32_t FatTreeRouting::Hash(Ptr<const Packet> p, const Ipv4Header& header) const {
   uint8_t ports[4] = {0, 0, 0, 0};
   p->CopyData(ports, sizeof ports);
-  uint32_t h = mix(0x2545f491u + salt_ * 0x9e3779b9u, static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
+  uint32_t h = mix(0x2545f491u + salt_ * 0x9e3779b9u,
+                   static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
   h = mix(h, header.GetSource().Get());
   h = mix(h, header.GetDestination().Get());
   h = mix(h, header.GetProtocol());

@@ -36,7 +36,7 @@ struct FlowRec {
   uint64_t size = 0, sent = 0, recv = 0;
   uint16_t port = 0;
   int cdf = 0;
-  bool warm = false;  // --warm-start: arrived before t = 0
+  bool warm = false;        // --warm-start: arrived before t = 0
   uint64_t class_size = 0;  // the size that makes it short or long (a warm flow's drawn size)
   double start = 0, fct = -1;
   Ptr<Socket> tx, listen;

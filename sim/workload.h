@@ -15,7 +15,7 @@ struct Options {
   double load = 0.5;
   uint32_t seed = 1;
   uint32_t ecmp_salt = 0;  // the switches' ECMP hash salt (0: the default paths)
-  double duration = -1;  // simulated seconds in which flows and iterations start
+  double duration = -1;    // simulated seconds in which flows and iterations start
   int k = -1;
   double gbps = 10;
   double link_delay_us = 1;
