@@ -92,19 +92,16 @@ void Channel::start() {
   th_ = std::thread([this] { run(); });
 }
 
+// The requests already queued still run, as Gloo's group finishes its queue when destroyed: a
+// rank that dropped them would leave its peers' same requests without its contributions. Each
+// is bounded by the job's timeout, and after a failure the rest fail at once.
 Channel::~Channel() {
-  std::deque<Request> left;
   {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
-    left.swap(q_);
   }
   cv_.notify_all();
   if (th_.joinable()) th_.join();
-  for (auto& r : left)
-    if (r.done)
-      r.done(std::make_exception_ptr(
-          PanamaError(Cause::failed_before, "the backend was shut down before this all_reduce ran")));
   if (buf_) munmap(buf_, buf_bytes_);
 }
 
@@ -144,18 +141,26 @@ uint64_t Channel::requests_done() const {
   return done_;
 }
 
+size_t Channel::pending() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return q_.size() + (busy_ ? 1 : 0);
+}
+
 void Channel::run() {
   for (;;) {
-    Request r;
     {
-      std::unique_lock<std::mutex> l(mu_);
-      cv_.wait(l, [&] { return stop_ || !q_.empty(); });
-      if (q_.empty()) return;  // stopping
-      r = std::move(q_.front());
-      q_.pop_front();
-      busy_ = true;
-    }
-    serve(r);
+      Request r;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [&] { return stop_ || !q_.empty(); });
+        if (q_.empty()) return;  // stopping
+        r = std::move(q_.front());
+        q_.pop_front();
+        busy_ = true;
+      }
+      serve(r);
+    }  // The request (the caller's tensors, its Work) is freed here, before the channel reads as
+    // idle: after drain() this thread holds nothing of the caller's (docs/torch.md "Shutdown").
     {
       std::lock_guard<std::mutex> l(mu_);
       busy_ = false;

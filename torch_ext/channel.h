@@ -105,6 +105,8 @@ class Channel {
   size_t chunk_elems() const { return chunk_; }
   host::Stats stats() const;  // the host library's counters (without its lists of VIDs)
   uint64_t requests_done() const;
+  // Requests queued or being served.
+  size_t pending() const;
 
   // The store step of a request, public for tests: n elements from src to dst (may be equal),
   // divided by the world size when mean (fp32: IEEE division; bf16/fp16: the quotient rounded

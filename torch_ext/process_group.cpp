@@ -18,10 +18,14 @@ void log_once(const std::string& reason) {
   std::fflush(stderr);
 }
 
-std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world) {
-  static std::mutex mu;
-  static std::map<int, std::weak_ptr<Channel>> open;  // by job id
-  std::lock_guard<std::mutex> l(mu);
+namespace {
+std::mutex open_mu;
+std::map<int, std::weak_ptr<Channel>> open_by_job;  // guarded by open_mu
+}  // namespace
+
+std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world, void (*deleter)(Channel*)) {
+  std::lock_guard<std::mutex> l(open_mu);
+  auto& open = open_by_job;
   if (auto ch = open[c.job].lock()) {
     const auto& p = ch->params();
     if (p.rank != rank || p.world != world)
@@ -30,9 +34,21 @@ std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world) {
                                            std::to_string(rank) + " of " + std::to_string(world));
     return ch;
   }
-  auto ch = std::make_shared<Channel>(c, rank, world);
+  std::shared_ptr<Channel> ch;
+  if (deleter)
+    ch.reset(new Channel(c, rank, world), deleter);
+  else
+    ch = std::make_shared<Channel>(c, rank, world);
   open[c.job] = ch;
   return ch;
+}
+
+std::vector<std::shared_ptr<Channel>> open_channels() {
+  std::lock_guard<std::mutex> l(open_mu);
+  std::vector<std::shared_ptr<Channel>> v;
+  for (auto& [job, w] : open_by_job)
+    if (auto ch = w.lock()) v.push_back(std::move(ch));
+  return v;
 }
 
 PanamaWork::PanamaWork(std::vector<at::Tensor> outputs)

@@ -20,8 +20,12 @@ namespace panama::torchx {
 void log_once(const std::string& reason);
 
 // The one channel of a job in this process: the process group and a DDP hook's state share it,
-// so that their all-reduces keep one order and one VID sequence. Throws PanamaError.
-std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world);
+// so that their all-reduces keep one order and one VID sequence. Throws PanamaError. `deleter`
+// (nullptr: delete) destroys a new channel when its last owner lets go; the Python module's lets
+// go of the GIL first, since the channel's thread may need it to free a request's tensors.
+std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world, void (*deleter)(Channel*) = nullptr);
+// Every channel open in this process.
+std::vector<std::shared_ptr<Channel>> open_channels();
 
 // A request's Work: completed on the channel's thread; its future holds [tensor] (c10d's
 // convention, which DDP's comm hooks accept as they are).

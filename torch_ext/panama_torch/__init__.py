@@ -16,6 +16,7 @@ For jobs that keep Gloo as their process group, the DDP communication hook:
     state = panama_torch.HookState()         # reads PANAMA_*, checks path and design
     model.register_comm_hook(state, panama_torch.allreduce_hook)
 """
+import atexit
 import sys
 
 import torch
@@ -69,6 +70,9 @@ def _create_process_group(store, rank, world_size, timeout):
 
 if BACKEND.upper() not in dist.Backend._plugins:
     dist.Backend.register_backend(BACKEND, _create_process_group)
+# Requests still queued or running at exit complete (and free their tensors) while the interpreter
+# is whole; after that the channel's thread never needs Python (docs/torch.md "Shutdown").
+atexit.register(_C._drain_at_exit)
 
 
 class HookState:

@@ -2,7 +2,7 @@
 # panama_torch end to end in network namespaces (ctest torch.netns.*; docs/torch.md "Tests"): the
 # check scripts of this folder as every worker of scripts/testbed --torch.
 #   netns.sh CASE BUILD_DIR      CASE: allreduce | formats | ddp | determinism | late | kill | fallback | compress
-#                                      | cnn1m
+#                                      | cnn1m | exit
 # Exit 0 pass, 1 fail, 77 skip (no network namespaces here).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -133,6 +133,15 @@ check(acc > 0.5, f"test accuracy after one epoch {100 * acc:.1f} % (chance: 10 %
 sys.exit(0 if ok else 1)
 PY
     ;;
+  exit)  # shutdown with an all_reduce in flight: destroy_process_group returns with the exact sum;
+    # an exit waits for it (one log line per rank) and every rank exits 0
+    testbed "destroy_process_group with an all_reduce in flight, 3 workers" --engine soft --workers 3 \
+      --placement 2,0,1 --torch "$here/check_exit.py" destroy
+    testbed "exit with an all_reduce in flight, 3 workers" --engine soft --workers 3 --placement 1,2,0 \
+      --torch "$here/check_exit.py" exit
+    n=$(grep -c "testbed: panama_torch: waiting at exit for 1 all_reduce(s) of job" "$work/out")
+    [ "$n" = 1 ] || { echo "FAIL: the exit handler's line 'waiting at exit for 1 all_reduce(s)' was printed $n times (1 expected: testbed prints each distinct line once)"; exit 1; }
+    echo "every rank waited at exit for its all_reduce in flight (logged) and exited 0" ;;
   *) echo "netns.sh: unknown case $case_"; exit 2 ;;
 esac
 echo "PASS: $case_"
