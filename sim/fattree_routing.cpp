@@ -64,12 +64,15 @@ const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
 // The 5-tuple: addresses, protocol, and the first four bytes of the L4 header (the ports of both
 // TCP and UDP), salted with the switch so that successive levels choose independently, and with
 // --ecmp-salt (0 adds nothing). p starts at the L4 header.
+void FatTreeRouting::set_salt(uint32_t salt) {
+  seed_ = mix(0x2545f491u + salt * 0x9e3779b9u,
+              static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
+}
+
 uint32_t FatTreeRouting::Hash(Ptr<const Packet> p, const Ipv4Header& header) const {
   uint8_t ports[4] = {0, 0, 0, 0};
   p->CopyData(ports, sizeof ports);
-  uint32_t h = mix(0x2545f491u + salt_ * 0x9e3779b9u,
-                   static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
-  h = mix(h, header.GetSource().Get());
+  uint32_t h = mix(seed_, header.GetSource().Get());
   h = mix(h, header.GetDestination().Get());
   h = mix(h, header.GetProtocol());
   return mix(h, (uint32_t(ports[0]) << 24) | (uint32_t(ports[1]) << 16) | (uint32_t(ports[2]) << 8) | ports[3]);

@@ -76,7 +76,7 @@ struct FatTree {
 
 class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
  public:
-  FatTreeRouting(const FatTree* tree, Node node) : tree_(tree), node_(std::move(node)) {}
+  FatTreeRouting(const FatTree* tree, Node node) : tree_(tree), node_(std::move(node)) { set_salt(0); }
 
   ns3::Ptr<ns3::Ipv4Route> RouteOutput(ns3::Ptr<ns3::Packet> p, const ns3::Ipv4Header& header,
                                        ns3::Ptr<ns3::NetDevice> oif, ns3::Socket::SocketErrno& sockerr) override;
@@ -93,7 +93,7 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   uint64_t unroutable() const { return unroutable_; }
   // ECMP hash salt: another salt, another draw of the up-paths for the same 5-tuples (0: the
   // default paths).
-  void set_salt(uint32_t salt) { salt_ = salt; }
+  void set_salt(uint32_t salt);
 
   // A switch's forwarding path without ns-3's IPv4 layer: each of the node's point-to-point
   // devices hands its IPv4 packets to Forward, which routes them as RouteInput does and puts them
@@ -113,7 +113,7 @@ class FatTreeRouting : public ns3::Ipv4RoutingProtocol {
   Node node_;
   ns3::Ptr<ns3::Ipv4> ipv4_;
   uint64_t unroutable_ = 0;
-  uint32_t salt_ = 0;
+  uint32_t seed_ = 0;  // the hash's start: the salt mixed with this switch (constant per switch)
   // Switch path: the traffic-control layer and the device of every IPv4 interface.
   ns3::Ptr<ns3::TrafficControlLayer> tc_;
   std::vector<ns3::Ptr<ns3::NetDevice>> dev_of_iface_;
