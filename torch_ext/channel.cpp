@@ -99,6 +99,7 @@ Channel::~Channel() {
   {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
+    closing_ = true;
   }
   cv_.notify_all();
   if (th_.joinable()) th_.join();
@@ -131,6 +132,18 @@ void Channel::drain() {
   idle_cv_.wait(l, [&] { return q_.empty() && !busy_; });
 }
 
+void Channel::close() {
+  std::lock_guard<std::mutex> l(mu_);
+  closing_ = true;
+}
+
+bool Channel::drain_for(int ms) {
+  std::unique_lock<std::mutex> l(mu_);
+  return idle_cv_.wait_for(l, std::chrono::milliseconds(ms), [&] { return q_.empty() && !busy_; });
+}
+
+void Channel::abandon() { abandoned_ = true; }
+
 host::Stats Channel::stats() const {
   std::lock_guard<std::mutex> l(mu_);
   return stats_;
@@ -158,7 +171,18 @@ void Channel::run() {
         q_.pop_front();
         busy_ = true;
       }
-      serve(r);
+      bool skip;
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        skip = closing_ && closing_failed_;
+      }
+      if (skip)
+        finish_now(r, std::make_exception_ptr(PanamaError(
+                          Cause::failed_before, "not run: the backend is shutting down after a failed all_reduce")));
+      else
+        serve(r);
+      // The process exits without this request: freeing it (or completing it) could need Python.
+      if (abandoned_) new Request(std::move(r));  // NOLINT: leaked on purpose
     }  // The request (the caller's tensors, its Work) is freed here, before the channel reads as
     // idle: after drain() this thread holds nothing of the caller's (docs/torch.md "Shutdown").
     {
@@ -360,8 +384,13 @@ void Channel::finish(Request& r, std::exception_ptr err, bool ends) {
     stats_.bytes_reduced = s.bytes_reduced;
     stats_.seconds = s.seconds;
     if (ends && err && failed_.empty()) failed_ = message_of(err);
+    if (err && closing_) closing_failed_ = true;
   }
-  if (r.done) r.done(err);
+  finish_now(r, err);
+}
+
+void Channel::finish_now(Request& r, std::exception_ptr err) {
+  if (r.done && !abandoned_) r.done(err);
 }
 
 void Channel::note_vids() {

@@ -16,6 +16,7 @@
 // when the accelerator fails and come back together (docs/torch.md "Fallback and re-join").
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -79,7 +80,9 @@ class Channel {
   Channel(const Config& c, int rank, int world);
   // With a link of the caller's (tests: host::LoopbackTransport).
   Channel(const Config& c, int rank, int world, std::unique_ptr<host::Transport> link);
-  ~Channel();  // requests still queued end with an error; the one running finishes first
+  // The requests still queued run first (close(): a failure ends the rest at once); then the
+  // channel's thread ends. Never call it on that thread (on_own_thread()).
+  ~Channel();
   Channel(const Channel&) = delete;
   Channel& operator=(const Channel&) = delete;
 
@@ -92,6 +95,16 @@ class Channel {
   void probe();
   // Returns when every request submitted so far has completed.
   void drain();
+  // Shutdown (docs/torch.md "Shutdown"). close(): from now on a request that fails ends the
+  // queue, the rest failing at once. drain_for(): drain() for at most ms; false when requests
+  // remain. abandon(): the process is exiting without them: requests that finish from now on are
+  // neither completed nor freed (their callbacks and tensors may need an interpreter that is
+  // going away).
+  void close();
+  bool drain_for(int ms);
+  void abandon();
+  bool abandoned() const { return abandoned_; }
+  bool on_own_thread() const { return std::this_thread::get_id() == th_.get_id(); }
   // From now on an accelerator failure moves this and the following requests to Gloo (Request::
   // gloo) at the request every rank agrees on through `peers`, and every `rejoin_every` requests
   // on Gloo (0: never) all ranks probe the accelerator with new VIDs, each probe bounded by
@@ -120,6 +133,8 @@ class Channel {
   void serve_alone(Request& r);
   void serve_agreed(Request& r, uint64_t k);
   void finish(Request& r, std::exception_ptr err, bool ends);
+  // r.done(err), unless the channel was abandoned.
+  void finish_now(Request& r, std::exception_ptr err);
   // The accelerator part of a request (fill, then the calls): the framework's error of fill in
   // *own, the accelerator's error returned. A failed fill still makes the calls (with zeros) when
   // peers agree on the outcome, so that every rank's VIDs stay in step.
@@ -150,6 +165,8 @@ class Channel {
   std::condition_variable cv_, idle_cv_;
   std::deque<Request> q_;
   bool busy_ = false, stop_ = false;
+  bool closing_ = false, closing_failed_ = false;  // close(); a request failed since
+  std::atomic<bool> abandoned_{false};
   std::string failed_;  // the first failure's message: later requests are refused
   // Fallback (enable_fallback): the channel's thread only, but for the copy in fb_ (under mu_).
   std::shared_ptr<Peers> peers_;

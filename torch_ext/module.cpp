@@ -12,28 +12,37 @@ using panama::torchx::PanamaError;
 
 namespace {
 
-// A channel's last owner may be Python (a ProcessGroupPanama or Channel object going away, with
-// the GIL held). ~Channel joins the channel's thread, which may be freeing a request's tensors:
-// a tensor whose Python object died first needs the GIL to go, so the join must not hold it.
-void delete_channel(Channel* ch) {
+// The runner of run_unlocked: the last owner of a channel or a Gloo group may be Python (an
+// object going away with the GIL held). Freeing it joins threads that may be freeing a request's
+// tensors, and a tensor whose Python object died first needs the GIL to go.
+void unlocked(const std::function<void()>& f) {
   if (Py_IsInitialized() && PyGILState_Check()) {
     py::gil_scoped_release nogil;
-    delete ch;
+    f();
   } else {
-    delete ch;
+    f();
   }
 }
 
-// Registered with atexit by panama_torch: before the interpreter finalizes, every request still
-// queued or running completes and its tensors are freed. A thread that asks for the GIL once
-// finalization has begun is ended by Python mid-destructor (std::terminate), so the channel's
-// thread must be done with Python objects by then.
+// Registered with atexit by panama_torch (docs/torch.md "Shutdown"): before the interpreter
+// finalizes, the requests still queued or running complete and their tensors are freed. A thread
+// that asks for the GIL once finalization has begun is ended by Python mid-destructor
+// (std::terminate), so the channel's thread must be done with Python objects by then. The wait is
+// bounded (kExitWaitMs per channel); a channel still busy after it is abandoned.
+constexpr int kExitWaitMs = 60000;
 void drain_at_exit() {
   for (const auto& ch : panama::torchx::open_channels()) {
-    if (const size_t n = ch->pending())
-      panama::torchx::log_once("waiting at exit for " + std::to_string(n) + " all_reduce(s) of job " +
-                               std::to_string(ch->config().job) + " still queued or running");
-    ch->drain();
+    ch->close();
+    const size_t n = ch->pending();
+    if (n == 0) continue;
+    const std::string job = std::to_string(ch->config().job);
+    panama::torchx::log_once("waiting at exit (at most " + std::to_string(kExitWaitMs / 1000) + " s) for " +
+                             std::to_string(n) + " all_reduce(s) of job " + job + " still queued or running");
+    if (!ch->drain_for(kExitWaitMs)) {
+      ch->abandon();
+      panama::torchx::log_once("exiting without job " + job + "'s " + std::to_string(ch->pending()) +
+                               " unfinished all_reduce(s): its peers' same calls will time out");
+    }
   }
 }
 
@@ -96,10 +105,8 @@ void bind_config(py::module_& m) {
 void bind_channel(py::module_& m) {
   py::class_<Channel, std::shared_ptr<Channel>>(m, "Channel",
                                                 "a job's link to the accelerator (one per job and process)")
-      .def(py::init([](const Config& c, int rank, int world) {
-             return panama::torchx::open_channel(c, rank, world, delete_channel);
-           }),
-           py::arg("config"), py::arg("rank"), py::arg("world_size"), py::call_guard<py::gil_scoped_release>())
+      .def(py::init(&panama::torchx::open_channel), py::arg("config"), py::arg("rank"), py::arg("world_size"),
+           py::call_guard<py::gil_scoped_release>())
       .def("probe", &Channel::probe, py::call_guard<py::gil_scoped_release>(),
            "sum known values once: raises PanamaError (switch unreachable, design mismatch)")
       .def("drain", &Channel::drain, py::call_guard<py::gil_scoped_release>())
@@ -155,6 +162,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("channel", &panama::torchx::ProcessGroupPanama::channel)
       .def_property_readonly("fallback", &panama::torchx::ProcessGroupPanama::fallback);
   m.def("log_once", &panama::torchx::log_once);
+  panama::torchx::set_unlocked_runner(&unlocked);
   m.def("_drain_at_exit", &drain_at_exit, py::call_guard<py::gil_scoped_release>(),
         "wait for every open channel's requests (panama_torch registers it with atexit)");
 }

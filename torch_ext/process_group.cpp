@@ -1,9 +1,11 @@
 #include "process_group.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <ATen/ATen.h>
 
@@ -21,24 +23,53 @@ void log_once(const std::string& reason) {
 namespace {
 std::mutex open_mu;
 std::map<int, std::weak_ptr<Channel>> open_by_job;  // guarded by open_mu
+std::set<int> closing_jobs;                         // channels being freed; guarded by open_mu
+std::atomic<void (*)(const std::function<void()>&)> unlocked_runner{nullptr};
+
+void free_channel(Channel* ch, int job) {
+  {
+    std::lock_guard<std::mutex> l(open_mu);
+    closing_jobs.insert(job);
+  }
+  run_unlocked([ch] { delete ch; });
+  std::lock_guard<std::mutex> l(open_mu);
+  closing_jobs.erase(job);
+}
 }  // namespace
 
-std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world, void (*deleter)(Channel*)) {
+void run_unlocked(const std::function<void()>& f) {
+  if (auto r = unlocked_runner.load())
+    r(f);
+  else
+    f();
+}
+
+void set_unlocked_runner(void (*runner)(const std::function<void()>&)) { unlocked_runner = runner; }
+
+std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world) {
+  std::shared_ptr<Channel> found;  // outlives the lock: as a last reference it frees the channel, which takes open_mu
   std::lock_guard<std::mutex> l(open_mu);
   auto& open = open_by_job;
-  if (auto ch = open[c.job].lock()) {
-    const auto& p = ch->params();
+  if (closing_jobs.count(c.job))
+    throw PanamaError(Cause::config, "job " + std::to_string(c.job) +
+                                         "'s previous channel in this process is still shutting down (its queued "
+                                         "all_reduces run first): open it again after that");
+  if ((found = open[c.job].lock())) {
+    const auto& p = found->params();
     if (p.rank != rank || p.world != world)
       throw PanamaError(Cause::config, "job " + std::to_string(c.job) + " is open in this process as rank " +
                                            std::to_string(p.rank) + " of " + std::to_string(p.world) + ", not rank " +
                                            std::to_string(rank) + " of " + std::to_string(world));
-    return ch;
+    return found;
   }
-  std::shared_ptr<Channel> ch;
-  if (deleter)
-    ch.reset(new Channel(c, rank, world), deleter);
-  else
-    ch = std::make_shared<Channel>(c, rank, world);
+  const int job = c.job;
+  std::shared_ptr<Channel> ch(new Channel(c, rank, world), [job](Channel* p) {
+    if (p->abandoned()) return;  // its thread still runs, in a process that is exiting: never freed
+    if (p->on_own_thread())
+      std::thread([p, job] { free_channel(p, job); }).detach();  // ~Channel joins that thread
+    else
+      free_channel(p, job);
+  });
   open[c.job] = ch;
   return ch;
 }
@@ -171,6 +202,17 @@ ProcessGroupPanama::ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusi
   if (store && c.fallback)
     ch_->enable_fallback(std::make_shared<StorePeers>(store, getRank(), getSize()), c.rejoin_every, c.rejoin_probe_ms);
   init();
+}
+
+ProcessGroupPanama::~ProcessGroupPanama() {
+  auto ch = std::move(ch_);
+  auto gloo = std::move(gloo_);
+  auto last = std::move(last_gloo_);
+  run_unlocked([&] {
+    last.reset();
+    gloo.reset();
+    ch.reset();
+  });
 }
 
 template <class F>

@@ -4,6 +4,7 @@
 // device goes to an internal Gloo group with one log line per distinct reason.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,11 +20,18 @@ namespace panama::torchx {
 // Writes "panama_torch: <reason>" to stderr the first time a reason is seen in this process.
 void log_once(const std::string& reason);
 
+// Runs f. The Python module installs a runner that lets go of the GIL around f: freeing a
+// channel or a Gloo group waits for threads that may need the GIL to free a request's tensors
+// (docs/torch.md "Shutdown").
+void run_unlocked(const std::function<void()>& f);
+void set_unlocked_runner(void (*runner)(const std::function<void()>&));
+
 // The one channel of a job in this process: the process group and a DDP hook's state share it,
-// so that their all-reduces keep one order and one VID sequence. Throws PanamaError. `deleter`
-// (nullptr: delete) destroys a new channel when its last owner lets go; the Python module's lets
-// go of the GIL first, since the channel's thread may need it to free a request's tensors.
-std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world, void (*deleter)(Channel*) = nullptr);
+// so that their all-reduces keep one order and one VID sequence. Throws PanamaError, also while
+// the job's previous channel is still shutting down. Its last owner frees it through
+// run_unlocked; on the channel's own thread (a callback's closure held the last reference) the
+// freeing moves to a thread of its own.
+std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world);
 // Every channel open in this process.
 std::vector<std::shared_ptr<Channel>> open_channels();
 
@@ -71,6 +79,7 @@ class ProcessGroupPanama : public c10d::ProcessGroup {
   // request every rank agrees on, and re-join probes bring it back (Channel::enable_fallback).
   ProcessGroupPanama(std::shared_ptr<Channel> ch, c10::intrusive_ptr<c10d::ProcessGroup> gloo,
                      c10::intrusive_ptr<c10d::Store> store = {});
+  ~ProcessGroupPanama() override;  // lets go of the channel and the Gloo group through run_unlocked
   const std::string getBackendName() const override { return "panama"; }
   std::shared_ptr<Channel> channel() const { return ch_; }
   c10::intrusive_ptr<c10d::ProcessGroup> fallback() const { return gloo_; }

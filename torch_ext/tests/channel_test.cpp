@@ -462,6 +462,92 @@ TEST(TorchChannel, StandInGoneEndsInBoundedTimeOutputUntouched) {
   }
 }
 
+// Queues a request on ch; `done` receives its error message ("" on success) and when it ended.
+struct Pending {
+  std::promise<std::pair<std::string, std::chrono::steady_clock::time_point>> p;
+  std::future<std::pair<std::string, std::chrono::steady_clock::time_point>> f = p.get_future();
+};
+void submit_async(Channel& ch, std::vector<uint8_t>& data, Pending& out) {
+  Request r;
+  r.elems = data.size() / elem_bytes(ch.config().format);
+  r.fill = [&data](uint8_t* b) { std::memcpy(b, data.data(), data.size()); };
+  r.out = data.data();
+  r.done = [&out](std::exception_ptr e) {
+    std::string m;
+    if (e) try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        m = x.what();
+      }
+    out.p.set_value({m, std::chrono::steady_clock::now()});
+  };
+  ch.submit(std::move(r));
+}
+
+// docs/torch.md "Shutdown": a channel freed with requests queued runs them (as Gloo's group
+// does), so every rank contributes to each; the sums are exact.
+TEST(TorchChannel, FreedChannelRunsItsQueue) {
+  const std::vector<int> port_of{1, 0};
+  Env env = base_env();
+  Bed bed(env["PANAMA_DESIGN"], contexts(port_of, 2, 7));
+  Workers w(bed, env, port_of);
+  constexpr int kQueued = 3;
+  std::vector<std::vector<std::vector<uint8_t>>> data(2);
+  std::vector<Bits> want;
+  for (int q = 0; q < kQueued; ++q) {
+    std::vector<Bits> in{random_bits(50000, 10 + q, Format::fp32), random_bits(50000, 20 + q, Format::fp32)};
+    want.push_back(tree_sum(in, port_of, Format::fp32));
+    for (size_t r = 0; r < 2; ++r) data[r].push_back(to_bytes(in[r], 4));
+  }
+  std::vector<std::vector<Pending>> pend(2);
+  for (auto& p : pend) p = std::vector<Pending>(kQueued);
+  for (size_t r = 0; r < 2; ++r)
+    for (int q = 0; q < kQueued; ++q) submit_async(*w.ch[r], data[r][q], pend[r][q]);
+  std::vector<std::thread> th;  // each rank frees its channel at once, with its queue full
+  for (size_t r = 0; r < 2; ++r) th.emplace_back([&, r] { w.ch[r].reset(); });
+  for (auto& t : th) t.join();
+  for (size_t r = 0; r < 2; ++r)
+    for (int q = 0; q < kQueued; ++q) {
+      ASSERT_EQ(pend[r][q].f.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+      EXPECT_EQ(pend[r][q].f.get().first, "") << "rank " << r << " request " << q;
+      EXPECT_EQ(from_bytes(data[r][q], 4), want[static_cast<size_t>(q)]) << "rank " << r << " request " << q;
+    }
+}
+
+// A closing channel whose request fails fails the rest of its queue at once (one call timeout in
+// all, not one per request).
+TEST(TorchChannel, ClosingChannelEndsItsQueueAfterAFailure) {
+  Env env = base_env();
+  env["PANAMA_STATUS_WAIT_MS"] = "50";  // call timeout: max(800 ms, 40 status waits) = 2 s
+  Bed bed(env["PANAMA_DESIGN"], contexts({0, 1}, 2, 7));
+  Workers w(bed, env, {0, 1});
+  bed.halt();  // no stand-in: the first request of each rank times out
+  constexpr int kQueued = 4;
+  std::vector<std::vector<std::vector<uint8_t>>> data(2);
+  for (size_t r = 0; r < 2; ++r)
+    for (int q = 0; q < kQueued; ++q) data[r].push_back(to_bytes(random_bits(20000, 30 + q, Format::fp32), 4));
+  std::vector<std::vector<Pending>> pend(2);
+  for (auto& p : pend) p = std::vector<Pending>(kQueued);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t r = 0; r < 2; ++r) {
+    w.ch[r]->close();
+    for (int q = 0; q < kQueued; ++q) submit_async(*w.ch[r], data[r][q], pend[r][q]);
+  }
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_TRUE(w.ch[r]->drain_for(10000)) << "rank " << r << ": the queue did not end within 10 s";
+    const auto first = pend[r][0].f.get();
+    EXPECT_NE(first.first.find("no result in time"), std::string::npos) << first.first;
+    for (int q = 1; q < kQueued; ++q) {
+      const auto rest = pend[r][q].f.get();
+      EXPECT_NE(rest.first.find("not run: the backend is shutting down after a failed all_reduce"), std::string::npos)
+          << "rank " << r << " request " << q << ": " << rest.first;
+      EXPECT_LT(std::chrono::duration<double>(rest.second - first.second).count(), 0.5)
+          << "request " << q << " was not failed at once";
+    }
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0 + 2.0);
+}
+
 // The ranks' agreement in memory (the process group uses c10d's store).
 struct Board {
   std::mutex m;

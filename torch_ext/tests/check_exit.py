@@ -2,8 +2,10 @@
 
     scripts/testbed --engine soft --workers 3 --torch torch_ext/tests/check_exit.py destroy|exit
 
-The request's tensor has no Python object of its own left (only a view of its storage is kept),
-so the channel's thread needs the GIL to free it.
+The request's tensor keeps no Python object of its own: only a detached alias of its storage
+(no autograd base, so it holds no reference to the tensor) is kept. Its Python object dies while
+the request holds the tensor, PyTorch hands that object to the tensor, and the channel's thread
+needs the GIL to free it.
 destroy: dist.destroy_process_group() while the all_reduce runs frees the group and its channel
          with the GIL held. It must return (the channel's thread finishes the request and frees
          it), within 30 s, and the view must hold the exact sum.
@@ -27,7 +29,8 @@ dist.init_process_group("panama")
 rank, world = dist.get_rank(), dist.get_world_size()
 n = 3_000_000
 big = torch.full((n,), float(rank + 1))
-view = big[:]  # the storage, through another tensor object
+view = big.detach()  # the storage, through another tensor that holds no reference to big
+assert view._base is None
 dist.barrier()
 t0 = time.monotonic()
 work = dist.all_reduce(big, async_op=True)
