@@ -115,6 +115,7 @@ void Channel::submit(Request r) {
                                             " bytes (PANAMA_BUFFER_MB)");
   {
     std::lock_guard<std::mutex> l(mu_);
+    if (closing_) throw PanamaError(Cause::failed_before, "the backend is shutting down (the interpreter is exiting)");
     if (!failed_.empty())
       throw PanamaError(Cause::failed_before, "an earlier all_reduce failed (" + failed_ +
                                                   "); the workers' VIDs are no longer in step: start the job again");

@@ -44,6 +44,9 @@ void drain_at_exit() {
                                " unfinished all_reduce(s): its peers' same calls will time out");
     }
   }
+  // Channels whose last reference has gone, their queues still running (freed on another thread).
+  if (const size_t n = panama::torchx::wait_freed(kExitWaitMs))
+    panama::torchx::log_once("exiting while " + std::to_string(n) + " channel(s) are still being freed");
 }
 
 py::dict stats_dict(const Channel& ch) {

@@ -1,6 +1,7 @@
 #include "process_group.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -21,19 +22,40 @@ void log_once(const std::string& reason) {
 }
 
 namespace {
-std::mutex open_mu;
-std::map<int, std::weak_ptr<Channel>> open_by_job;  // guarded by open_mu
-std::set<int> closing_jobs;                         // channels being freed; guarded by open_mu
+// The channels of this process by job. An entry stays from the channel's opening until its
+// freeing has ended: an entry whose channel can no longer be locked is a channel being freed
+// (its queue running). Never destroyed, so that a freeing that outlasts exit() finds it.
+struct Registry {
+  std::mutex mu;
+  std::condition_variable freed;
+  struct Entry {
+    std::weak_ptr<Channel> ch;
+    const Channel* id = nullptr;  // which channel (never dereferenced: it may be freed)
+    bool abandoned = false;       // left running at exit: never freed, never waited for
+  };
+  std::map<int, Entry> jobs;
+};
+Registry& registry() {
+  static auto* r = new Registry;  // NOLINT: never freed on purpose
+  return *r;
+}
 std::atomic<void (*)(const std::function<void()>&)> unlocked_runner{nullptr};
 
 void free_channel(Channel* ch, int job) {
-  {
-    std::lock_guard<std::mutex> l(open_mu);
-    closing_jobs.insert(job);
-  }
   run_unlocked([ch] { delete ch; });
-  std::lock_guard<std::mutex> l(open_mu);
-  closing_jobs.erase(job);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> l(reg.mu);
+  auto it = reg.jobs.find(job);
+  if (it != reg.jobs.end() && it->second.id == ch) reg.jobs.erase(it);
+  reg.freed.notify_all();
+}
+
+void leave_abandoned(const Channel* ch, int job) {
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> l(reg.mu);
+  auto it = reg.jobs.find(job);
+  if (it != reg.jobs.end() && it->second.id == ch) it->second.abandoned = true;
+  reg.freed.notify_all();
 }
 }  // namespace
 
@@ -47,14 +69,15 @@ void run_unlocked(const std::function<void()>& f) {
 void set_unlocked_runner(void (*runner)(const std::function<void()>&)) { unlocked_runner = runner; }
 
 std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world) {
-  std::shared_ptr<Channel> found;  // outlives the lock: as a last reference it frees the channel, which takes open_mu
-  std::lock_guard<std::mutex> l(open_mu);
-  auto& open = open_by_job;
-  if (closing_jobs.count(c.job))
-    throw PanamaError(Cause::config, "job " + std::to_string(c.job) +
-                                         "'s previous channel in this process is still shutting down (its queued "
-                                         "all_reduces run first): open it again after that");
-  if ((found = open[c.job].lock())) {
+  Registry& reg = registry();
+  std::shared_ptr<Channel> found;  // outlives the lock: as a last reference it frees the channel
+  std::lock_guard<std::mutex> l(reg.mu);
+  auto it = reg.jobs.find(c.job);
+  if (it != reg.jobs.end()) {
+    if (!(found = it->second.ch.lock()))
+      throw PanamaError(Cause::config, "job " + std::to_string(c.job) +
+                                           "'s previous channel in this process is still shutting down (its queued "
+                                           "all_reduces run first): open it again after that");
     const auto& p = found->params();
     if (p.rank != rank || p.world != world)
       throw PanamaError(Cause::config, "job " + std::to_string(c.job) + " is open in this process as rank " +
@@ -63,23 +86,40 @@ std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world) {
     return found;
   }
   const int job = c.job;
-  std::shared_ptr<Channel> ch(new Channel(c, rank, world), [job](Channel* p) {
-    if (p->abandoned()) return;  // its thread still runs, in a process that is exiting: never freed
+  auto* raw = new Channel(c, rank, world);
+  std::shared_ptr<Channel> ch(raw, [job](Channel* p) {
+    if (p->abandoned()) {  // its thread still runs, in a process that is exiting: never freed
+      leave_abandoned(p, job);
+      return;
+    }
     if (p->on_own_thread())
       std::thread([p, job] { free_channel(p, job); }).detach();  // ~Channel joins that thread
     else
       free_channel(p, job);
   });
-  open[c.job] = ch;
+  reg.jobs[job] = {ch, raw, false};
   return ch;
 }
 
 std::vector<std::shared_ptr<Channel>> open_channels() {
-  std::lock_guard<std::mutex> l(open_mu);
+  Registry& reg = registry();
+  std::lock_guard<std::mutex> l(reg.mu);
   std::vector<std::shared_ptr<Channel>> v;
-  for (auto& [job, w] : open_by_job)
-    if (auto ch = w.lock()) v.push_back(std::move(ch));
+  for (auto& [job, e] : reg.jobs)
+    if (auto ch = e.ch.lock()) v.push_back(std::move(ch));
   return v;
+}
+
+size_t wait_freed(int ms) {
+  Registry& reg = registry();
+  std::unique_lock<std::mutex> l(reg.mu);
+  auto closing = [&] {
+    size_t n = 0;
+    for (auto& [job, e] : reg.jobs) n += e.ch.expired() && !e.abandoned;
+    return n;
+  };
+  reg.freed.wait_for(l, std::chrono::milliseconds(ms), [&] { return closing() == 0; });
+  return closing();
 }
 
 PanamaWork::PanamaWork(std::vector<at::Tensor> outputs)

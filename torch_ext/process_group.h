@@ -34,6 +34,8 @@ void set_unlocked_runner(void (*runner)(const std::function<void()>&));
 std::shared_ptr<Channel> open_channel(const Config& c, int rank, int world);
 // Every channel open in this process.
 std::vector<std::shared_ptr<Channel>> open_channels();
+// Waits up to ms for the channels being freed (their queues running); returns how many remain.
+size_t wait_freed(int ms);
 
 // A request's Work: completed on the channel's thread; its future holds [tensor] (c10d's
 // convention, which DDP's comm hooks accept as they are).

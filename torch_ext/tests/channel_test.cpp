@@ -530,8 +530,8 @@ TEST(TorchChannel, ClosingChannelEndsItsQueueAfterAFailure) {
   for (auto& p : pend) p = std::vector<Pending>(kQueued);
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t r = 0; r < 2; ++r) {
-    w.ch[r]->close();
     for (int q = 0; q < kQueued; ++q) submit_async(*w.ch[r], data[r][q], pend[r][q]);
+    w.ch[r]->close();  // while the first request waits for the stand-in
   }
   for (size_t r = 0; r < 2; ++r) {
     EXPECT_TRUE(w.ch[r]->drain_for(10000)) << "rank " << r << ": the queue did not end within 10 s";
@@ -546,6 +546,15 @@ TEST(TorchChannel, ClosingChannelEndsItsQueueAfterAFailure) {
     }
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0 + 2.0);
+  // A closed channel takes no new request (the interpreter is exiting).
+  std::vector<uint8_t> more = to_bytes(random_bits(10, 1, Format::fp32), 4);
+  Pending late;
+  try {
+    submit_async(*w.ch[0], more, late);
+    ADD_FAILURE() << "a closed channel took a request";
+  } catch (const PanamaError& e) {
+    EXPECT_NE(std::string(e.what()).find("shutting down"), std::string::npos) << e.what();
+  }
 }
 
 // The ranks' agreement in memory (the process group uses c10d's store).
@@ -636,6 +645,69 @@ Bits rank_order_sum(const std::vector<Bits>& in) {
     out[i] = ref::float_to_bits(s);
   }
   return out;
+}
+
+// On the fallback path a failed request does not end the job (the next one tries Gloo again),
+// so without close()'s rule a closing channel would wait out every queued request: here Gloo
+// fails after 0.7 s each time (its peers gone), and the queue of 4 must end after the first.
+TEST(TorchChannel, ClosingChannelWithPeersEndsItsQueueAfterAFailure) {
+  Env env = base_env();
+  env["PANAMA_TIMEOUT_MS"] = "300";
+  env["PANAMA_REPAIR_ROUNDS"] = "0";
+  Bed bed(env["PANAMA_DESIGN"], contexts({0, 1}, 2, 7));
+  Workers w(bed, env, {0, 1});
+  auto board = std::make_shared<Board>();
+  for (int r = 0; r < 2; ++r)
+    w.ch[static_cast<size_t>(r)]->enable_fallback(std::make_shared<MemPeers>(board, r, 2), 0, 300);
+  std::vector<std::string> err;
+  w.probe_all(err);
+  for (const auto& e : err) ASSERT_EQ(e, "");
+  bed.halt();
+  constexpr int kQueued = 4;
+  std::vector<std::vector<std::vector<uint8_t>>> data(2);
+  std::vector<std::vector<Pending>> pend(2);
+  for (size_t r = 0; r < 2; ++r) {
+    pend[r] = std::vector<Pending>(kQueued);
+    for (int q = 0; q < kQueued; ++q) data[r].push_back(to_bytes(random_bits(2000, 40 + q, Format::fp32), 4));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (size_t r = 0; r < 2; ++r) {
+    for (int q = 0; q < kQueued; ++q) {
+      Request req;
+      auto& d = data[r][static_cast<size_t>(q)];
+      auto& out = pend[r][static_cast<size_t>(q)];
+      req.elems = d.size() / 4;
+      req.fill = [&d](uint8_t* b) { std::memcpy(b, d.data(), d.size()); };
+      req.out = d.data();
+      req.gloo = [] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        throw std::runtime_error("Gloo: a peer is gone");
+      };
+      req.done = [&out](std::exception_ptr e) {
+        std::string m;
+        if (e) try {
+            std::rethrow_exception(e);
+          } catch (const std::exception& x) {
+            m = x.what();
+          }
+        out.p.set_value({m, std::chrono::steady_clock::now()});
+      };
+      w.ch[r]->submit(std::move(req));
+    }
+    w.ch[r]->close();
+  }
+  for (size_t r = 0; r < 2; ++r) {
+    EXPECT_TRUE(w.ch[r]->drain_for(20000)) << "rank " << r;
+    const auto first = pend[r][0].f.get();
+    EXPECT_NE(first.first, "") << "rank " << r << ": the first request should fail (no stand-in, Gloo failing)";
+    for (int q = 1; q < kQueued; ++q) {
+      const auto rest = pend[r][static_cast<size_t>(q)].f.get();
+      EXPECT_NE(rest.first.find("not run: the backend is shutting down after a failed all_reduce"), std::string::npos)
+          << "rank " << r << " request " << q << ": " << rest.first;
+    }
+  }
+  // One accelerator timeout (0.3 s) and one Gloo failure (0.7 s), not four of each.
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.5);
 }
 
 // The stand-in goes away mid-job: both ranks move to Gloo at the same request (its input intact),
