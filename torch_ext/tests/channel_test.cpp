@@ -467,11 +467,13 @@ struct Pending {
   std::promise<std::pair<std::string, std::chrono::steady_clock::time_point>> p;
   std::future<std::pair<std::string, std::chrono::steady_clock::time_point>> f = p.get_future();
 };
-void submit_async(Channel& ch, std::vector<uint8_t>& data, Pending& out) {
+// `gloo`: the request's fallback (the fallback path).
+void submit_async(Channel& ch, std::vector<uint8_t>& data, Pending& out, std::function<void()> gloo = {}) {
   Request r;
   r.elems = data.size() / elem_bytes(ch.config().format);
   r.fill = [&data](uint8_t* b) { std::memcpy(b, data.data(), data.size()); };
   r.out = data.data();
+  r.gloo = std::move(gloo);
   r.done = [&out](std::exception_ptr e) {
     std::string m;
     if (e) try {
@@ -672,28 +674,11 @@ TEST(TorchChannel, ClosingChannelWithPeersEndsItsQueueAfterAFailure) {
   }
   const auto t0 = std::chrono::steady_clock::now();
   for (size_t r = 0; r < 2; ++r) {
-    for (int q = 0; q < kQueued; ++q) {
-      Request req;
-      auto& d = data[r][static_cast<size_t>(q)];
-      auto& out = pend[r][static_cast<size_t>(q)];
-      req.elems = d.size() / 4;
-      req.fill = [&d](uint8_t* b) { std::memcpy(b, d.data(), d.size()); };
-      req.out = d.data();
-      req.gloo = [] {
+    for (int q = 0; q < kQueued; ++q)
+      submit_async(*w.ch[r], data[r][static_cast<size_t>(q)], pend[r][static_cast<size_t>(q)], [] {
         std::this_thread::sleep_for(std::chrono::milliseconds(700));
         throw std::runtime_error("Gloo: a peer is gone");
-      };
-      req.done = [&out](std::exception_ptr e) {
-        std::string m;
-        if (e) try {
-            std::rethrow_exception(e);
-          } catch (const std::exception& x) {
-            m = x.what();
-          }
-        out.p.set_value({m, std::chrono::steady_clock::now()});
-      };
-      w.ch[r]->submit(std::move(req));
-    }
+      });
     w.ch[r]->close();
   }
   for (size_t r = 0; r < 2; ++r) {
