@@ -61,14 +61,14 @@ const Port* FatTreeRouting::next_hop(Ipv4Address dst, uint32_t hash) const {
   return nullptr;
 }
 
-// The 5-tuple: addresses, protocol, and the first four bytes of the L4 header (the ports of both
-// TCP and UDP), salted with the switch so that successive levels choose independently, and with
-// --ecmp-salt (0 adds nothing). p starts at the L4 header.
+// The hash's seed: the switch, so that successive levels choose independently, and --ecmp-salt.
 void FatTreeRouting::set_salt(uint32_t salt) {
   seed_ = mix(0x2545f491u + salt * 0x9e3779b9u,
               static_cast<uint32_t>(node_.index) * 7919u + static_cast<uint32_t>(node_.role));
 }
 
+// The 5-tuple: addresses, protocol, and the first four bytes of the L4 header (the ports of both
+// TCP and UDP), mixed into seed_ (set_salt; a salt of 0 adds nothing). p starts at the L4 header.
 uint32_t FatTreeRouting::Hash(Ptr<const Packet> p, const Ipv4Header& header) const {
   uint8_t ports[4] = {0, 0, 0, 0};
   p->CopyData(ports, sizeof ports);

@@ -164,6 +164,7 @@ void Channel::run() {
   for (;;) {
     {
       Request r;
+      bool skip;
       {
         std::unique_lock<std::mutex> l(mu_);
         cv_.wait(l, [&] { return stop_ || !q_.empty(); });
@@ -171,10 +172,6 @@ void Channel::run() {
         r = std::move(q_.front());
         q_.pop_front();
         busy_ = true;
-      }
-      bool skip;
-      {
-        std::lock_guard<std::mutex> l(mu_);
         skip = closing_ && closing_failed_;
       }
       if (skip)

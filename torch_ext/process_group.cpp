@@ -41,22 +41,27 @@ Registry& registry() {
 }
 std::atomic<void (*)(const std::function<void()>&)> unlocked_runner{nullptr};
 
-void free_channel(Channel* ch, int job) {
-  run_unlocked([ch] { delete ch; });
+// A channel's last reference has gone: its registry entry (if still its own) is erased when the
+// channel was freed, or marked abandoned; waiters on reg.freed (the exit handler, a reopening) wake.
+void settle_entry(const Channel* ch, int job, bool freed) {
   Registry& reg = registry();
   std::lock_guard<std::mutex> l(reg.mu);
   auto it = reg.jobs.find(job);
-  if (it != reg.jobs.end() && it->second.id == ch) reg.jobs.erase(it);
+  if (it != reg.jobs.end() && it->second.id == ch) {
+    if (freed)
+      reg.jobs.erase(it);
+    else
+      it->second.abandoned = true;
+  }
   reg.freed.notify_all();
 }
 
-void leave_abandoned(const Channel* ch, int job) {
-  Registry& reg = registry();
-  std::lock_guard<std::mutex> l(reg.mu);
-  auto it = reg.jobs.find(job);
-  if (it != reg.jobs.end() && it->second.id == ch) it->second.abandoned = true;
-  reg.freed.notify_all();
+void free_channel(Channel* ch, int job) {
+  run_unlocked([ch] { delete ch; });
+  settle_entry(ch, job, true);  // ch is only compared, never read
 }
+
+void leave_abandoned(const Channel* ch, int job) { settle_entry(ch, job, false); }
 }  // namespace
 
 void run_unlocked(const std::function<void()>& f) {
