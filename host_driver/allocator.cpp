@@ -425,7 +425,6 @@ json Allocator::acquire(const json& req) {
       throw Bad("context " + std::to_string(p.slot) + " of " + inv_[a].name + " is enabled by someone else; retry");
     }
   }
-  const int64_t expires = now_() + lease_ms_;
   exec("BEGIN");
   // Lease ids are never handed out twice (a client renewing an ended lease must not renew a new
   // one): the next one is above the highest ever granted (meta last_lease) and every live one.
@@ -434,10 +433,11 @@ json Allocator::acquire(const json& req) {
         "SELECT MAX(COALESCE((SELECT value FROM meta WHERE key = 'last_lease'), 0),"
         " COALESCE((SELECT MAX(id) FROM leases), 0))",
         {}, [&](sqlite3_stmt* st) { id = sqlite3_column_int64(st, 0) + 1; });
-  query(db_, "INSERT INTO leases(id, jid, expires, reply) VALUES(?, ?, ?, '')", {id, jid, expires},
+  // Expiry is set at the grant, below: programming a board over management can take a while.
+  query(db_, "INSERT INTO leases(id, jid, expires, reply) VALUES(?, ?, ?, '')", {id, jid, now_() + lease_ms_},
         [](sqlite3_stmt*) {});
   query(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('last_lease', ?)", {id}, [](sqlite3_stmt*) {});
-  json out{{"ok", true}, {"lease", id}, {"jid", jid}, {"expires_ms", expires}, {"lease_ms", lease_ms_}};
+  json out{{"ok", true}, {"lease", id}, {"jid", jid}, {"lease_ms", lease_ms_}};
   json jt = json::array();
   for (int t = 0; t < trees; ++t) {
     const Placement& p = placed[static_cast<size_t>(t)];
@@ -508,7 +508,11 @@ json Allocator::acquire(const json& req) {
                   {"ranks", ranks}});
   }
   out["trees"] = jt;
-  query(db_, "UPDATE leases SET reply = " + sql_text(out.dump()) + " WHERE id = ?", {id}, [](sqlite3_stmt*) {});
+  // The lease runs from its grant, once every context is written and read back enabled.
+  const int64_t expires = now_() + lease_ms_;
+  out["expires_ms"] = expires;
+  query(db_, "UPDATE leases SET expires = ?, reply = " + sql_text(out.dump()) + " WHERE id = ?", {expires, id},
+        [](sqlite3_stmt*) {});
   exec("COMMIT");
   return out;
 }

@@ -12,11 +12,14 @@ refused with one line.
 The namespaces are scripts/pypanama's (netns.Star). Exit 0 pass, 1 fail, 77 skip (no namespaces).
 """
 
+import functools
 import json
 import os
 import subprocess
 import sys
 import time
+
+print = functools.partial(print, flush=True)  # noqa: A001  (ctest keeps what a killed test printed)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hostlib import fail, lab_or_skip, load_json, same_file, script_args, treesum_gen, treesum_sum  # noqa: E402
@@ -75,30 +78,55 @@ sw = lab.spawn([PH, "switch", "--rtl", BOARD, "--shell", "--contexts", P("empty.
 CTL = [PH, "controller", "--regmap", BOARD, "--target", MGMT_IP, "--key", P("mgmt.key"), "--mgmt-timeout-ms", "3000"]
 
 
-def show():
-    """The board's context table, read over management from server 0."""
-    r = subprocess.run(["ip", "netns", "exec", star.ns[0]] + CTL + ["--show"], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=120)
+# The board's management address answers without ARP (a simulated board can be seconds late on a
+# loaded machine; a lost ARP reply would fail a management request as unreachable).
+subprocess.run(["ip", "netns", "exec", star.ns[0], "ip", "neigh", "replace", MGMT_IP, "lladdr", "02:50:4e:4d:00:fa",
+                "nud", "permanent", "dev", star.wif[0]], check=True)
+
+
+def show_once():
+    try:
+        r = subprocess.run(["ip", "netns", "exec", star.ns[0]] + CTL + ["--show"], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=120)
+    except subprocess.TimeoutExpired:
+        return None
     if r.returncode:
         return None
     return json.loads(r.stdout)["contexts"]
 
 
+def show(tries=3):
+    """The board's context table, read over management from server 0 (None: no answer in tries)."""
+    for _ in range(tries):
+        t = show_once()
+        if t is not None:
+            return t
+    return None
+
+
 t0 = time.monotonic()
-while show() is None:
+while show_once() is None:
     if sw.poll() is not None or time.monotonic() - t0 > 120:
         fail("the board shell did not answer management", P("switch.err"))
     time.sleep(1)
 inventory(P("inventory.json"), target=MGMT_IP, key=P("mgmt.key"))
 # The allocator runs on server 0 (the board's management is reached through the data ports).
 alloc = lab.spawn([PH, "allocator", "--socket", P("alloc.sock"), "--state", P("alloc.sqlite"), "--inventory",
-                   P("inventory.json"), "--lease-ms", "20000"], ns=star.ns[0], stderr=P("alloc.err"))
+                   P("inventory.json"), "--lease-ms", "120000"], ns=star.ns[0], stderr=P("alloc.err"))
+
+
+def alloc_log():
+    with open(P("alloc.err"), errors="replace") as f:
+        return f.read()
+
+
+# Ready once it says so (after listen(); the socket file exists from bind() on). Its start reads
+# the board over management first.
 t0 = time.monotonic()
-while not os.path.exists(P("alloc.sock")):
-    if alloc.poll() is not None or time.monotonic() - t0 > 30:
+while "serving on" not in alloc_log():
+    if alloc.poll() is not None or time.monotonic() - t0 > 120:
         fail("the allocator did not start", P("alloc.err"))
     time.sleep(0.2)
-
 
 
 def request(req):
@@ -109,11 +137,16 @@ def request(req):
 g = request({"op": "acquire", "workers": 1, "trees": 2, "ports": {"board": [1]}})
 if not g.get("ok"):
     fail(f"acquire: {g}", P("alloc.err"))
-got = sorted((c["jid"], c["tid"], c["members"]) for c in show() or [] if c.get("enabled", True))
+table = show()
+if table is None:
+    fail("the board did not answer management after a grant", P("switch.err"))
+got = sorted((c["jid"], c["tid"], c["members"]) for c in table if c.get("enabled", True))
 if got != [(g["jid"], 0, [1]), (g["jid"], 1, [1])]:
     fail(f"the board's table after a grant of JID {g['jid']} on port 1: {got}")
-if not request({"op": "release", "lease": g["lease"]}).get("ok") or [c for c in show() or [] if c.get("enabled", True)]:
-    fail(f"the release left contexts on the board: {show()}")
+rel = request({"op": "release", "lease": g["lease"]})
+table = show()
+if not rel.get("ok") or table is None or [c for c in table if c.get("enabled", True)]:
+    fail(f"the release ({rel}) left contexts on the board: {table}", P("alloc.err"))
 print(f"ok: a lease (JID {g['jid']}, 2 trees) programmed onto the board and reclaimed, read back over management")
 
 N, ITER = 20000, 2
@@ -124,7 +157,8 @@ procs = []
 for r in range(2):
     argv = [PH, "worker", "--allocator", P("alloc.sock"), "--job", "5", "--rank", r, "--world", "2", "--trees", "2",
             "--iface", star.wif[r], "--in", P(f"in{r}.bin"), "--out", P(f"out{r}.bin"), "--agg-ip", star.agg_ip,
-            "--iterations", ITER, "--stats", P(f"stats{r}.json"), "--timeout-ms", "20000"]
+            "--iterations", ITER, "--stats", P(f"stats{r}.json"), "--timeout-ms", "20000",
+            "--alloc-timeout-ms", "120000"]
     if r == 0:
         argv += ["--alloc-ports", json.dumps({"board": [0, 1]})]
     procs.append(lab.spawn(argv, ns=star.ns[r], timeout=400, stderr=P(f"worker{r}.err")))
@@ -135,7 +169,7 @@ for r in range(2):
     st = load_json(P(f"stats{r}.json"))
     modes = "".join(st.get("modes") or [])
     if modes != "A" * ITER:
-        fail(f"worker {r}: not every iteration on the board: modes {modes}", P(f"worker{r}.err"))
+        fail(f"worker {r}: not every iteration on the board: modes {modes}", P(f"worker{r}.err"), P("alloc.err"))
     if not same_file(P("expected.bin"), P(f"out{r}.bin")):
         fail(f"worker {r}: output differs from the tree-order sum")
 print(f"ok: 2 workers x {ITER} iterations on the board, leased through the allocator over management: exact")

@@ -68,6 +68,7 @@ struct Fleet {
       return RegIo{[this, i](uint32_t a) { return rf[i]->read(a); },
                    [this, i](uint32_t a, uint32_t v) {
                      writes.push_back({i, a});
+                     if (on_write) on_write();
                      rf[i]->write(a, v);
                    }};
     };
@@ -79,6 +80,7 @@ struct Fleet {
   RegLayout layout = load_regmap(kRtl);
   std::vector<std::unique_ptr<model::RegFile>> rf;
   std::vector<std::pair<size_t, uint32_t>> writes;
+  std::function<void()> on_write;  // e.g. a slow management path: the clock moves per write
 };
 
 struct FakeClock {
@@ -180,6 +182,27 @@ TEST(HostAllocator, LeaseLifecycleRenewReleaseExpiry) {
   EXPECT_FALSE(r["ok"]);
   EXPECT_NE(r["error"].get<std::string>().find("has ended"), std::string::npos);
   EXPECT_TRUE(a.handle_json({{"op", "status"}})["leases"].empty());
+}
+
+// Programming a board over management can outlast the lease: the lease runs from the grant, so
+// what is granted is not already expired (it was, when the clock started at the request).
+TEST(HostAllocator, LeaseRunsFromItsGrantNotItsRequest) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  FakeClock c;
+  f.on_write = [&c] { c.t += 1000; };  // one second per register write
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  const int64_t asked = c.t;
+  json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  ASSERT_GT(c.t - asked, 5000) << "programming should outlast the lease here";
+  EXPECT_EQ(r["expires_ms"], c.t + 5000);
+  EXPECT_EQ(a.expire(), 0);
+  EXPECT_EQ(f.table(0).size(), 1u);
+  r = a.handle_json({{"op", "renew"}, {"lease", r["lease"]}});
+  EXPECT_TRUE(r["ok"]) << r.dump();
+  c.t += 5001;
+  EXPECT_EQ(a.expire(), 1);
 }
 
 TEST(HostAllocator, RestartReloadsStateAndReconciles) {

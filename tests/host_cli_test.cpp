@@ -74,6 +74,7 @@ TEST(HostCli, WorkerBadInput) {
   expect_error("worker --iface lo --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 10.9.9.9 --in " + d +
                    "/g.bin --mtu 1500" + out,
                "not multicast");
+  expect_error(base + "--in " + d + "/g.bin --alloc-timeout-ms 60000" + out, "--alloc-timeout-ms: needs --allocator");
   EXPECT_FALSE(std::ifstream(d + "/never.bin").good());
   EXPECT_NE(cli("").rc, 0);
   EXPECT_NE(cli("worker --iface lo").rc, 0);  // missing required options

@@ -31,7 +31,7 @@ struct WorkerOpts {
   bool no_resend = false;
   // --allocator (docs/allocator.md "Fallback").
   std::string allocator, alloc_ports, fallback_backend;
-  int fallback_port = 0, fallback_timeout_ms = 60000, fallback_rto_ms = 20, alloc_retry = 1;
+  int fallback_port = 0, fallback_timeout_ms = 60000, fallback_rto_ms = 20, alloc_retry = 1, alloc_timeout_ms = 5000;
 };
 
 // cli_worker.cpp: the checks and parameters every worker run shares.

@@ -91,6 +91,10 @@ void add_allocator_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--alloc-retry", w.alloc_retry, "iterations on the hosts between two acquisition attempts")
       ->default_val(1)
       ->check(CLI::Range(1, 1000000));
+  CLI::Option* at = wk->add_option("--alloc-timeout-ms", w.alloc_timeout_ms,
+                                   "rank 0: each allocator request's bound (an acquire programs the accelerator first)")
+                        ->default_val(5000)
+                        ->check(CLI::Range(100, 3600000));
   wk->add_option("--fallback-port", w.fallback_port, "UDP port of the fallback ring (default --port + 1)")
       ->check(CLI::Range(1, 65535));
   wk->add_option("--fallback-backend", w.fallback_backend,
@@ -102,10 +106,11 @@ void add_allocator_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--fallback-rto-ms", w.fallback_rto_ms, "the ring's status and probe interval")
       ->default_val(20)
       ->check(CLI::Range(1, 60000));
-  wk->callback([&w] {
+  wk->callback([&w, at] {
     if (w.allocator.empty() && w.agg_ip.empty()) throw CLI::RequiredError("--agg-ip");
     if (w.allocator.empty() && w.group_ip.empty()) throw CLI::RequiredError("--group-ip");
     if (w.allocator.empty() && !w.alloc_ports.empty()) throw CLI::ValidationError("--alloc-ports", "needs --allocator");
+    if (w.allocator.empty() && at->count()) throw CLI::ValidationError("--alloc-timeout-ms", "needs --allocator");
   });
 }
 
@@ -159,7 +164,7 @@ int run_leased_worker(const WorkerOpts& o) {
       for (const auto& tr : ls.trees) u->join(tr.group_ip);
     return t;
   };
-  LeasedJob lj(*flink, lp, open, o.rank == 0 ? allocator_socket(o.allocator) : nullptr);
+  LeasedJob lj(*flink, lp, open, o.rank == 0 ? allocator_socket(o.allocator, o.alloc_timeout_ms) : nullptr);
   catch_stop_signals(StopMode::graceful, "worker " + std::to_string(o.rank));
   lj.stop_on(&stop_requested());
   const size_t n = grad.size() / es;
