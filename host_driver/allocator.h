@@ -76,6 +76,7 @@ class Allocator {
   nlohmann::json release(const nlohmann::json& req);
   nlohmann::json status();
   void reclaim(int64_t lease);
+  void hold_others(int64_t ms, int64_t except);  // every lease but except ends ms later
   void reconcile();
   RegIo& io(size_t a);
   void exec(const std::string& sql);

@@ -199,10 +199,42 @@ TEST(HostAllocator, LeaseRunsFromItsGrantNotItsRequest) {
   EXPECT_EQ(r["expires_ms"], c.t + 5000);
   EXPECT_EQ(a.expire(), 0);
   EXPECT_EQ(f.table(0).size(), 1u);
+  c.t += 4000;  // the heartbeat, within the lease as granted
+  EXPECT_EQ(a.expire(), 0);
   r = a.handle_json({{"op", "renew"}, {"lease", r["lease"]}});
   EXPECT_TRUE(r["ok"]) << r.dump();
   c.t += 5001;
   EXPECT_EQ(a.expire(), 1);
+}
+
+// The service is one thread: while it programs a board for one job, another job's heartbeats
+// wait unread. That time does not count against the other leases, which would otherwise be
+// reclaimed under jobs that renewed on time.
+TEST(HostAllocator, OtherLeasesDoNotRunOutWhileAGrantProgramsABoard) {
+  const std::string d = tmpdir();
+  Fleet f(1);
+  FakeClock c;
+  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  const int64_t first = r["lease"];
+  c.t += 4000;  // its next heartbeat is due within 1 s
+  f.on_write = [&c] { c.t += 1000; };
+  const int64_t t0 = c.t;
+  r = acquire(a, 1, json{{"acc0", {2, 3}}});  // a slow grant: about 15 s of writes
+  ASSERT_TRUE(r["ok"]) << r.dump();
+  const int64_t spent = c.t - t0;
+  ASSERT_GT(spent, 5000);
+  f.on_write = nullptr;
+  // The first job's heartbeat, read right after: its lease still runs, 1 s left as before.
+  r = a.handle_json({{"op", "renew"}, {"lease", first}});
+  EXPECT_TRUE(r["ok"]) << r.dump();
+  EXPECT_EQ(f.table(0).size(), 2u);
+  // Without a renew, a lease ends its own time after the pause: 1 s left, then gone.
+  const json s = a.handle_json({{"op", "status"}});
+  ASSERT_EQ(s["leases"].size(), 2u);
+  c.t += 5001;
+  EXPECT_EQ(a.expire(), 2);
 }
 
 TEST(HostAllocator, RestartReloadsStateAndReconciles) {

@@ -1,6 +1,9 @@
 // panama-host: every bad input is one clear line and a non-zero exit, nothing written.
 #include "host_test_util.h"
 
+#include <cstring>
+#include <string>
+
 namespace {
 
 namespace {
@@ -74,7 +77,11 @@ TEST(HostCli, WorkerBadInput) {
   expect_error("worker --iface lo --job 1 --rank 0 --world 2 --agg-ip 127.0.0.2 --group-ip 10.9.9.9 --in " + d +
                    "/g.bin --mtu 1500" + out,
                "not multicast");
-  expect_error(base + "--in " + d + "/g.bin --alloc-timeout-ms 60000" + out, "--alloc-timeout-ms: needs --allocator");
+  for (const char* opt : {"--alloc-ports {}", "--alloc-retry 2", "--alloc-timeout-ms 60000", "--fallback-port 9",
+                          "--fallback-backend udp", "--fallback-timeout-ms 1000", "--fallback-rto-ms 5"}) {
+    const std::string name(opt, std::strchr(opt, ' '));
+    expect_error(base + "--in " + d + "/g.bin " + opt + out, name + ": needs --allocator");
+  }
   EXPECT_FALSE(std::ifstream(d + "/never.bin").good());
   EXPECT_NE(cli("").rc, 0);
   EXPECT_NE(cli("worker --iface lo").rc, 0);  // missing required options

@@ -86,31 +86,37 @@ void add_allocator_options(CLI::App* wk, WorkerOpts& w) {
   wk->add_option("--allocator", w.allocator,
                  "the allocator's Unix socket: use the contexts it leases, all-reduce on the hosts without "
                  "(every rank gives it; rank 0 alone talks to it)");
-  wk->add_option("--alloc-ports", w.alloc_ports,
-                 "rank 0: acquire's \"ports\" as JSON, {\"ACC\": [port of rank 0, ...], ...}");
-  wk->add_option("--alloc-retry", w.alloc_retry, "iterations on the hosts between two acquisition attempts")
-      ->default_val(1)
-      ->check(CLI::Range(1, 1000000));
-  CLI::Option* at = wk->add_option("--alloc-timeout-ms", w.alloc_timeout_ms,
-                                   "rank 0: each allocator request's bound (an acquire programs the accelerator first)")
-                        ->default_val(5000)
-                        ->check(CLI::Range(100, 3600000));
-  wk->add_option("--fallback-port", w.fallback_port, "UDP port of the fallback ring (default --port + 1)")
-      ->check(CLI::Range(1, 65535));
-  wk->add_option("--fallback-backend", w.fallback_backend,
-                 "backend of the fallback ring (default: --backend for udp and tins, udp otherwise)");
-  wk->add_option("--fallback-timeout-ms", w.fallback_timeout_ms,
-                 "the ring fails after this long without a frame from a neighbour (longer than an accelerator call)")
-      ->default_val(60000)
-      ->check(CLI::Range(100, 86400000));
-  wk->add_option("--fallback-rto-ms", w.fallback_rto_ms, "the ring's status and probe interval")
-      ->default_val(20)
-      ->check(CLI::Range(1, 60000));
-  wk->callback([&w, at] {
+  std::vector<CLI::Option*> only;  // meaningful with --allocator alone
+  only.push_back(wk->add_option("--alloc-ports", w.alloc_ports,
+                                "rank 0: acquire's \"ports\" as JSON, {\"ACC\": [port of rank 0, ...], ...}"));
+  only.push_back(
+      wk->add_option("--alloc-retry", w.alloc_retry, "iterations on the hosts between two acquisition attempts")
+          ->default_val(1)
+          ->check(CLI::Range(1, 1000000)));
+  only.push_back(wk->add_option("--alloc-timeout-ms", w.alloc_timeout_ms,
+                                "rank 0: each allocator request's bound (an acquire programs the accelerator first)")
+                     ->default_val(5000)
+                     ->check(CLI::Range(100, 3600000)));
+  only.push_back(
+      wk->add_option("--fallback-port", w.fallback_port, "UDP port of the fallback ring (default --port + 1)")
+          ->check(CLI::Range(1, 65535)));
+  only.push_back(wk->add_option("--fallback-backend", w.fallback_backend,
+                                "backend of the fallback ring (default: --backend for udp and tins, udp otherwise)"));
+  only.push_back(
+      wk->add_option(
+            "--fallback-timeout-ms", w.fallback_timeout_ms,
+            "the ring fails after this long without a frame from a neighbour (longer than an accelerator call)")
+          ->default_val(60000)
+          ->check(CLI::Range(100, 86400000)));
+  only.push_back(wk->add_option("--fallback-rto-ms", w.fallback_rto_ms, "the ring's status and probe interval")
+                     ->default_val(20)
+                     ->check(CLI::Range(1, 60000)));
+  wk->callback([&w, only] {
     if (w.allocator.empty() && w.agg_ip.empty()) throw CLI::RequiredError("--agg-ip");
     if (w.allocator.empty() && w.group_ip.empty()) throw CLI::RequiredError("--group-ip");
-    if (w.allocator.empty() && !w.alloc_ports.empty()) throw CLI::ValidationError("--alloc-ports", "needs --allocator");
-    if (w.allocator.empty() && at->count()) throw CLI::ValidationError("--alloc-timeout-ms", "needs --allocator");
+    if (w.allocator.empty())
+      for (const CLI::Option* o : only)
+        if (o->count()) throw CLI::ValidationError(o->get_name(), "needs --allocator");
   });
 }
 
