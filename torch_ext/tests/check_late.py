@@ -9,7 +9,10 @@ wait:   init_process_group(timeout=60 s). After one exact all_reduce, rank 0 wor
         the next all_reduce: every rank's result must be exact, and the others must have waited.
 expire: init_process_group(timeout=3 s); rank 0 is 12 s late: every other rank's all_reduce must
         raise PanamaError ("no result in time") after at least 2 s and at most 3 s + 4 s of slack,
-        never hang. Rank 0 then finds its peers gone and fails the same way.
+        never hang. Rank 0 then finds its peers gone and fails too, within the timeout: with
+        "no result in time", or with "loss beyond repair" when frames its peers left queued on the
+        accelerator complete some of its vectors and its repair then stalls (docs/torch.md
+        "Timeouts": both are bounded by the group's timeout; which comes first is timing).
 """
 import datetime
 import sys
@@ -56,9 +59,12 @@ else:
     except panama_torch.PanamaError as e:
         took = time.monotonic() - t0
         say(f"raised after {took:.1f} s: {e}")
-        assert "no result in time" in str(e), f"wrong cause: {e}"
+        causes = ("no result in time",) if rank != 0 else ("no result in time", "loss beyond repair")
+        assert any(c in str(e) for c in causes), f"wrong cause: {e}"
         if rank != 0:
             assert 2.0 <= took <= limit_s + 4.0, f"rank {rank} failed after {took:.1f} s, not about {limit_s} s"
+        else:
+            assert took <= limit_s + 4.0, f"the late rank failed only after {took:.1f} s"
     else:
         raise AssertionError(f"rank {rank}: the all_reduce succeeded past the process group's timeout")
 say("ok")
