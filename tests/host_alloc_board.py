@@ -22,7 +22,8 @@ import time
 print = functools.partial(print, flush=True)  # noqa: A001  (ctest keeps what a killed test printed)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hostlib import fail, lab_or_skip, load_json, same_file, script_args, treesum_gen, treesum_sum  # noqa: E402
+from hostlib import (fail, lab_or_skip, load_json, read, same_file, script_args, treesum_gen,  # noqa: E402
+                     treesum_sum, wait_until)
 from pypanama.scenario import allocator_request  # noqa: E402
 
 BUILD, = script_args(__doc__, "BUILD_DIR", 1)
@@ -116,19 +117,11 @@ inventory(P("inventory.json"), target=MGMT_IP, key=P("mgmt.key"))
 alloc = lab.spawn([PH, "allocator", "--socket", P("alloc.sock"), "--state", P("alloc.sqlite"), "--inventory",
                    P("inventory.json"), "--lease-ms", "120000"], ns=star.ns[0], stderr=P("alloc.err"))
 
-
-def alloc_log():
-    with open(P("alloc.err"), errors="replace") as f:
-        return f.read()
-
-
 # Ready once it says so (after listen(); the socket file exists from bind() on). Its start reads
 # the board over management first.
-t0 = time.monotonic()
-while "serving on" not in alloc_log():
-    if alloc.poll() is not None or time.monotonic() - t0 > 120:
-        fail("the allocator did not start", P("alloc.err"))
-    time.sleep(0.2)
+up = wait_until(lambda: alloc.poll() is not None or "serving on" in read(P("alloc.err")), 120)
+if not up or alloc.poll() is not None:
+    fail("the allocator did not start", P("alloc.err"))
 
 
 def request(req):
