@@ -451,9 +451,35 @@ json Allocator::acquire(const json& req) {
     }
   }
   exec("BEGIN");
+  int64_t id = 0;
+  try {
+    return grant(cand, placed, jid, trees, first_tid, timeout, id);
+  } catch (...) {
+    abandon(id);
+    throw;
+  }
+}
+
+void Allocator::abandon(int64_t id) {
+  // A grant that failed anywhere between BEGIN and COMMIT (registers, SQL): nothing of it stays,
+  // in the database or on the boards, and the next request starts a transaction of its own.
+  if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  if (id <= 0) return;
+  try {
+    reclaim(id);
+  } catch (const std::exception&) {
+    // Unreachable accelerator: what was written there is unknown; never granted until a
+    // restart's reconcile reads it back.
+    for (auto& row : owner_)
+      for (int64_t& o : row)
+        if (o == id) o = -1;
+  }
+}
+
+json Allocator::grant(const std::vector<Candidate>& cand, const std::vector<Placement>& placed, int64_t jid, int trees,
+                      int first_tid, uint32_t timeout, int64_t& id) {
   // Lease ids are never handed out twice (a client renewing an ended lease must not renew a new
   // one): the next one is above the highest ever granted (meta last_lease) and every live one.
-  int64_t id = 0;
   query(db_,
         "SELECT MAX(COALESCE((SELECT value FROM meta WHERE key = 'last_lease'), 0),"
         " COALESCE((SELECT MAX(id) FROM leases), 0))",
@@ -490,21 +516,9 @@ json Allocator::acquire(const json& req) {
       for (const RegWrite& w : plan_writes(inv_[a].layout, plan)) io(a).write(w.addr, w.value);
       st = io(a).read(inv_[a].layout.c(p.slot, "CTX_STATUS"));
     } catch (const std::exception& x) {
-      exec("ROLLBACK");
-      try {
-        reclaim(id);
-      } catch (const std::exception&) {
-        // Unreachable accelerator: what was written there is unknown; never granted until a
-        // restart's reconcile reads it back.
-        for (auto& row : owner_)
-          for (int64_t& o : row)
-            if (o == id) o = -1;
-      }
       throw Bad("accelerator " + inv_[a].name + ": " + x.what() + "; nothing granted");
     }
     if (!(st & 1u)) {
-      exec("ROLLBACK");
-      reclaim(id);
       throw Bad("enable of context " + std::to_string(p.slot) + " on " + inv_[a].name + " refused (status 0x" + [&] {
         char b[16];
         std::snprintf(b, sizeof b, "%x", st);

@@ -10,6 +10,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -25,6 +27,7 @@
 #include "config.h"
 #include "live.h"
 #include "switch.h"
+#include "tmp_dir.h"
 
 using namespace panama;
 using namespace panama::host;
@@ -39,11 +42,7 @@ Config design() {
   return Config::from_json(json::parse(in));
 }
 
-std::string tmpdir() {
-  char t[] = "/tmp/panama_alloc_XXXXXX";
-  if (!mkdtemp(t)) std::abort();
-  return t;
-}
+using TmpDir = panama::test_util::TmpDir;  // "panama_alloc_" folders
 
 std::string write_inventory(const std::string& dir, int n) {
   json inv{{"accelerators", json::array()}};
@@ -90,6 +89,25 @@ struct FakeClock {
   }
 };
 
+// A test's scratch folder, fleet of n accelerators (named acc0..), fake clock and inventory;
+// open() starts an allocator on them (5 s leases, state in the folder: a second open() is a
+// restart), by default on the fleet's registers and the fake clock.
+struct Rig {
+  explicit Rig(int n) : f(n), inv(write_inventory(td.path(), n)) {}
+  Allocator& open(RegIoFactory io = {}, std::function<int64_t()> clock = {}) {
+    alloc.reset();
+    alloc = std::make_unique<Allocator>(load_inventory(inv), td.path() + "/state.sqlite", io ? io : f.factory(), 5000,
+                                        clock ? clock : c.fn());
+    return *alloc;
+  }
+  void close() { alloc.reset(); }  // the allocator goes down (its state stays in the folder)
+  TmpDir td{"panama_alloc_"};
+  Fleet f;
+  FakeClock c;
+  std::string inv;
+  std::unique_ptr<Allocator> alloc;
+};
+
 json acquire(Allocator& a, int trees, json ports, int workers = 2) {
   return a.handle_json({{"op", "acquire"}, {"workers", workers}, {"trees", trees}, {"ports", ports}});
 }
@@ -97,10 +115,8 @@ json acquire(Allocator& a, int trees, json ports, int workers = 2) {
 }  // namespace
 
 TEST(HostAllocator, PlacementSpreadsTreesOverTheLeastLoaded) {
-  const std::string d = tmpdir();
-  Fleet f(2);
-  FakeClock c;
-  Allocator a(load_inventory(write_inventory(d, 2)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  Rig g(2);
+  Allocator& a = g.open();
   const json both{{"acc0", {0, 1}}, {"acc1", {2, 3}}};
   json r = acquire(a, 2, both);
   ASSERT_TRUE(r["ok"]) << r.dump();
@@ -113,7 +129,7 @@ TEST(HostAllocator, PlacementSpreadsTreesOverTheLeastLoaded) {
   EXPECT_EQ(r["trees"][0]["ranks"][1]["server"], "srv1");
   EXPECT_EQ(r["trees"][1]["first_vid"], 0);
   // The registers hold what the lease says, enabled.
-  auto t0 = f.table(0), t1 = f.table(1);
+  auto t0 = g.f.table(0), t1 = g.f.table(1);
   ASSERT_EQ(t0.size(), 1u);
   ASSERT_EQ(t1.size(), 1u);
   EXPECT_EQ(t0[0].second.jid, 1);
@@ -128,56 +144,54 @@ TEST(HostAllocator, PlacementSpreadsTreesOverTheLeastLoaded) {
   // Only acc1 given: every tree there, on distinct idle contexts.
   r = acquire(a, 3, json{{"acc1", {0, 1}}});
   ASSERT_TRUE(r["ok"]) << r.dump();
-  EXPECT_EQ(f.table(1).size(), 5u);
+  EXPECT_EQ(g.f.table(1).size(), 5u);
   const json s = a.handle_json({{"op", "status"}});
   EXPECT_EQ(s["accelerators"][0]["in_use"], 2);
   EXPECT_EQ(s["accelerators"][1]["in_use"], 5);
   EXPECT_EQ(s["accelerators"][1]["free"], 3);
   EXPECT_EQ(s["leases"].size(), 4u);
   // More trees than idle contexts: refused whole, nothing written.
-  const size_t before = f.writes.size();
+  const size_t before = g.f.writes.size();
   r = acquire(a, 4, json{{"acc1", {0, 1}}});
   EXPECT_FALSE(r["ok"]);
   EXPECT_NE(r["error"].get<std::string>().find("no idle context"), std::string::npos);
-  EXPECT_EQ(f.writes.size(), before);
+  EXPECT_EQ(g.f.writes.size(), before);
 }
 
 TEST(HostAllocator, LeaseLifecycleRenewReleaseExpiry) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  Rig g(1);
+  Allocator& a = g.open();
   json r = acquire(a, 2, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(r["ok"]);
   const int64_t lease = r["lease"];
-  EXPECT_EQ(r["expires_ms"], c.t + 5000);
-  c.t += 4000;
+  EXPECT_EQ(r["expires_ms"], g.c.t + 5000);
+  g.c.t += 4000;
   r = a.handle_json({{"op", "renew"}, {"lease", lease}});
   ASSERT_TRUE(r["ok"]) << r.dump();
-  EXPECT_EQ(r["expires_ms"], c.t + 5000);
-  c.t += 4000;  // past the first expiry, within the renewed one
+  EXPECT_EQ(r["expires_ms"], g.c.t + 5000);
+  g.c.t += 4000;  // past the first expiry, within the renewed one
   EXPECT_EQ(a.expire(), 0);
-  EXPECT_EQ(f.table(0).size(), 2u);
+  EXPECT_EQ(g.f.table(0).size(), 2u);
   // A second lease, released: its contexts are disabled first, then cleared.
   r = acquire(a, 1, json{{"acc0", {2, 3}}});
   const int64_t l2 = r["lease"];
   const int slot = r["trees"][0]["context"];
-  f.writes.clear();
+  g.f.writes.clear();
   ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", l2}})["ok"]);
-  ASSERT_FALSE(f.writes.empty());
-  EXPECT_EQ(f.writes.front().second, f.layout.c(slot, "CTX_CTRL"));
-  EXPECT_EQ(f.rf[0]->read(f.layout.c(slot, "CTX_JID")), 0u);
-  EXPECT_EQ(f.rf[0]->read(f.layout.c(slot, "CTX_MEMBERS0")), 0u);
-  for (const auto& w : f.writes) EXPECT_GE(w.second, f.layout.c(slot, "CTX_CTRL"));  // only its block
-  for (const auto& w : f.writes) EXPECT_LT(w.second, f.layout.c(slot, "CTX_CTRL") + f.layout.ctx_stride);
-  EXPECT_EQ(f.table(0).size(), 2u);
+  ASSERT_FALSE(g.f.writes.empty());
+  EXPECT_EQ(g.f.writes.front().second, g.f.layout.c(slot, "CTX_CTRL"));
+  EXPECT_EQ(g.f.rf[0]->read(g.f.layout.c(slot, "CTX_JID")), 0u);
+  EXPECT_EQ(g.f.rf[0]->read(g.f.layout.c(slot, "CTX_MEMBERS0")), 0u);
+  for (const auto& w : g.f.writes) EXPECT_GE(w.second, g.f.layout.c(slot, "CTX_CTRL"));  // only its block
+  for (const auto& w : g.f.writes) EXPECT_LT(w.second, g.f.layout.c(slot, "CTX_CTRL") + g.f.layout.ctx_stride);
+  EXPECT_EQ(g.f.table(0).size(), 2u);
   r = a.handle_json({{"op", "release"}, {"lease", l2}});
   EXPECT_FALSE(r["ok"]);
   EXPECT_NE(r["error"].get<std::string>().find("has ended"), std::string::npos);
   // Heartbeats stop: the first lease expires and is reclaimed; renewing it is an error.
-  c.t += 5001;
+  g.c.t += 5001;
   EXPECT_EQ(a.expire(), 1);
-  EXPECT_TRUE(f.table(0).empty());
+  EXPECT_TRUE(g.f.table(0).empty());
   r = a.handle_json({{"op", "renew"}, {"lease", lease}});
   EXPECT_FALSE(r["ok"]);
   EXPECT_NE(r["error"].get<std::string>().find("has ended"), std::string::npos);
@@ -186,34 +200,32 @@ TEST(HostAllocator, LeaseLifecycleRenewReleaseExpiry) {
 
 // A grant on a board reached over a slow management path: a second of the clock per register
 // write, about 15 s for one tree, three times the 5 s lease. Returns the reply; spent: its time.
-json slow_acquire(Allocator& a, Fleet& f, FakeClock& c, const json& ports, int64_t& spent) {
-  const int64_t t0 = c.t;
-  f.on_write = [&c] { c.t += 1000; };
-  json r = acquire(a, 1, ports);
-  f.on_write = nullptr;
-  spent = c.t - t0;
+json slow_acquire(Rig& g, const json& ports, int64_t& spent) {
+  const int64_t t0 = g.c.t;
+  g.f.on_write = [&g] { g.c.t += 1000; };
+  json r = acquire(*g.alloc, 1, ports);
+  g.f.on_write = nullptr;
+  spent = g.c.t - t0;
   return r;
 }
 
 // The lease runs from the grant, so what is granted is not already expired (it was, when the
 // clock started at the request).
 TEST(HostAllocator, LeaseRunsFromItsGrantNotItsRequest) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  Rig g(1);
+  Allocator& a = g.open();
   int64_t spent = 0;
-  json r = slow_acquire(a, f, c, json{{"acc0", {0, 1}}}, spent);
+  json r = slow_acquire(g, json{{"acc0", {0, 1}}}, spent);
   ASSERT_TRUE(r["ok"]) << r.dump();
   ASSERT_GT(spent, 5000) << "programming should outlast the lease here";
-  EXPECT_EQ(r["expires_ms"], c.t + 5000);
+  EXPECT_EQ(r["expires_ms"], g.c.t + 5000);
   EXPECT_EQ(a.expire(), 0);
-  EXPECT_EQ(f.table(0).size(), 1u);
-  c.t += 4000;  // the heartbeat, within the lease as granted
+  EXPECT_EQ(g.f.table(0).size(), 1u);
+  g.c.t += 4000;  // the heartbeat, within the lease as granted
   EXPECT_EQ(a.expire(), 0);
   r = a.handle_json({{"op", "renew"}, {"lease", r["lease"]}});
   EXPECT_TRUE(r["ok"]) << r.dump();
-  c.t += 5001;
+  g.c.t += 5001;
   EXPECT_EQ(a.expire(), 1);
 }
 
@@ -221,16 +233,14 @@ TEST(HostAllocator, LeaseRunsFromItsGrantNotItsRequest) {
 // wait unread. That time does not count against the other leases, which would otherwise be
 // reclaimed under jobs that renewed on time.
 TEST(HostAllocator, OtherLeasesDoNotRunOutWhileAGrantProgramsABoard) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  Rig g(1);
+  Allocator& a = g.open();
   json r = acquire(a, 1, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(r["ok"]) << r.dump();
   const int64_t first = r["lease"], first_expiry = r["expires_ms"];
-  c.t += 4000;  // its next heartbeat is due within 1 s
+  g.c.t += 4000;  // its next heartbeat is due within 1 s
   int64_t spent = 0;
-  ASSERT_TRUE(slow_acquire(a, f, c, json{{"acc0", {2, 3}}}, spent)["ok"]);
+  ASSERT_TRUE(slow_acquire(g, json{{"acc0", {2, 3}}}, spent)["ok"]);
   ASSERT_GT(spent, 5000);
   // The first lease moved on by exactly the grant's time: 1 s left, as before it.
   const json s = a.handle_json({{"op", "status"}});
@@ -240,31 +250,29 @@ TEST(HostAllocator, OtherLeasesDoNotRunOutWhileAGrantProgramsABoard) {
   // The first job's heartbeat, read right after: its lease still runs.
   r = a.handle_json({{"op", "renew"}, {"lease", first}});
   EXPECT_TRUE(r["ok"]) << r.dump();
-  EXPECT_EQ(f.table(0).size(), 2u);
+  EXPECT_EQ(g.f.table(0).size(), 2u);
 }
 
 TEST(HostAllocator, RestartReloadsStateAndReconciles) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
-  const std::string inv = write_inventory(d, 1);
+  Rig g(1);
   int64_t live = 0;
   std::vector<uint32_t> live_regs;
   auto regs = [&](int slot) {
     std::vector<uint32_t> v;
-    for (const auto& [name, off] : f.layout.ctx) v.push_back(f.rf[0]->read(f.layout.c(slot, name)));
+    for (const auto& [name, off] : g.f.layout.ctx) v.push_back(g.f.rf[0]->read(g.f.layout.c(slot, name)));
     return v;
   };
   int live_slot = -1;
   {
-    Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+    Allocator& a = g.open();
     json r = acquire(a, 1, json{{"acc0", {0, 1}}});
     live = r["lease"];
     live_slot = r["trees"][0]["context"];
     ASSERT_TRUE(acquire(a, 1, json{{"acc0", {2, 3}}})["ok"]);  // expires at t + 5000
-    c.t += 3000;
+    g.c.t += 3000;
     ASSERT_TRUE(a.handle_json({{"op", "renew"}, {"lease", live}})["ok"]);  // expires at t + 8000
   }
+  g.close();
   // While the allocator is down: someone else enables context 7 by hand; the second lease's time
   // runs out.
   wire::CtxEntry e;
@@ -273,24 +281,24 @@ TEST(HostAllocator, RestartReloadsStateAndReconciles) {
   e.members = {3};
   ProgramPlan p;
   p.program.emplace_back(7, e);
-  for (const RegWrite& w : plan_writes(f.layout, p)) f.rf[0]->write(w.addr, w.value);
-  c.t += 2500;
+  for (const RegWrite& w : plan_writes(g.f.layout, p)) g.f.rf[0]->write(w.addr, w.value);
+  g.c.t += 2500;
   live_regs = regs(live_slot);
-  f.writes.clear();
-  Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  g.f.writes.clear();
+  Allocator& a = g.open();
   EXPECT_EQ(a.foreign(), (std::vector<std::string>{"acc0:7"}));
   EXPECT_EQ(regs(live_slot), live_regs);
-  for (const auto& w : f.writes) {
-    EXPECT_FALSE(w.second >= f.layout.c(live_slot, "CTX_CTRL") &&
-                 w.second < f.layout.c(live_slot, "CTX_CTRL") + f.layout.ctx_stride);
-    EXPECT_FALSE(w.second >= f.layout.c(7, "CTX_CTRL"));
+  for (const auto& w : g.f.writes) {
+    EXPECT_FALSE(w.second >= g.f.layout.c(live_slot, "CTX_CTRL") &&
+                 w.second < g.f.layout.c(live_slot, "CTX_CTRL") + g.f.layout.ctx_stride);
+    EXPECT_FALSE(w.second >= g.f.layout.c(7, "CTX_CTRL"));
   }
   const json s = a.handle_json({{"op", "status"}});
   ASSERT_EQ(s["leases"].size(), 1u);
   EXPECT_EQ(s["leases"][0]["lease"], live);
   EXPECT_EQ(s["accelerators"][0]["in_use"], 1);
   EXPECT_EQ(s["accelerators"][0]["foreign"], 1);
-  EXPECT_EQ(f.table(0).size(), 2u);  // the live lease's and the foreign one
+  EXPECT_EQ(g.f.table(0).size(), 2u);  // the live lease's and the foreign one
   // The live lease goes on; a new job gets neither its context nor the foreign one's, nor JID 1.
   ASSERT_TRUE(a.handle_json({{"op", "renew"}, {"lease", live}})["ok"]);
   json r = acquire(a, 6, json{{"acc0", {0, 1}}});
@@ -308,15 +316,12 @@ TEST(HostAllocator, RestartReloadsStateAndReconciles) {
 // reconciled with the registers: a context used by hand while the allocator was down starts above
 // its expected VID. Lease ids are never handed out twice, across a restart too.
 TEST(HostAllocator, RestartKeepsWhereReclaimedContextsStart) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
-  const std::string inv = write_inventory(d, 1);
+  Rig g(1);
   const int64_t kMargin = int64_t{1} << 26;
   int64_t last = 0;
   int used = -1;
   {
-    Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+    Allocator& a = g.open();
     for (int k = 0; k < 2; ++k) {
       const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
       ASSERT_TRUE(r["ok"]) << r.dump();
@@ -324,13 +329,14 @@ TEST(HostAllocator, RestartKeepsWhereReclaimedContextsStart) {
       last = r["lease"];
       used = r["trees"][0]["context"];
       EXPECT_EQ(r["trees"][0]["first_vid"], k == 0 ? 0 : 1000 + kMargin);
-      f.rf[0]->ctx(used).expected_vid = 1000;  // the job ran to VID 1000
+      g.f.rf[0]->ctx(used).expected_vid = 1000;  // the job ran to VID 1000
       ASSERT_TRUE(a.handle_json({{"op", "release"}, {"lease", last}})["ok"]);
     }
   }
+  g.close();
   // While it is down, someone enables context 5 by hand, runs it to 3 * 2^26 and disables it.
-  f.rf[0]->ctx(5).expected_vid = 3u << 26;
-  Allocator a(load_inventory(inv), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  g.f.rf[0]->ctx(5).expected_vid = 3u << 26;
+  Allocator& a = g.open();
   const json r = acquire(a, 8, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(r["ok"]) << r.dump();
   EXPECT_GT(r["lease"].get<int64_t>(), last);
@@ -341,10 +347,8 @@ TEST(HostAllocator, RestartKeepsWhereReclaimedContextsStart) {
 }
 
 TEST(HostAllocator, BadInputIsOneClearErrorAndGrantsNothing) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, c.fn());
+  Rig g(1);
+  Allocator& a = g.open();
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"op":"acquire","workers":2,"trees":1,"ports":{"acc0":[1,1]}})", "duplicate ranks"},
       {R"({"op":"acquire","workers":5,"trees":1,"ports":{"acc0":[0,1,2,3,0]}})", "more ports than acc0 has"},
@@ -371,8 +375,8 @@ TEST(HostAllocator, BadInputIsOneClearErrorAndGrantsNothing) {
     EXPECT_FALSE(r["ok"]) << line;
     EXPECT_NE(r["error"].get<std::string>().find(want), std::string::npos) << line << " -> " << r.dump();
   }
-  EXPECT_TRUE(f.writes.empty());
-  EXPECT_TRUE(f.table(0).empty());
+  EXPECT_TRUE(g.f.writes.empty());
+  EXPECT_TRUE(g.f.table(0).empty());
   EXPECT_TRUE(a.handle_json({{"op", "status"}})["leases"].empty());
 }
 
@@ -406,14 +410,13 @@ std::string read_line(int fd, int ms, bool* closed = nullptr) {
 }  // namespace
 
 TEST(HostAllocator, ServiceBoundsSilentAndOverlongClients) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, [] {
+  Rig g(1);
+  Allocator& a = g.open({}, [] {
     return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   });
   ServerOpts o;
-  o.socket = d + "/alloc.sock";
+  o.socket = g.td.path() + "/alloc.sock";
   o.idle_ms = 400;
   o.max_line = 1000;
   o.max_clients = 3;
@@ -467,11 +470,10 @@ TEST(HostAllocator, ServiceBoundsSilentAndOverlongClients) {
 // The service's socket path: a regular file there is refused and left as it was (never
 // unlinked); a stale socket is replaced, and the path is removed at exit.
 TEST(HostAllocator, SocketPathIsNeverSomethingElsesFile) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", f.factory(), 5000, [] { return 0; });
+  Rig g(1);
+  Allocator& a = g.open({}, [] { return int64_t{0}; });
   ServerOpts o;
-  o.socket = d + "/alloc.sock";
+  o.socket = g.td.path() + "/alloc.sock";
   std::ofstream(o.socket) << "not a socket\n";
   try {
     AllocatorServer s(a, o);
@@ -495,7 +497,8 @@ TEST(HostAllocator, SocketPathIsNeverSomethingElsesFile) {
 // an engine with a register port (the SystemC live model, the Verilated RTL; the soft engine has
 // none: its contexts come from a file, the allocator cannot serve it).
 void grant_and_reclaim_leave_another_job_untouched(Engine& eng) {
-  const std::string d = tmpdir();
+  const TmpDir td("panama_alloc_");
+  const std::string& d = td.path();
   const RegLayout l = load_regmap(kRtl);
   std::vector<uint32_t> written;
   RegIoFactory io = [&](const AccelSpec&) {
@@ -549,7 +552,8 @@ TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheLiveModel) {
 
 // The Verilated RTL (verilated on first use, cached in build/rtl_cache: minutes the first time).
 TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheRtl) {
-  const std::string ctx = tmpdir() + "/empty.json";
+  const TmpDir td("panama_alloc_");
+  const std::string ctx = td.path() + "/empty.json";
   std::ofstream(ctx) << "{\"contexts\": []}\n";
   std::unique_ptr<Engine> eng = make_rtl_engine(kRtl, ctx, design().in.ports);
   grant_and_reclaim_leave_another_job_untouched(*eng);
@@ -558,12 +562,10 @@ TEST(HostAllocator, GrantAndReclaimLeaveAnotherJobUntouchedOnTheRtl) {
 // The accelerator fails in the middle of a grant: one error, no lease, and the context whose state
 // is unknown is not granted again.
 TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
-  const std::string d = tmpdir();
-  Fleet f(1);
-  FakeClock c;
+  Rig g(1);
   int budget = 1 << 30;
   RegIoFactory io = [&](const AccelSpec& s) {
-    RegIo r = f.factory()(s);
+    RegIo r = g.f.factory()(s);
     auto w = r.write;
     r.write = [w, &budget](uint32_t a, uint32_t v) {
       if (--budget < 0) throw std::runtime_error("control socket closed");
@@ -571,7 +573,7 @@ TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
     };
     return r;
   };
-  Allocator a(load_inventory(write_inventory(d, 1)), d + "/state.sqlite", io, 5000, c.fn());
+  Allocator& a = g.open(io);
   budget = 3;
   const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
   EXPECT_FALSE(r["ok"]);
@@ -583,4 +585,47 @@ TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
   const json r2 = acquire(a, 1, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(r2["ok"]) << r2;
   EXPECT_EQ(r2["trees"][0]["context"], 1);
+}
+
+// The database fails in the middle of a grant, after the registers are written (a trigger makes
+// the contexts row's INSERT fail): one error, no lease, the context disabled again, and the next
+// grant runs in a transaction of its own.
+TEST(HostAllocator, AStateFailureMidGrantGrantsNothingAndTheNextGrantWorks) {
+  Rig g(1);
+  const std::string state = g.td.path() + "/state.sqlite";
+  Allocator& a = g.open();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(state.c_str(), &db), SQLITE_OK);
+  auto sql = [db](const char* q) {
+    char* msg = nullptr;
+    const int rc = sqlite3_exec(db, q, nullptr, nullptr, &msg);
+    const std::string m = msg ? msg : "";
+    sqlite3_free(msg);
+    return rc == SQLITE_OK ? std::string() : m;
+  };
+  ASSERT_EQ(sql("CREATE TRIGGER inject BEFORE INSERT ON contexts BEGIN SELECT RAISE(ABORT, 'injected'); END"), "");
+  const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+  EXPECT_FALSE(r["ok"]);
+  EXPECT_NE(r["error"].get<std::string>().find("injected"), std::string::npos) << r;
+  EXPECT_GT(g.f.writes.size(), 0u);  // the context was programmed before the failure
+  EXPECT_TRUE(g.f.table(0).empty()) << "the context written for the failed grant is still enabled";
+  json s = a.handle_json({{"op", "status"}});
+  EXPECT_TRUE(s["leases"].empty()) << s;
+  EXPECT_TRUE(s["accelerators"][0]["owner"][0].is_null()) << s;
+  ASSERT_EQ(sql("DROP TRIGGER inject"), "");
+  const json r2 = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r2["ok"]) << r2;
+  EXPECT_EQ(r2["trees"][0]["context"], 0);
+  // Committed: another connection sees the lease and its context.
+  std::string seen;
+  EXPECT_EQ(sqlite3_exec(
+                db, "SELECT COUNT(*) FROM leases JOIN contexts ON contexts.lease = leases.id",
+                [](void* p, int, char** v, char**) {
+                  *static_cast<std::string*>(p) = v[0] ? v[0] : "";
+                  return 0;
+                },
+                &seen, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(seen, "1");
+  sqlite3_close(db);
 }

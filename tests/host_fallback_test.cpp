@@ -10,6 +10,7 @@
 #include "host_ring_util.h"
 #include "leased_job.h"
 #include "link_split.h"
+#include "tmp_dir.h"
 
 namespace {
 
@@ -95,16 +96,14 @@ struct LiveBed {
 
 // The allocator service on a Unix socket, served from its own thread.
 struct Service {
+  panama::test_util::TmpDir tmp{"panama_fb_"};
   std::string dir, sock;
   std::atomic<int64_t> skew{0};  // added to the allocator's clock (a lease's expiry without waiting)
   std::unique_ptr<Allocator> alloc;
   std::unique_ptr<AllocatorServer> server;
   std::atomic<bool> stop{false};
   std::thread th;
-  explicit Service(LiveBed& bed) {
-    char t[] = "/tmp/panama_fb_XXXXXX";
-    if (!mkdtemp(t)) std::abort();
-    dir = t;
+  explicit Service(LiveBed& bed) : dir(tmp.path()) {
     sock = dir + "/alloc.sock";
     json inv{{"accelerators", json::array({{{"name", "acc0"}, {"design", kRtl}, {"control", dir + "/none"}}})}};
     std::ofstream(dir + "/inventory.json") << inv.dump();
@@ -336,9 +335,8 @@ TEST(HostFallback, RevokedLeaseMovesBackToTheRing) {
 // panama-host worker --allocator over the udp backend on lo: the allocator cannot be reached, so
 // the job runs on the ring, says so once per rank, and every rank writes the ring's exact sum.
 TEST(HostFallback, WorkerCliRunsOnTheRingWhenTheAllocatorIsUnreachable) {
-  char t[] = "/tmp/panama_fbcli_XXXXXX";
-  ASSERT_NE(mkdtemp(t), nullptr);
-  const std::string d = t;
+  const panama::test_util::TmpDir tmp("panama_fbcli_");
+  const std::string& d = tmp.path();
   const int W = 3;
   const auto in = tensors(W, 2501, 9, ref::Fmt::fp32);
   for (int r = 0; r < W; ++r)

@@ -9,7 +9,10 @@ if(EXISTS ${PANAMA_HOST_TESTS}/host_allreduce.cpp)
                            ${PANAMA_HOST_TESTS}/host_mgmt.cpp ${PANAMA_HOST_TESTS}/host_flow.cpp
                            ${PANAMA_HOST_TESTS}/host_format.cpp ${PANAMA_HOST_TESTS}/host_allocator_test.cpp
                            ${PANAMA_HOST_TESTS}/host_control_test.cpp)
-  target_link_libraries(test_host PRIVATE panama_standin panama_backends panama_allocator GTest::gtest_main)
+  # The allocator's tests open its state database beside it (a failure injected by a trigger).
+  pkg_check_modules(TEST_SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
+  target_link_libraries(test_host PRIVATE panama_standin panama_backends panama_allocator PkgConfig::TEST_SQLITE3
+                                          GTest::gtest_main)
   target_compile_definitions(test_host PRIVATE PANAMA_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
                                                PANAMA_HOST="$<TARGET_FILE:panama-host>")
   add_dependencies(test_host panama-host)

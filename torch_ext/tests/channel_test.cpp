@@ -20,19 +20,17 @@
 #include "loopback.h"
 #include "ref_float.h"
 #include "switch.h"
+#include "tmp_dir.h"
 
 namespace panama::torchx {
 namespace {
 
 using Env = std::map<std::string, std::string>;
 
+// One scratch folder per process, removed at exit.
 std::string tmpdir() {
-  static const std::string d = [] {
-    char t[] = "/tmp/panama_torch_test.XXXXXX";
-    if (!mkdtemp(t)) throw std::runtime_error("mkdtemp");
-    return std::string(t);
-  }();
-  return d;
+  static const panama::test_util::TmpDir d("panama_torch_test.");
+  return d.path();
 }
 
 // A design directory with config.json only (what the backend reads of it).
