@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -245,8 +246,16 @@ void Allocator::reconcile() {
 }
 
 void Allocator::note_leftovers(size_t a, int c) {
+  read_leftovers(a, c);
+  store_first_vid(a, c);
+}
+
+void Allocator::read_leftovers(size_t a, int c) {
   const uint32_t e = io(a).read(inv_[a].layout.c(c, "CTX_EXPECTED_VID")) + kLeftoverMargin;
   first_vid_[a][static_cast<size_t>(c)] = e < 0x80000000u ? e : 0;
+}
+
+void Allocator::store_first_vid(size_t a, int c) {
   query(db_, "INSERT OR REPLACE INTO vids(accel, idx, first_vid) VALUES(" + sql_text(inv_[a].name) + ", ?, ?)",
         {c, first_vid_[a][static_cast<size_t>(c)]}, [](sqlite3_stmt*) {});
 }
@@ -256,7 +265,13 @@ int Allocator::expire() {
   std::vector<int64_t> gone;
   query(db_, "SELECT id FROM leases WHERE expires <= ?", {t0},
         [&](sqlite3_stmt* st) { gone.push_back(sqlite3_column_int64(st, 0)); });
-  for (int64_t id : gone) reclaim(id);
+  for (int64_t id : gone) {
+    try {
+      reclaim(id);
+    } catch (const std::exception& x) {
+      forget(id, std::string("reclaim of expired lease ") + std::to_string(id) + " failed: " + x.what());
+    }
+  }
   if (!gone.empty()) hold_others(now_() - t0, 0);
   return static_cast<int>(gone.size());
 }
@@ -272,18 +287,51 @@ void Allocator::reclaim(int64_t lease) {
   for (size_t a = 0; a < inv_.size(); ++a)
     for (int c = 0; c < inv_[a].contexts; ++c)
       if (owner_[a][static_cast<size_t>(c)] == lease) io(a).write(inv_[a].layout.c(c, "CTX_CTRL"), 0);
+  // The registers first: a context is cleared and idle again even when the state file then fails
+  // (its first VID stays in memory; a restart reads it back from the registers).
+  std::string state_error;
   for (size_t a = 0; a < inv_.size(); ++a)
     for (int c = 0; c < inv_[a].contexts; ++c)
       if (owner_[a][static_cast<size_t>(c)] == lease) {
         // Contributions still queued on the context stay there (accelerator.md: leftovers stay
         // queued across disable and enable), at VIDs from the expected VID on, within a job's
         // call range or two: the next grant starts its VIDs above them.
-        note_leftovers(a, c);
+        read_leftovers(a, c);
         for (const RegWrite& w : clear_writes(inv_[a].layout, c)) io(a).write(w.addr, w.value);
         owner_[a][static_cast<size_t>(c)] = 0;
+        try {
+          store_first_vid(a, c);
+          query(db_, "DELETE FROM contexts WHERE accel = " + sql_text(inv_[a].name) + " AND idx = ?", {c},
+                [](sqlite3_stmt*) {});
+        } catch (const std::exception& x) {
+          if (state_error.empty()) state_error = x.what();
+        }
       }
   query(db_, "DELETE FROM contexts WHERE lease = ?", {lease}, [](sqlite3_stmt*) {});
   query(db_, "DELETE FROM leases WHERE id = ?", {lease}, [](sqlite3_stmt*) {});
+  if (!state_error.empty()) throw std::runtime_error(state_error);
+}
+
+void Allocator::forget(int64_t lease, const std::string& why) {
+  // What was not cleared is unknown: never granted until a restart's reconcile reads it back.
+  int unknown = 0;
+  for (auto& row : owner_)
+    for (int64_t& o : row)
+      if (o == lease) {
+        o = -1;
+        ++unknown;
+      }
+  bool ended = false;
+  try {
+    query(db_, "DELETE FROM contexts WHERE lease = ?", {lease}, [](sqlite3_stmt*) {});
+    query(db_, "DELETE FROM leases WHERE id = ?", {lease}, [](sqlite3_stmt*) {});
+    ended = true;
+  } catch (const std::exception&) {
+    // The state file fails too: the lease row stays and the next expiry tries again (and says so
+    // once it can end it).
+  }
+  if (unknown > 0 || ended)
+    std::fprintf(stderr, "panama-host allocator: %s; %d context(s) out of use until a restart\n", why.c_str(), unknown);
 }
 
 std::string Allocator::handle(const std::string& line) {
@@ -450,6 +498,7 @@ json Allocator::acquire(const json& req) {
       throw Bad("context " + std::to_string(p.slot) + " of " + inv_[a].name + " is enabled by someone else; retry");
     }
   }
+  if (!sqlite3_get_autocommit(db_)) exec("ROLLBACK");  // one a failed rollback left open
   exec("BEGIN");
   int64_t id = 0;
   try {
@@ -463,16 +512,13 @@ json Allocator::acquire(const json& req) {
 void Allocator::abandon(int64_t id) {
   // A grant that failed anywhere between BEGIN and COMMIT (registers, SQL): nothing of it stays,
   // in the database or on the boards, and the next request starts a transaction of its own.
+  // A rollback that fails leaves the transaction open: the next acquire ends it before its BEGIN.
   if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   if (id <= 0) return;
   try {
     reclaim(id);
-  } catch (const std::exception&) {
-    // Unreachable accelerator: what was written there is unknown; never granted until a
-    // restart's reconcile reads it back.
-    for (auto& row : owner_)
-      for (int64_t& o : row)
-        if (o == id) o = -1;
+  } catch (const std::exception& x) {
+    forget(id, std::string("undoing failed grant ") + std::to_string(id) + ": " + x.what());
   }
 }
 
@@ -726,7 +772,15 @@ void AllocatorServer::poll_once(int timeout_ms) {
   conns_.resize(j);
   for (size_t k = 0; k < base; ++k)
     if (p[k].revents & POLLIN) accept_on(p[k].fd, p[k].fd == tcp_.get());
-  a_.expire();
+  try {
+    a_.expire();
+    expire_error_.clear();
+  } catch (const std::exception& x) {
+    // The state file cannot be read: the service goes on serving (requests say why); one line
+    // per distinct error, not one per poll.
+    if (x.what() != expire_error_) std::fprintf(stderr, "panama-host allocator: expiry check failed: %s\n", x.what());
+    expire_error_ = x.what();
+  }
 }
 
 }  // namespace panama::host

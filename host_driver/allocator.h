@@ -87,6 +87,11 @@ class Allocator {
   // Reads context c's expected VID (disabled) and keeps, in memory and in the state file, where
   // its next grant starts.
   void note_leftovers(size_t a, int c);
+  void read_leftovers(size_t a, int c);   // the memory half of note_leftovers
+  void store_first_vid(size_t a, int c);  // the state file's half
+  // Ends a lease whose reclaim failed: its contexts not cleared are marked unknown (-1), its rows
+  // deleted where the state file allows; one line on stderr saying why.
+  void forget(int64_t lease, const std::string& why);
 
   std::vector<AccelSpec> inv_;
   RegIoFactory factory_;
@@ -135,6 +140,7 @@ class AllocatorServer {
   ServerOpts o_;
   Fd unix_, tcp_;
   int tcp_port_ = -1;
+  std::string expire_error_;  // the last expiry failure reported (one line per distinct error)
   std::vector<Conn> conns_;
 };
 

@@ -587,23 +587,51 @@ TEST(HostAllocator, AnAcceleratorFailingMidGrantGrantsNothing) {
   EXPECT_EQ(r2["trees"][0]["context"], 1);
 }
 
+// A second connection to an allocator's state file: to inject failures (triggers) and to read
+// what was committed.
+struct SideDb {
+  explicit SideDb(const std::string& path) {
+    sqlite3* d = nullptr;
+    if (sqlite3_open(path.c_str(), &d) != SQLITE_OK) throw std::runtime_error("cannot open " + path);
+    db.reset(d);
+  }
+  // Runs q: "" when it succeeds, else SQLite's message.
+  std::string exec(const std::string& q) {
+    char* msg = nullptr;
+    const int rc = sqlite3_exec(db.get(), q.c_str(), nullptr, nullptr, &msg);
+    const std::string m = msg ? msg : "?";
+    sqlite3_free(msg);
+    return rc == SQLITE_OK ? std::string() : m;
+  }
+  // The first column of q's first row ("" when none).
+  std::string value(const std::string& q) {
+    std::string v;
+    sqlite3_exec(
+        db.get(), q.c_str(),
+        [](void* p, int, char** col, char**) {
+          *static_cast<std::string*>(p) = col[0] ? col[0] : "";
+          return 1;  // the first row is enough
+        },
+        &v, nullptr);
+    return v;
+  }
+  // Every insert into table fails with "injected" until heal().
+  void break_inserts(const std::string& table) {
+    ASSERT_EQ(exec("CREATE TRIGGER inject BEFORE INSERT ON " + table + " BEGIN SELECT RAISE(ABORT, 'injected'); END"),
+              "");
+  }
+  void heal() { ASSERT_EQ(exec("DROP TRIGGER inject"), ""); }
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db{nullptr, sqlite3_close};
+};
+
 // The database fails in the middle of a grant, after the registers are written (a trigger makes
 // the contexts row's INSERT fail): one error, no lease, the context disabled again, and the next
 // grant runs in a transaction of its own.
 TEST(HostAllocator, AStateFailureMidGrantGrantsNothingAndTheNextGrantWorks) {
   Rig g(1);
-  const std::string state = g.td.path() + "/state.sqlite";
   Allocator& a = g.open();
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(state.c_str(), &db), SQLITE_OK);
-  auto sql = [db](const char* q) {
-    char* msg = nullptr;
-    const int rc = sqlite3_exec(db, q, nullptr, nullptr, &msg);
-    const std::string m = msg ? msg : "";
-    sqlite3_free(msg);
-    return rc == SQLITE_OK ? std::string() : m;
-  };
-  ASSERT_EQ(sql("CREATE TRIGGER inject BEFORE INSERT ON contexts BEGIN SELECT RAISE(ABORT, 'injected'); END"), "");
+  SideDb side(g.td.path() + "/state.sqlite");
+  side.break_inserts("contexts");
   const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
   EXPECT_FALSE(r["ok"]);
   EXPECT_NE(r["error"].get<std::string>().find("injected"), std::string::npos) << r;
@@ -612,20 +640,73 @@ TEST(HostAllocator, AStateFailureMidGrantGrantsNothingAndTheNextGrantWorks) {
   json s = a.handle_json({{"op", "status"}});
   EXPECT_TRUE(s["leases"].empty()) << s;
   EXPECT_TRUE(s["accelerators"][0]["owner"][0].is_null()) << s;
-  ASSERT_EQ(sql("DROP TRIGGER inject"), "");
+  side.heal();
   const json r2 = acquire(a, 1, json{{"acc0", {0, 1}}});
   ASSERT_TRUE(r2["ok"]) << r2;
   EXPECT_EQ(r2["trees"][0]["context"], 0);
   // Committed: another connection sees the lease and its context.
-  std::string seen;
-  EXPECT_EQ(sqlite3_exec(
-                db, "SELECT COUNT(*) FROM leases JOIN contexts ON contexts.lease = leases.id",
-                [](void* p, int, char** v, char**) {
-                  *static_cast<std::string*>(p) = v[0] ? v[0] : "";
-                  return 0;
-                },
-                &seen, nullptr),
-            SQLITE_OK);
-  EXPECT_EQ(seen, "1");
-  sqlite3_close(db);
+  EXPECT_EQ(side.value("SELECT COUNT(*) FROM leases JOIN contexts ON contexts.lease = leases.id"), "1");
+}
+
+// The database fails while a lease is released (its first VID cannot be stored): the release
+// says so, yet the context is disabled, cleared and idle again, and its next grant starts above
+// what the job left (kept in memory).
+TEST(HostAllocator, AStateFailureInAReleaseStillClearsTheContext) {
+  Rig g(1);
+  Allocator& a = g.open();
+  SideDb side(g.td.path() + "/state.sqlite");
+  const json r = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r["ok"]) << r;
+  ASSERT_EQ(r["trees"][0]["context"], 0);
+  g.f.rf[0]->ctx(0).expected_vid = 1000;  // the job ran to VID 1000
+  side.break_inserts("vids");
+  const json rel = a.handle_json({{"op", "release"}, {"lease", r["lease"]}});
+  EXPECT_FALSE(rel["ok"]);
+  EXPECT_NE(rel["error"].get<std::string>().find("injected"), std::string::npos) << rel;
+  EXPECT_TRUE(g.f.table(0).empty()) << "the released context is still enabled";
+  const json s = a.handle_json({{"op", "status"}});
+  EXPECT_TRUE(s["leases"].empty()) << s;
+  EXPECT_TRUE(s["accelerators"][0]["owner"][0].is_null()) << s;
+  EXPECT_EQ(side.value("SELECT COUNT(*) FROM contexts"), "0");
+  side.heal();
+  const json r2 = acquire(a, 1, json{{"acc0", {0, 1}}});
+  ASSERT_TRUE(r2["ok"]) << r2;
+  EXPECT_EQ(r2["trees"][0]["context"], 0);
+  EXPECT_EQ(r2["trees"][0]["first_vid"], 1000 + (int64_t{1} << 26));
+}
+
+// A lease expires on a board that can no longer be written: the lease ends, its context is out of
+// use (unknown) until a restart, and another job's lease on another board renews as before (the
+// expiry runs before every request and after every poll of the service).
+TEST(HostAllocator, AnExpiryThatCannotReachItsBoardLeavesTheOthersServed) {
+  Rig g(2);
+  bool acc0_down = false;
+  RegIoFactory io = [&](const AccelSpec& spec) {
+    RegIo r = g.f.factory()(spec);
+    if (spec.name == "acc0") {
+      auto w = r.write;
+      r.write = [w, &acc0_down](uint32_t addr, uint32_t v) {
+        if (acc0_down) throw std::runtime_error("control socket closed");
+        w(addr, v);
+      };
+    }
+    return r;
+  };
+  Allocator& a = g.open(io);
+  const json ra = acquire(a, 1, json{{"acc0", {0, 1}}});
+  const json rb = acquire(a, 1, json{{"acc1", {0, 1}}});
+  ASSERT_TRUE(ra["ok"]) << ra;
+  ASSERT_TRUE(rb["ok"]) << rb;
+  g.c.t += 4000;
+  ASSERT_TRUE(a.handle_json({{"op", "renew"}, {"lease", rb["lease"]}})["ok"]);
+  acc0_down = true;
+  g.c.t += 2000;  // A's lease is past its end, B's is not
+  const json renew = a.handle_json({{"op", "renew"}, {"lease", rb["lease"]}});
+  EXPECT_TRUE(renew["ok"]) << renew;
+  EXPECT_EQ(a.expire(), 0);  // A is gone: not tried again
+  const json s = a.handle_json({{"op", "status"}});
+  ASSERT_EQ(s["leases"].size(), 1u) << s;
+  EXPECT_EQ(s["leases"][0]["lease"], rb["lease"]);
+  EXPECT_EQ(s["accelerators"][0]["owner"][0], "foreign") << s;
+  EXPECT_EQ(g.f.table(1).size(), 1u);
 }
