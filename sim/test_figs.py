@@ -10,7 +10,9 @@ servers, the long flows' endpoints (free servers, other pods), four trees on fou
 the build generated.
 
 fig9_salts: scripts/simulate-fig fig9 --salts runs each salt into its folder, and its summary is the
-mean over the salts with the 95 % Student-t interval (t = 4.303 for three), by their definition.
+mean over the salts with the 95 % Student-t interval (t = 4.303 for three), by their definition;
+on three made-up salts (1, 2, 3 ms) it is the value worked out by hand. Skipped (77) without
+matplotlib or numpy, as merge_plot.
 
 merge_plot: scripts/simulate-merge pools two seeds of the smoke preset as the issue asks (the p99
 of every measured short flow of both, an incomplete one infinitely slow) and simulate-plot draws
@@ -206,6 +208,26 @@ def fig9_salts(b):
         print(f"tree 1 alone by salt: {', '.join(f'{v:.4f}' for v in vals)} ms; summary {got}, expected "
               f"{m:.4f} ({m - h:.4f}-{m + h:.4f})")
         check(all(abs(g - w) < 2e-4 for g, w in zip(got, (m, m - h, m + h))), "mean and 95 % t-interval over the salts")
+    with tempfile.TemporaryDirectory() as d:
+        fig9_summary_known_answer(fig, d)
+
+
+def fig9_summary_known_answer(fig, d):
+    """simulate-fig's summary on three made-up salts of 1, 2 and 3 ms: mean 2 ms, 95 % interval
+    2 -/+ t(0.975, 2) x 1 / sqrt(3) = 2 -/+ 4.303 x 0.57735 (by hand: -0.4843, 4.4843)."""
+    for salt, ms in ((0, 1.0), (1, 2.0), (2, 3.0)):
+        pt = os.path.join(d, *([] if salt == 0 else [f"salt{salt}"]), "senders4", "tree1")
+        os.makedirs(pt)
+        with open(os.path.join(pt, "results.json"), "w") as f:
+            json.dump({"summary": {"iteration_mean_s": ms / 1e3, "iterations": 2}, "jobs": [{"roots": [2]}]}, f)
+    p = subprocess.run(["/usr/bin/python3", fig, "plot", d], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0, f"simulate-fig plot on made-up salts exits 0 ({p.stderr.strip()[-200:]})")
+    with open(os.path.join(d, "fig9_summary.csv")) as f:
+        rows = list(csv.DictReader(f))
+    got = [float(rows[0][k]) for k in ("allreduce_ms_mean", "ci_lo", "ci_hi", "min", "max")] if len(rows) == 1 else []
+    print(f"made-up salts 1, 2, 3 ms: summary {got}")
+    check(len(got) == 5 and all(abs(g - w) < 1e-4 for g, w in zip(got, (2.0, -0.4843, 4.4843, 1.0, 3.0))),
+          "mean 2, interval (-0.4843, 4.4843), range 1-3 ms")
 
 
 def main():
@@ -213,6 +235,13 @@ def main():
     if not os.access(binary, os.X_OK):
         print("no panama-dcsim: skipped")
         return 77
+    if case in ("fig9_salts", "merge_plot"):  # the scripts draw with matplotlib, merge with numpy
+        try:
+            import matplotlib  # noqa: F401
+            import numpy  # noqa: F401
+        except ImportError as e:
+            print(f"{case}: skipped: {e} (python3-matplotlib, python3-numpy)")
+            return 77
     if case == "k16_design":
         k16_design(binary, sys.argv[3])
     else:
