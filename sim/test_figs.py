@@ -29,7 +29,7 @@ import subprocess
 import sys
 import tempfile
 
-from test_sim import FAILS, check, run as run_any  # noqa: E402  (this folder is on sys.path)
+from test_sim import AGG_HDR, DESIGN, FAILS, IP, PPP, UDP, check, run as run_any  # noqa: E402  (this folder is on sys.path)
 
 GBPS = 10.0
 PAYLOAD = GBPS * 1448 / (1448 + 32 + 20 + 2)  # TCP payload rate of a 10 Gb/s link, Gb/s
@@ -139,6 +139,26 @@ def k16_design(b, config):
     r8 = run(b, "--preset", "fig8", "--k", 16, "--no-background", "--no-jobs", "--duration", 1e-4, "--warmup", 0)
     if r8:
         check(os.path.samefile(r8["design"]["path"], config), f"fig8 at --k 16 reads {config} too")
+    # Measured at k = 16: one 8-worker job fills a rack, its edge accelerator aggregates all 8
+    # servers sending at line rate (no congestion control, one tree, 4 MB). The 8-port design takes
+    # their 8 x 10 Gb/s; the 4-port 40 Gb/s design in its place would halve them. Expected: the
+    # design's throughput times the UDP payload's share of a frame, within 5 %.
+    for path in (config, DESIGN):
+        with open(path) as f:
+            dz = json.load(f)
+        r = run_any(b, "--k", 16, "--design", path, "--scheme", "panama-nocc", "--no-background", "--jobs", 1,
+                    "--workers-min", 8, "--workers-max", 8, "--trees", 1, "--model-bytes", 4e6, "--compute-s", 0,
+                    "--iterations", 1, "--accel-buffer-mb", 0)
+        if not r:
+            return
+        acc = [a for a in r["accelerators"] if a["rx_bytes"] > 0]
+        frame = dz["max_elems"] * dz["elem_bytes"] + AGG_HDR + UDP
+        want = dz["ports"] * dz["gbps"] * frame / (frame + IP + PPP)
+        got = acc[0]["rx_bytes"] * 8 / (acc[0]["last_rx_s"] - acc[0]["first_rx_s"]) / 1e9 if len(acc) == 1 else 0
+        print(f"{dz['ports']}-port design at k = 16: the rack's accelerator takes in {got:.2f} Gb/s (expected "
+              f"{want:.2f})")
+        check(len(acc) == 1 and acc[0]["level"] == "edge" and abs(got - want) <= 0.05 * want,
+              f"{dz['ports']} ports of {dz['gbps']} Gb/s: one edge accelerator takes in its throughput within 5 %")
 
 
 def merge_plot(b):
