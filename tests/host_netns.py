@@ -166,17 +166,21 @@ for i in range(W):
 
 # 3. A worker whose peers never answer: a clear error within bounded time (stale VIDs are dropped
 #    by the accelerator: the context has moved on).
+t_lone = time.monotonic()
 lone = subprocess.run(["timeout", "20", "ip", "netns", "exec", star.ns[0], PH, "worker", "--backend", BACKEND, "--iface",
                        star.wif[0], "--job", "1", "--rank", "0", "--world", str(W), "--trees", str(TREES), "--in",
                        P("in0.bin"), "--out", P("lonely.bin"), "--agg-ip", star.agg_ip, "--group-ip", "239.1.1.1",
                        "--timeout-ms", "500"], stderr=open(P("lonely.err"), "w"))
+t_lone = time.monotonic() - t_lone
 if lone.returncode == 0:
     fail("a lone worker succeeded")
+if lone.returncode == 124 or t_lone > 15:  # 124: killed by timeout(1), it did not end by itself
+    fail(f"the lone worker ended after {t_lone:.1f} s (exit {lone.returncode}), not by itself within 15 s (its wait is 8 s)")
 if "timeout: no result" not in read(P("lonely.err")):
     fail("unclear error:", P("lonely.err"))
 if os.path.exists(P("lonely.bin")):
     fail("output written despite the error")
-print(f"PASS: lone worker: {read(P('lonely.err'))[:200]}")
+print(f"PASS: lone worker, {t_lone:.1f} s: {read(P('lonely.err'))[:200]}")
 stop_and_show_switch()
 
 # 4. Loss repair: a fresh stand-in (VIDs from 0) that drops 1 % of the frames in and out of every

@@ -23,6 +23,14 @@ def check_args(o, bad):
     o.torch, o.build, o.rtl = os.path.abspath(o.torch), os.path.abspath(o.build), os.path.abspath(o.rtl)
     if not os.access(TORCH_PY, os.X_OK):
         bad(f"--torch: {TORCH_PY} (Debian's python3 with python3-torch) is not installed (scripts/setup)")
+    # A machine without PyTorch cannot run the case: SKIP (77), not a failure.
+    import subprocess
+    probe = subprocess.run([TORCH_PY, "-c", "import torch"], capture_output=True, text=True, timeout=120)
+    if probe.returncode != 0:
+        from .testbed import Exit
+        last = (probe.stderr.strip().splitlines() or ["?"])[-1]
+        print(f"SKIP: {TORCH_PY} cannot import torch ({last}; python3-torch, scripts/setup)", flush=True)
+        raise Exit(77)
     if not glob.glob(os.path.join(o.build, "torch_ext", "panama_torch", "_C*.so")):
         bad(f"--torch: panama_torch is not built in {o.build} (cmake --build {o.build} --target panama_torch)")
     if int(o.kill_rank) >= 0:

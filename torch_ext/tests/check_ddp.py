@@ -105,6 +105,11 @@ if mode == "hook":
     if not hook_calls or pending == 0:
         failures.append("the hook never returned before its all-reduce finished (it must not block)")
     say(f"channel: {state.channel.stats()}")
+channel = state.channel if mode == "hook" else dist.distributed_c10d._get_default_group().channel
+try:
+    tblib.assert_on_accelerator(channel, f"DDP ({mode})")
+except AssertionError as e:
+    failures.append(str(e))
 for f in failures:
     say(f"FAIL: {f}")
 dist.destroy_process_group()

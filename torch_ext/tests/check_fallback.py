@@ -19,6 +19,7 @@ steps (else the check would prove nothing), one log line per switch, the paramet
 every rank, the loss lower at the end, and the restarted stand-in's contexts completed vectors.
 Gloo's traffic takes the management network (TESTBED_MGMT_IFACE): it must outlive the stand-in.
 """
+import atexit
 import datetime
 import json
 import os
@@ -78,7 +79,18 @@ def restart():
             break
         time.sleep(0.1)
     say(f"started stand-in {sw} again (pid {p.pid})")
+    atexit.register(stop_restarted, p)  # whatever ends this script, the stand-in it started ends too
     return p
+
+
+def stop_restarted(p):
+    if p.poll() is None:
+        p.send_signal(signal.SIGTERM)  # timeout(1) passes it on to the stand-in
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def tblib_has(path, text):

@@ -6,7 +6,7 @@
 Every rank all-reduces a few small tensors (they must be exact), then a large one asynchronously;
 rank 0 kills the stand-in (SIGKILL, TESTBED_STANDIN_PIDS) 0.3 s into it and writes the moment to
 the run's directory. Every rank's wait() must raise PanamaError naming the cause ("no result in
-time") within BOUND_S seconds (default 10) of the kill, leave the tensor untouched, and the next
+time") within BOUND_S seconds (default 10; ctest gives 5) of the kill, leave the tensor untouched, and the next
 all_reduce must be refused at once ("the job failed earlier"). Never a hang: the testbed's
 --timeout kills a script that waits for ever, and the run fails.
 """

@@ -8,7 +8,7 @@ wait:   init_process_group(timeout=60 s). After one exact all_reduce, rank 0 wor
         (longer than the host library's own default wait, 40 status waits = 8 s) and then joins
         the next all_reduce: every rank's result must be exact, and the others must have waited.
 expire: init_process_group(timeout=3 s); rank 0 is 12 s late: every other rank's all_reduce must
-        raise PanamaError ("no result in time") after at least 2 s and at most 3 s + 4 s of slack,
+        raise PanamaError ("no result in time") after the 3 s (0.1 s of clock slack) and at most 3 s + 4 s,
         never hang. Rank 0 then finds its peers gone and fails too, within the timeout: with
         "no result in time", or with "loss beyond repair" when frames its peers left queued on the
         accelerator complete some of its vectors and its repair then stalls (docs/torch.md
@@ -22,6 +22,7 @@ import torch
 import torch.distributed as dist
 
 import panama_torch
+import tblib
 from tblib import say
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "wait"
@@ -50,6 +51,9 @@ if mode == "wait":
     dist.all_reduce(t)
     took = time.monotonic() - t0
     assert bool((t == want).all()), "the all_reduce after the late rank was not exact"
+    # Run with the Gloo fallback on: whole numbers sum to the same bits there, so the accelerator
+    # must be seen to have done it.
+    tblib.assert_on_accelerator(dist.distributed_c10d._get_default_group().channel, "the late rank's all_reduce")
     if rank != 0:
         assert took > late_s - 1.5, f"rank {rank} did not wait for the late rank ({took:.1f} s)"
     say(f"exact after {took:.1f} s")
@@ -62,7 +66,7 @@ else:
         causes = ("no result in time",) if rank != 0 else ("no result in time", "loss beyond repair")
         assert any(c in str(e) for c in causes), f"wrong cause: {e}"
         if rank != 0:
-            assert 2.0 <= took <= limit_s + 4.0, f"rank {rank} failed after {took:.1f} s, not about {limit_s} s"
+            assert limit_s - 0.1 <= took <= limit_s + 4.0, f"rank {rank} failed after {took:.1f} s, not about {limit_s} s"
         else:
             assert took <= limit_s + 4.0, f"the late rank failed only after {took:.1f} s"
     else:

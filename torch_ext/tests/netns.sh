@@ -12,11 +12,14 @@ build=${2:?usage: netns.sh CASE BUILD_DIR}
 work=$(mktemp -d "${TMPDIR:-/tmp}/torch_netns.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 export PYTHONPATH=$here  # tblib for the check scripts
+# Each testbed run's bound: a case runs at most 4 of them, which must end (and clean up their
+# namespaces) before ctest's TIMEOUT of 900 s would kill the tree: 4 x 200 s leaves 100 s.
+tb_timeout=200
 
 testbed() {  # LABEL TESTBED_ARGS...: one run; its output indented; fails the case on failure
   local label=$1; shift
   echo "== $label: scripts/testbed $*"
-  "$root/scripts/testbed" --build "$build" --timeout 240 "$@" >"$work/out" 2>&1
+  "$root/scripts/testbed" --build "$build" --timeout "$tb_timeout" "$@" >"$work/out" 2>&1
   local rc=$?
   sed 's/^/   /' "$work/out"
   [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
@@ -83,7 +86,7 @@ PY
     # (expire without the fallback: the accelerator's own failure is the subject)
     for m in wait expire; do
       fb=gloo; [ "$m" = expire ] && fb=off
-      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS PANAMA_FALLBACK=$fb "$root/scripts/testbed" --build "$build" --timeout 240 \
+      env -u PANAMA_TIMEOUT_MS -u PANAMA_STATUS_WAIT_MS PANAMA_FALLBACK=$fb "$root/scripts/testbed" --build "$build" --timeout "$tb_timeout" \
         --engine soft --workers 3 --torch "$here/check_late.py" "$m" >"$work/out" 2>&1
       rc=$?
       sed 's/^/   /' "$work/out"
@@ -92,7 +95,7 @@ PY
     done ;;
   kill)  # without the fallback: the failure is the job's end, named and bounded
     PANAMA_FALLBACK=off PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed mid-call, 3 workers" \
-      --engine soft --workers 3 --torch "$here/check_kill.py" 10 ;;
+      --engine soft --workers 3 --torch "$here/check_kill.py" 5 ;;
   fallback)  # the stand-in killed mid-training and started again: Gloo, then the accelerator again
     PANAMA_TIMEOUT_MS=1000 PANAMA_STATUS_WAIT_MS=50 testbed "stand-in killed and restarted, 3 workers" --engine soft \
       --workers 3 --placement 2,0,1 --torch "$here/check_fallback.py" 30 6 14 pg

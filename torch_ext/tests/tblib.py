@@ -71,7 +71,41 @@ def reference(tag, t, fmt):
                        check=True)
     dist.barrier()
     with open(f"ref.{tag}.bin", "rb") as f:
-        return from_bits(f.read(), t.dtype).view(t.shape) if t.numel() else t.clone()
+        ref = from_bits(f.read(), t.dtype).view(t.shape) if t.numel() else t.clone()
+    if d.get("sum", "tree") == "tree" and d.get("subnormals", "ieee") == "ieee" and t.numel():
+        # A second reference that shares no code with the tools (nor with the soft stand-in, whose
+        # addition is the tools' numerics/ref_float.h): PyTorch's own CPU addition in the same tree
+        # order. For bf16 and fp16 it adds in float32 and rounds to nearest even, which is the
+        # correctly rounded 16-bit sum (float32 has at least 2p + 2 bits for p = 8 and 11).
+        own = tree_sum_torch({p: from_bits(open(f"in.{tag}.{r}.bin", "rb").read(), t.dtype).view(-1)
+                              for r, p in enumerate(ports())}, d["ports"]).view(t.shape)
+        both_nan = torch.isnan(ref) & torch.isnan(own)
+        differ = int(((ref.contiguous().view(BITS[t.dtype]) != own.contiguous().view(BITS[t.dtype])) & ~both_nan).sum())
+        nan_mismatch = int((torch.isnan(ref) != torch.isnan(own)).sum())
+        assert differ == 0 and nan_mismatch == 0, (
+            f"{tag}: the reference tool and PyTorch's own addition disagree on {differ} elements")
+    return ref
+
+
+def tree_sum_torch(by_port, nports):
+    """numerics.md's tree order with PyTorch's CPU addition in the tensors' own dtype: leaves over
+    the design's ports padded to a power of two with -0.0, pairwise up. by_port: {port: tensor}."""
+    size = 1
+    while size < nports:
+        size *= 2
+    like = next(iter(by_port.values()))
+    level = [by_port.get(p, torch.full_like(like, -0.0)) for p in range(size)]
+    while len(level) > 1:
+        level = [level[2 * k] + level[2 * k + 1] for k in range(len(level) // 2)]
+    return level[0]
+
+
+def assert_on_accelerator(channel, what):
+    """Every request of the channel went through the accelerator: none fell back to Gloo (a
+    fallback's sum of whole numbers or of two leaves would be the same bits, and hide it)."""
+    st = channel.stats()
+    assert st["fallbacks"] == 0 and st["gloo_requests"] == 0 and not st["on_gloo"], (
+        f"{what}: {st['fallbacks']} fallback(s), {st['gloo_requests']} request(s) on Gloo")
 
 
 def mismatches(got, want):
