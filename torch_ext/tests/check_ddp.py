@@ -2,18 +2,20 @@
 
     scripts/testbed --engine soft --workers 4 --torch torch_ext/tests/check_ddp.py pg [STEPS]
     scripts/testbed --engine soft --workers 2 --torch torch_ext/tests/check_ddp.py hook [STEPS]
-    scripts/testbed --engine model --rtl EXACT_DESIGN --torch torch_ext/tests/check_ddp.py train [STEPS]
+    scripts/testbed --engine model --rtl EXACT_DESIGN --torch torch_ext/tests/check_ddp.py pg|train [STEPS]
 
 pg:   the default group is "panama": DDP's own all-reduce (each gradient multiplied by 1/W as it is
       copied into its bucket, then summed by the accelerator).
 hook: the default group is Gloo and the buckets go through panama_torch.allreduce_hook (summed by
       the accelerator, divided by W as the sums are written back); the hook must return before its
       all-reduce is done (it overlaps the backward pass).
-train: as pg without the reference (the determinism test compares the parameters of runs with the
-      workers on other ports: tests/determinism.sh).
+train: as pg without the reference.
 The reference, in every rank: the same model trained without DDP on every rank's batch, its
 gradients summed in the accelerator's tree order over the ports (numpy float32: the CPU's own
-addition) and divided the same way, then the same optimizer step. Every parameter must agree bit
+addition), or on an exact-sum design (`--sum exact`) exactly and rounded once (tblib.exact_sum_np),
+and divided the same way, then the same optimizer step. (The determinism case, netns.sh, runs pg
+on both kinds of design and then compares the parameters of runs with the workers on other
+ports.) Every parameter must agree bit
 for bit after every step. Each rank also writes its parameters (params.<rank>.bin) to the run's
 directory.
 """
@@ -39,6 +41,8 @@ torch.manual_seed(0)
 dist.init_process_group("gloo" if mode == "hook" else "panama")
 rank, world = dist.get_rank(), dist.get_world_size()
 port_of, nports = tblib.ports(), tblib.design()["ports"]
+exact = tblib.design().get("sum", "tree") == "exact"
+assert not (exact and mode == "hook"), "the hook case runs on tree-sum designs"
 
 model = torch.nn.Sequential(torch.nn.Linear(64, 512), torch.nn.ReLU(), torch.nn.Linear(512, 256), torch.nn.ReLU(),
                             torch.nn.Linear(256, 10))
@@ -79,7 +83,9 @@ for s in range(steps):
         loss_fn(reference(data[s][r][0]), data[s][r][1]).backward()
         local.append([p.grad.detach().numpy().copy() for p in reference.parameters()])
     for i, p in enumerate(reference.parameters()):
-        if mode != "hook":
+        if exact:  # absent ports are -0.0 leaves, which change no exact sum
+            total = tblib.exact_sum_np([np.multiply(local[r][i], inv_w, dtype=np.float32) for r in range(world)])
+        elif mode != "hook":
             total = tblib.tree_sum_np({port_of[r]: np.multiply(local[r][i], inv_w, dtype=np.float32)
                                        for r in range(world)}, nports)
         else:

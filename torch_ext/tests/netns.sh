@@ -53,14 +53,16 @@ case $case_ in
       --torch "$here/check_ddp.py" hook 4 ;;
   determinism)
     # The parameters after N steps, workers on ports 0,1,2,3 and on 3,1,0,2 (the SystemC model:
-    # the soft engine sums in tree order only). Exact sums: identical. Tree sums: must differ (else
-    # the placements did not change the tree order and the exact check proves nothing).
+    # the soft engine sums in tree order only). Every step of every run bit for bit against its
+    # reference (the exact sum rounded once, or the tree order). Exact sums: identical across the
+    # placements. Tree sums: must differ (else the placements did not change the tree order and the
+    # exact check proves nothing).
     status=0
     for sum in exact tree; do
       gen "$work/d_$sum" --sum "$sum"
       for pl in 0,1,2,3 3,1,0,2; do
         testbed "$sum sums, placement $pl" --engine model --rtl "$work/d_$sum" --workers 4 --placement "$pl" \
-          --keep "$work/$sum.$pl" --torch "$here/check_ddp.py" train 6
+          --keep "$work/$sum.$pl" --torch "$here/check_ddp.py" pg 6
       done
       n=$(python3 - "$work/$sum.0,1,2,3/params.0.bin" "$work/$sum.3,1,0,2/params.0.bin" <<'PY'
 import sys

@@ -126,6 +126,35 @@ def tree_sum_np(by_port, nports):
     return level[0]
 
 
+def exact_sum_np(leaves):
+    """numerics.md's exact-sum mode for fp32 (ieee subnormals), finite leaves: the exact real sum
+    rounded once to nearest even; an exact zero is -0.0 only when every leaf is -0.0. Shares no
+    code with the tools: where the leaves' exponents span at most 28 bits their float64 sum is
+    exact (24 + 28 < 53) and numpy's rounding to float32 is the one rounding; elsewhere Python
+    integers in units of 2^-149 (the float32 grid's step) and round-half-even by hand."""
+    x = np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for v in leaves]).astype(np.float64)
+    assert np.isfinite(x).all(), "exact_sum_np: finite leaves only"
+    out = x.sum(axis=0).astype(np.float32)
+    nz = x != 0
+    _, e = np.frexp(x)
+    big = np.where(nz, e, -10 ** 6).max(axis=0)
+    small = np.where(nz, e, 10 ** 6).min(axis=0)
+    slow = np.nonzero(nz.any(axis=0) & (big - small > 28))[0]
+    for i in slow:
+        total = sum(int(v * 2.0 ** 149) for v in x[:, i])  # every float32 is an integer number of 2^-149
+        mag, sign = abs(total), -1 if total < 0 else 1
+        shift = mag.bit_length() - 24
+        if shift > 0:
+            q, rem, half = mag >> shift, mag & ((1 << shift) - 1), 1 << (shift - 1)
+            q += rem > half or (rem == half and q & 1)
+            mag = q << shift
+        out[i] = np.float32(sign * np.ldexp(float(mag), -149)) if mag < 2 ** 277 else np.float32(sign * np.inf)
+    zero = out == 0
+    all_neg_zero = (np.signbit(x) & (x == 0)).all(axis=0)
+    out[zero] = np.where(all_neg_zero[zero], np.float32(-0.0), np.float32(0.0))
+    return out.reshape(np.asarray(leaves[0]).shape)
+
+
 @contextlib.contextmanager
 def captured_stderr():
     """The process's fd 2 (where the C++ backend logs) into a list of lines, for the block's duration."""
