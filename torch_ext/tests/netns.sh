@@ -141,12 +141,29 @@ PY
   exit)  # shutdown with an all_reduce in flight: destroy_process_group returns with the exact sum;
     # an exit waits for it (one log line per rank) and every rank exits 0
     testbed "destroy_process_group with an all_reduce in flight, 3 workers" --engine soft --workers 3 \
-      --placement 2,0,1 --torch "$here/check_exit.py" destroy
+      --placement 2,0,1 --keep "$work/destroy" --torch "$here/check_exit.py" destroy
     testbed "exit with an all_reduce in flight, 3 workers" --engine soft --workers 3 --placement 1,2,0 \
-      --torch "$here/check_exit.py" exit
+      --keep "$work/exit" --torch "$here/check_exit.py" exit
     n=$(grep -c "testbed: panama_torch: waiting at exit (at most 60 s) for 1 all_reduce(s) of job" "$work/out")
     [ "$n" = 1 ] || { echo "FAIL: the exit handler's line 'waiting at exit (at most 60 s) for 1 all_reduce(s)' was printed $n times (1 expected: testbed prints each distinct line once)"; exit 1; }
-    echo "every rank waited at exit for its all_reduce in flight (logged) and exited 0" ;;
+    # The all_reduce in flight ran to its end: the stand-in's final counters (kept by the testbed)
+    # show every rank's port admitting the same vectors, all completed, none dropped, and as many
+    # as the same 3,000,000-element call completed in the destroy run (the only call either run
+    # sent to the accelerator: the barriers go to Gloo).
+    /usr/bin/python3 - "$work/exit/counters.sw.json" "$work/destroy/counters.sw.json" <<'PY' || exit 1
+import json, sys
+def done(path):
+    c = json.load(open(path))["accelerator"]
+    return (sum(x["vectors_completed"] for x in c["contexts"]), sum(x["vectors_dropped"] for x in c["contexts"]),
+            sorted({p["agg_admitted"] for p in c["ports"] if p["rx_frames"]}))
+(n, dropped, admitted), (want, _, _) = done(sys.argv[1]), done(sys.argv[2])
+print(f"the stand-in's contexts completed {n} vectors (the destroy run's call: {want}), dropped {dropped}; "
+      f"admitted per port {admitted}")
+if not (admitted == [n] and dropped == 0 and n == want > 0):
+    print("FAIL: the all_reduce in flight at exit did not complete on the accelerator")
+    sys.exit(1)
+PY
+    echo "every rank waited at exit for its all_reduce in flight (logged), it completed, and every rank exited 0" ;;
   *) echo "netns.sh: unknown case $case_"; exit 2 ;;
 esac
 echo "PASS: $case_"
