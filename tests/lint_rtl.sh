@@ -4,6 +4,9 @@
 # usage: lint_rtl.sh PANAMA_GEN WORKDIR panama-gen-args...
 set -euo pipefail
 gen=$1; work=$2; shift 2
+for tool in verilator iverilog yosys; do
+  command -v $tool >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
 design=$(cd "$(dirname "$0")/.." && pwd)/scripts/pypanama/design.py
 rm -rf "$work"; mkdir -p "$work"
 "$gen" "$@" --out "$work/rtl"

@@ -6,15 +6,14 @@
 # usage: rtl_coverage.sh BUILD_DIR WORK CONFORMANCE_DIR
 set -euo pipefail
 build=$1; work=$2; conf=$3
+[ -d "$conf" ] || { echo "FAIL: no conformance vectors at $conf (the repository's tests/conformance)"; exit 1; }
 rm -rf "$work"; mkdir -p "$work"
 "$build/panama-gen" --ports 4 --gbps 10 --mhz 200 --out "$work/rtl" >/dev/null
 runs=()
 for engine in rtl model; do
-  if [ -d "$conf" ]; then
-    "$build/panama-sim" replay --rtl "$work/rtl" --engine $engine --contexts "$conf/ctx.json" --in-dir "$conf/in" \
-      --out-dir "$work/conf_$engine"
-    runs+=("$work/conf_$engine")
-  fi
+  "$build/panama-sim" replay --rtl "$work/rtl" --engine $engine --contexts "$conf/ctx.json" --in-dir "$conf/in" \
+    --out-dir "$work/conf_$engine"
+  runs+=("$work/conf_$engine")
   for sc in mixed faults timeout; do for seed in 1 2; do
     t=$work/t_${sc}_$seed
     [ -d "$t" ] || "$build/panama-sim" gen-traffic --rtl "$work/rtl" --scenario $sc --seed $seed --vectors 24 --out-dir "$t"
