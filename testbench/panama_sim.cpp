@@ -21,6 +21,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -29,7 +30,9 @@
 #include "config.h"
 #include "ctx.h"
 #include "keep_io.h"
+#include "exact_ref.h"
 #include "model.h"
+#include "ref_float.h"
 #include "pcap_io.h"
 #include "rtl_engine.h"
 #include "traffic.h"
@@ -240,6 +243,89 @@ void check_invariants(const std::string& name, const model::Result& r, const Con
   if (r.agg_tx_frames != r.agg.size()) diffs.push_back(name + ": agg_tx_frames != frames on m_agg");
 }
 
+// Every built frame's payload against its contributions, whatever the timing (so also in the runs
+// that are compared by invariants only): the (JID, TID, VID) contributions each member port was
+// given, summed as numerics.md says (the CPU's tree order, ref::tree_sum, or the exact sum,
+// xref::exact_sum: neither shares code with the model or the RTL). A built frame needs one from
+// every member; a port given two different payloads for one VID (a fault scenario) leaves that
+// frame unchecked (counted). Returns {checked, ambiguous}.
+std::pair<size_t, size_t> check_sums(const std::string& name, const model::Result& r, const Config& cfg,
+                                     const wire::CtxFile& ctx, const std::vector<std::vector<model::InFrame>>& in,
+                                     std::vector<std::string>& diffs) {
+  const int es = cfg.fmt.elem_bytes;
+  // (jid, tid, vid) -> port -> the distinct payloads given (count included).
+  std::map<std::tuple<uint16_t, uint8_t, uint32_t>, std::map<int, std::set<wire::Bytes>>> given;
+  for (int p = 0; p < cfg.in.ports; ++p)
+    for (const auto& f : in[p]) {
+      if (!f.keep.empty() || !wire::is_aggregation(f.data, ctx.agg_port) ||
+          wire::check_wellformed(f.data, es, cfg.max_elems) != wire::Validity::ok)
+        continue;
+      const wire::AggHeader h = wire::parse_header(f.data);
+      if (h.result()) continue;
+      const auto b = f.data.begin() + static_cast<long>(wire::off::payload);
+      given[{h.jid, h.tid, h.vid}][p].insert(wire::Bytes(b, b + static_cast<long>(es) * h.count));
+    }
+  const bool ftz = cfg.in.subnormals == Subnormals::ftz;
+  const panama::xref::Fmt xf = cfg.in.format == Format::fp32   ? panama::xref::fp32()
+                               : cfg.in.format == Format::bf16 ? panama::xref::bf16()
+                                                               : panama::xref::fp16();
+  size_t checked = 0, ambiguous = 0;
+  for (const auto& f : r.agg) {
+    if (f.data.size() < wire::off::payload || f.context < 0 || f.context >= static_cast<int>(ctx.contexts.size()))
+      continue;
+    const wire::CtxEntry& e = ctx.contexts[static_cast<size_t>(f.context)];
+    const wire::AggHeader h = wire::parse_header(f.data);
+    const std::string what = name + ": context " + std::to_string(f.context) + " VID " + std::to_string(h.vid);
+    auto it = given.find({e.jid, e.tid, h.vid});
+    std::vector<const wire::Bytes*> leaf(static_cast<size_t>(cfg.in.ports), nullptr);
+    bool whole = true, one_each = true;
+    for (int m : e.members) {
+      const auto pit = it == given.end() ? decltype(it->second.end()){} : it->second.find(m);
+      if (it == given.end() || pit == it->second.end()) {
+        whole = false;
+        break;
+      }
+      one_each &= pit->second.size() == 1;
+      leaf[static_cast<size_t>(m)] = &*pit->second.begin();
+    }
+    if (!whole) {
+      diffs.push_back(what + ": built without a contribution from every member port");
+      continue;
+    }
+    if (!one_each) {
+      ++ambiguous;
+      continue;
+    }
+    const size_t n = leaf[static_cast<size_t>(e.members.front())]->size() / static_cast<size_t>(es);
+    if (h.count != n || f.data.size() < wire::off::payload + n * static_cast<size_t>(es)) {
+      diffs.push_back(what + ": COUNT " + std::to_string(h.count) + ", the contributions' " + std::to_string(n));
+      continue;
+    }
+    std::vector<uint32_t> vals(static_cast<size_t>(cfg.in.ports), 0);
+    std::vector<bool> member(static_cast<size_t>(cfg.in.ports), false);
+    for (int m : e.members) member[static_cast<size_t>(m)] = true;
+    for (size_t i = 0; i < n; ++i) {
+      auto elem = [&](const uint8_t* p) {
+        uint32_t v = 0;
+        for (int k = es - 1; k >= 0; --k) v = (v << 8) | p[static_cast<size_t>(k)];  // little-endian
+        return v;
+      };
+      for (int m : e.members) vals[static_cast<size_t>(m)] = elem(leaf[static_cast<size_t>(m)]->data() + i * es);
+      const uint32_t want = cfg.exact_sum() ? panama::xref::exact_sum(xf, ftz, vals, member)
+                                            : panama::ref::tree_sum(cfg.in.format, ftz, vals, member);
+      const uint32_t got = elem(f.data.data() + wire::off::payload + i * es);
+      if (got != want) {
+        char b[96];
+        std::snprintf(b, sizeof b, ": element %zu is 0x%x, the sum of its contributions 0x%x", i, got, want);
+        diffs.push_back(what + b);
+        break;
+      }
+    }
+    ++checked;
+  }
+  return {checked, ambiguous};
+}
+
 // Whether a run dropped frames for reasons that depend on timing: buffer overflow, timeouts, and
 // bypass_overflow beyond the frames longer than the whole bypass half (rule 9: those are dropped
 // whatever the timing). Calling a run exact when it is not can only make a comparison fail.
@@ -268,6 +354,8 @@ int compare(const ReplayArgs& a) {
   std::vector<std::string> diffs;
   check_invariants("model", m, cfg, in, diffs);
   check_invariants("rtl", r, cfg, in, diffs);
+  const auto sums_m = check_sums("model", m, cfg, ctx, in, diffs);
+  const auto sums_r = check_sums("rtl", r, cfg, ctx, in, diffs);
   const bool exact = a.backpressure == 0 && !drops_by_timing(m, cfg, in) && !drops_by_timing(r, cfg, in);
   if (exact) {
     for (int p = 0; p < cfg.in.ports; ++p) {
@@ -313,6 +401,10 @@ int compare(const ReplayArgs& a) {
         return n;
       }(),
       m.agg.size(), static_cast<unsigned long long>(m.cycles), static_cast<unsigned long long>(r.cycles));
+  std::printf(
+      "compare: sums of built frames against their contributions: model %zu checked (%zu ambiguous), rtl %zu "
+      "checked (%zu ambiguous)\n",
+      sums_m.first, sums_m.second, sums_r.first, sums_r.second);
   for (const auto& d : diffs) std::printf("  DIFF %s\n", d.c_str());
   std::printf("compare: %s\n", diffs.empty() ? "equal" : "DIFFERENT");
   return diffs.empty() ? 0 : 1;
