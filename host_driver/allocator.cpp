@@ -260,7 +260,14 @@ void Allocator::store_first_vid(size_t a, int c) {
         {c, first_vid_[a][static_cast<size_t>(c)]}, [](sqlite3_stmt*) {});
 }
 
+void Allocator::end_stale_transaction() {
+  // A transaction a failed ROLLBACK left open (abandon) must not take in the next request's
+  // writes, which a later rollback would then undo.
+  if (!sqlite3_get_autocommit(db_)) exec("ROLLBACK");
+}
+
 int Allocator::expire() {
+  end_stale_transaction();
   const int64_t t0 = now_();
   std::vector<int64_t> gone;
   query(db_, "SELECT id FROM leases WHERE expires <= ?", {t0},
@@ -498,7 +505,7 @@ json Allocator::acquire(const json& req) {
       throw Bad("context " + std::to_string(p.slot) + " of " + inv_[a].name + " is enabled by someone else; retry");
     }
   }
-  if (!sqlite3_get_autocommit(db_)) exec("ROLLBACK");  // one a failed rollback left open
+  end_stale_transaction();
   exec("BEGIN");
   int64_t id = 0;
   try {
@@ -512,7 +519,7 @@ json Allocator::acquire(const json& req) {
 void Allocator::abandon(int64_t id) {
   // A grant that failed anywhere between BEGIN and COMMIT (registers, SQL): nothing of it stays,
   // in the database or on the boards, and the next request starts a transaction of its own.
-  // A rollback that fails leaves the transaction open: the next acquire ends it before its BEGIN.
+  // A rollback that fails leaves the transaction open: the next request or expiry ends it first.
   if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   if (id <= 0) return;
   try {

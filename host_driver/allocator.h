@@ -72,7 +72,8 @@ class Allocator {
   // acquire's part inside its transaction; sets id once the lease row exists.
   nlohmann::json grant(const std::vector<Candidate>& cand, const std::vector<Placement>& placed, int64_t jid, int trees,
                        int first_tid, uint32_t timeout, int64_t& id);
-  void abandon(int64_t id);  // rollback and reclaim after a failed grant
+  void abandon(int64_t id);      // rollback and reclaim after a failed grant
+  void end_stale_transaction();  // rolls back one a failed rollback left open
   std::vector<Candidate> candidates(const nlohmann::json& req, int workers, int trees, int first_tid) const;
   int64_t free_jid();
   std::vector<Placement> place(const std::vector<Candidate>& cand, int trees) const;

@@ -297,8 +297,11 @@ std::pair<size_t, size_t> check_sums(const std::string& name, const model::Resul
       continue;
     }
     const size_t n = leaf[static_cast<size_t>(e.members.front())]->size() / static_cast<size_t>(es);
-    if (h.count != n || f.data.size() < wire::off::payload + n * static_cast<size_t>(es)) {
-      diffs.push_back(what + ": COUNT " + std::to_string(h.count) + ", the contributions' " + std::to_string(n));
+    bool same_count = true;
+    for (int m : e.members) same_count &= leaf[static_cast<size_t>(m)]->size() == n * static_cast<size_t>(es);
+    if (!same_count || h.count != n || f.data.size() < wire::off::payload + n * static_cast<size_t>(es)) {
+      diffs.push_back(what + ": COUNT " + std::to_string(h.count) + ", the contributions' " +
+                      (same_count ? std::to_string(n) : std::string("differ")));
       continue;
     }
     std::vector<uint32_t> vals(static_cast<size_t>(cfg.in.ports), 0);

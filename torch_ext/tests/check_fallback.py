@@ -72,14 +72,17 @@ def restart():
     with open("standins.json") as f:
         sw, s = next(iter(json.load(f).items()))
     out, err = open("restarted.out", "w"), open("restarted.err", "w")
-    p = subprocess.Popen(["timeout", "600", "ip", "netns", "exec", s["ns"]] + s["argv"], stdout=out, stderr=err,
+    # Bounded as the testbed's run is (netns.sh: 200 s), so that it cannot outlive the run by much
+    # even if this script is killed outright (SIGKILL runs no handler).
+    p = subprocess.Popen(["timeout", "200", "ip", "netns", "exec", s["ns"]] + s["argv"], stdout=out, stderr=err,
                          stdin=subprocess.DEVNULL)
     for _ in range(100):
         if tblib_has("restarted.err", "engine:"):
             break
         time.sleep(0.1)
     say(f"started stand-in {sw} again (pid {p.pid})")
-    atexit.register(stop_restarted, p)  # whatever ends this script, the stand-in it started ends too
+    atexit.register(stop_restarted, p)  # an exit, an exception, or SIGTERM (below) stops it too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the testbed's timeout: run atexit
     return p
 
 

@@ -22,7 +22,7 @@ testbed() {  # LABEL TESTBED_ARGS...: one run; its output indented; fails the ca
   "$root/scripts/testbed" --build "$build" --timeout "$tb_timeout" "$@" >"$work/out" 2>&1
   local rc=$?
   sed 's/^/   /' "$work/out"
-  [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
+  [ $rc = 77 ] && { echo "SKIP: the testbed cannot run here (its SKIP line above says why)"; exit 77; }
   [ $rc = 0 ] || { echo "FAIL: $label (testbed exit $rc)"; exit 1; }
 }
 
@@ -92,7 +92,7 @@ PY
         --engine soft --workers 3 --torch "$here/check_late.py" "$m" >"$work/out" 2>&1
       rc=$?
       sed 's/^/   /' "$work/out"
-      [ $rc = 77 ] && { echo "SKIP: network namespaces are not permitted here"; exit 77; }
+      [ $rc = 77 ] && { echo "SKIP: the testbed cannot run here (its SKIP line above says why)"; exit 77; }
       [ $rc = 0 ] || { echo "FAIL: late rank, $m (testbed exit $rc)"; exit 1; }
     done ;;
   kill)  # without the fallback: the failure is the job's end, named and bounded

@@ -6,6 +6,7 @@ on every rank's input written to the run's directory (shared by every worker nam
 """
 import contextlib
 import json
+import math
 import os
 import subprocess
 import sys
@@ -129,9 +130,10 @@ def tree_sum_np(by_port, nports):
 def exact_sum_np(leaves):
     """numerics.md's exact-sum mode for fp32 (ieee subnormals), finite leaves: the exact real sum
     rounded once to nearest even; an exact zero is -0.0 only when every leaf is -0.0. Shares no
-    code with the tools: where the leaves' exponents span at most 28 bits their float64 sum is
-    exact (24 + 28 < 53) and numpy's rounding to float32 is the one rounding; elsewhere Python
-    integers in units of 2^-149 (the float32 grid's step) and round-half-even by hand."""
+    code with the tools: where the N leaves' exponents span at most 29 - ceil(log2 N) bits their
+    float64 sum is exact (24 bits of each, the span, and the carries of N terms fit in 53) and
+    numpy's rounding to float32 is the one rounding; elsewhere Python integers in units of 2^-149
+    (the float32 grid's step) and round-half-even by hand."""
     x = np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for v in leaves]).astype(np.float64)
     assert np.isfinite(x).all(), "exact_sum_np: finite leaves only"
     out = x.sum(axis=0).astype(np.float32)
@@ -139,7 +141,8 @@ def exact_sum_np(leaves):
     _, e = np.frexp(x)
     big = np.where(nz, e, -10 ** 6).max(axis=0)
     small = np.where(nz, e, 10 ** 6).min(axis=0)
-    slow = np.nonzero(nz.any(axis=0) & (big - small > 28))[0]
+    span = 29 - max(1, math.ceil(math.log2(len(leaves))))
+    slow = np.nonzero(nz.any(axis=0) & (big - small > span))[0]
     for i in slow:
         total = sum(int(v * 2.0 ** 149) for v in x[:, i])  # every float32 is an integer number of 2^-149
         mag, sign = abs(total), -1 if total < 0 else 1
