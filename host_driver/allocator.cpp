@@ -314,9 +314,13 @@ void Allocator::reclaim(int64_t lease) {
           if (state_error.empty()) state_error = x.what();
         }
       }
+  drop_rows(lease);
+  if (!state_error.empty()) throw std::runtime_error(state_error);
+}
+
+void Allocator::drop_rows(int64_t lease) {
   query(db_, "DELETE FROM contexts WHERE lease = ?", {lease}, [](sqlite3_stmt*) {});
   query(db_, "DELETE FROM leases WHERE id = ?", {lease}, [](sqlite3_stmt*) {});
-  if (!state_error.empty()) throw std::runtime_error(state_error);
 }
 
 void Allocator::forget(int64_t lease, const std::string& why) {
@@ -330,8 +334,7 @@ void Allocator::forget(int64_t lease, const std::string& why) {
       }
   bool ended = false;
   try {
-    query(db_, "DELETE FROM contexts WHERE lease = ?", {lease}, [](sqlite3_stmt*) {});
-    query(db_, "DELETE FROM leases WHERE id = ?", {lease}, [](sqlite3_stmt*) {});
+    drop_rows(lease);
     ended = true;
   } catch (const std::exception&) {
     // The state file fails too: the lease row stays and the next expiry tries again (and says so
@@ -505,8 +508,7 @@ json Allocator::acquire(const json& req) {
       throw Bad("context " + std::to_string(p.slot) + " of " + inv_[a].name + " is enabled by someone else; retry");
     }
   }
-  end_stale_transaction();
-  exec("BEGIN");
+  exec("BEGIN");  // handle_json's expire() has ended any transaction a failed rollback left open
   int64_t id = 0;
   try {
     return grant(cand, placed, jid, trees, first_tid, timeout, id);

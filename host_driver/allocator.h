@@ -93,6 +93,7 @@ class Allocator {
   // Ends a lease whose reclaim failed: its contexts not cleared are marked unknown (-1), its rows
   // deleted where the state file allows; one line on stderr saying why.
   void forget(int64_t lease, const std::string& why);
+  void drop_rows(int64_t lease);  // the lease's rows in the state file (contexts, then the lease)
 
   std::vector<AccelSpec> inv_;
   RegIoFactory factory_;

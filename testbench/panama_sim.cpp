@@ -269,6 +269,11 @@ std::pair<size_t, size_t> check_sums(const std::string& name, const model::Resul
   const panama::xref::Fmt xf = cfg.in.format == Format::fp32   ? panama::xref::fp32()
                                : cfg.in.format == Format::bf16 ? panama::xref::bf16()
                                                                : panama::xref::fp16();
+  auto elem = [es](const uint8_t* p) {  // one little-endian element
+    uint32_t v = 0;
+    for (int k = es - 1; k >= 0; --k) v = (v << 8) | p[static_cast<size_t>(k)];
+    return v;
+  };
   size_t checked = 0, ambiguous = 0;
   for (const auto& f : r.agg) {
     if (f.data.size() < wire::off::payload || f.context < 0 || f.context >= static_cast<int>(ctx.contexts.size()))
@@ -276,12 +281,14 @@ std::pair<size_t, size_t> check_sums(const std::string& name, const model::Resul
     const wire::CtxEntry& e = ctx.contexts[static_cast<size_t>(f.context)];
     const wire::AggHeader h = wire::parse_header(f.data);
     const std::string what = name + ": context " + std::to_string(f.context) + " VID " + std::to_string(h.vid);
-    auto it = given.find({e.jid, e.tid, h.vid});
+    static const std::map<int, std::set<wire::Bytes>> none;
+    const auto it = given.find({e.jid, e.tid, h.vid});
+    const auto& by_port = it == given.end() ? none : it->second;
     std::vector<const wire::Bytes*> leaf(static_cast<size_t>(cfg.in.ports), nullptr);
     bool whole = true, one_each = true;
     for (int m : e.members) {
-      const auto pit = it == given.end() ? decltype(it->second.end()){} : it->second.find(m);
-      if (it == given.end() || pit == it->second.end()) {
+      const auto pit = by_port.find(m);
+      if (pit == by_port.end()) {
         whole = false;
         break;
       }
@@ -308,11 +315,6 @@ std::pair<size_t, size_t> check_sums(const std::string& name, const model::Resul
     std::vector<bool> member(static_cast<size_t>(cfg.in.ports), false);
     for (int m : e.members) member[static_cast<size_t>(m)] = true;
     for (size_t i = 0; i < n; ++i) {
-      auto elem = [&](const uint8_t* p) {
-        uint32_t v = 0;
-        for (int k = es - 1; k >= 0; --k) v = (v << 8) | p[static_cast<size_t>(k)];  // little-endian
-        return v;
-      };
       for (int m : e.members) vals[static_cast<size_t>(m)] = elem(leaf[static_cast<size_t>(m)]->data() + i * es);
       const uint32_t want = cfg.exact_sum() ? panama::xref::exact_sum(xf, ftz, vals, member)
                                             : panama::ref::tree_sum(cfg.in.format, ftz, vals, member);

@@ -131,8 +131,7 @@ check("after-too-large", tblib.random_tensor(999, dtype, 4242 + rank))
 
 stats = pg.channel.stats()
 say(f"channel: {stats}")
-if stats["fallbacks"] or stats["gloo_requests"] or stats["on_gloo"]:
-    failures.append(f"{stats['fallbacks']} fallback(s), {stats['gloo_requests']} request(s) on Gloo")
+failures += tblib.gloo_use(pg.channel, "all_reduce")
 if failures:
     for f in failures:
         say(f"FAIL: {f}")

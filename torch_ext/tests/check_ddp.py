@@ -112,10 +112,7 @@ if mode == "hook":
         failures.append("the hook never returned before its all-reduce finished (it must not block)")
     say(f"channel: {state.channel.stats()}")
 channel = state.channel if mode == "hook" else dist.distributed_c10d._get_default_group().channel
-try:
-    tblib.assert_on_accelerator(channel, f"DDP ({mode})")
-except AssertionError as e:
-    failures.append(str(e))
+failures += tblib.gloo_use(channel, f"DDP ({mode})")
 for f in failures:
     say(f"FAIL: {f}")
 dist.destroy_process_group()
