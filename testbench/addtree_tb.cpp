@@ -145,9 +145,7 @@ struct Design {
         fmt(panama::parse_format(fmt_s)),
         ftz(cfg.at("subnormals") == "ftz"),
         exact(cfg.value("sum", std::string("tree")) == "exact"),
-        xfmt(fmt == Fmt::fp32   ? panama::xref::fp32()
-             : fmt == Fmt::bf16 ? panama::xref::bf16()
-                                : panama::xref::fp16()) {}
+        xfmt(panama::xref::fmt_named(fmt_s)) {}
 };
 
 // The adder tree under test with its scoreboard of sums still in the pipeline.

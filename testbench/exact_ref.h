@@ -10,6 +10,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace panama::xref {
@@ -21,6 +23,13 @@ struct Fmt {
 inline Fmt fp32() { return {8, 23, 0x7FC00000u}; }
 inline Fmt bf16() { return {8, 7, 0x7FC0u}; }
 inline Fmt fp16() { return {5, 10, 0x7E00u}; }
+// By the format's name in the spec ("fp32", "bf16", "fp16"); another name throws.
+inline Fmt fmt_named(const std::string& name) {
+  if (name == "fp32") return fp32();
+  if (name == "bf16") return bf16();
+  if (name == "fp16") return fp16();
+  throw std::invalid_argument("unknown format '" + name + "'");
+}
 
 class Big {
  public:

@@ -17,14 +17,10 @@ int main() {
     std::string fmt, mode, tok;
     is >> fmt >> mode;
     panama::xref::Fmt f;
-    if (fmt == "fp32")
-      f = panama::xref::fp32();
-    else if (fmt == "bf16")
-      f = panama::xref::bf16();
-    else if (fmt == "fp16")
-      f = panama::xref::fp16();
-    else {
-      std::fprintf(stderr, "exact_ref_tool: line %ld: unknown format '%s'\n", n, fmt.c_str());
+    try {
+      f = panama::xref::fmt_named(fmt);
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "exact_ref_tool: line %ld: %s\n", n, e.what());
       return 2;
     }
     std::vector<uint32_t> leaves;

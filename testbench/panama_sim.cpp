@@ -266,9 +266,7 @@ std::pair<size_t, size_t> check_sums(const std::string& name, const model::Resul
       given[{h.jid, h.tid, h.vid}][p].insert(wire::Bytes(b, b + static_cast<long>(es) * h.count));
     }
   const bool ftz = cfg.in.subnormals == Subnormals::ftz;
-  const panama::xref::Fmt xf = cfg.in.format == Format::fp32   ? panama::xref::fp32()
-                               : cfg.in.format == Format::bf16 ? panama::xref::bf16()
-                                                               : panama::xref::fp16();
+  const panama::xref::Fmt xf = panama::xref::fmt_named(to_string(cfg.in.format));
   auto elem = [es](const uint8_t* p) {  // one little-endian element
     uint32_t v = 0;
     for (int k = es - 1; k >= 0; --k) v = (v << 8) | p[static_cast<size_t>(k)];

@@ -59,8 +59,9 @@ def same_file(a, b):
 
 def lab_or_skip(prefix, tmp_prefix):
     """A Lab whose cleanup runs on exit and on SIGINT/SIGTERM; Skipped where namespaces are refused."""
-    if not netns.can_create_namespaces():
-        skip("ip netns is not permitted here")
+    why = netns.refusal()
+    if why:
+        skip(why)
     lab = netns.Lab(prefix, tmp_prefix=tmp_prefix, if_prefix=prefix[:2])
     netns.exit_on_signals(1)
     return lab

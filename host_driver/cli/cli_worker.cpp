@@ -566,6 +566,7 @@ int run_worker(const WorkerOpts& o) {
       team.wait();
       for (auto& e : err)
         if (e) std::rethrow_exception(e);
+      if (o.out_each) write_file_atomic(o.out + "." + std::to_string(it + 1), buf.data(), buf.size());
     }
   } catch (const AllReduceStopped& e) {
     bar.reset();
@@ -660,6 +661,9 @@ void add_worker_options(CLI::App* wk, WorkerOpts& w) {
       ->default_val("0");
   add_window_options(wk, w);
   wk->add_option("--iterations", w.iterations, "all-reduce the input this many times (benchmark)")->default_val(1);
+  wk->add_flag("--out-each", w.out_each,
+               "also write every iteration's sum to OUT.K (K = 1..--iterations), as it completes (a check of every "
+               "call, not only the last; a file write per iteration)");
   wk->add_option("--stats", w.stats, "write statistics as JSON here");
   wk->add_option("--progress", w.progress, "write a CSV line every --progress-interval: goodput, tx rate, windows");
   wk->add_option(

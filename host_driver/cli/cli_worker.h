@@ -28,6 +28,7 @@ struct WorkerOpts {
   WindowParams win{0, 1, 0, 1.0 / 16, true};  // init/max 0: derived from --trees
   bool no_cc = false;
   bool adaptive_wait = false;
+  bool out_each = false;  // --out-each: every iteration's sum to OUT.K as well
   bool no_resend = false;
   // --allocator (docs/allocator.md "Fallback").
   std::string allocator, alloc_ports, fallback_backend;

@@ -184,6 +184,7 @@ int run_leased_worker(const WorkerOpts& o) {
       buf = grad;
       modes += lj.iteration(buf.data(), n) == LeasedJob::Mode::accelerator ? 'A' : 'R';
       digests.push_back(digest(buf));
+      if (o.out_each) write_file_atomic(o.out + "." + std::to_string(it + 1), buf.data(), buf.size());
     }
   } catch (const std::exception& e) {
     if (!stop_requested().load()) throw;

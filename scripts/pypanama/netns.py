@@ -224,13 +224,23 @@ class Star:
         return ",".join(self.sif)
 
 
-def can_create_namespaces():
-    """True where `ip netns add` works (root with CAP_SYS_ADMIN); the probe namespace is removed."""
+def refusal():
+    """None where this user may build the tests' networks, else why not (the SKIP line's reason).
+    A namespace (`ip netns add`, root with CAP_SYS_ADMIN) and a veth pair inside it (the veth
+    module may be missing or forbidden where namespaces are allowed); the probe namespace, and
+    the pair with it, is removed."""
     name = f"probe{run_suffix()}"
     if sh("ip", "netns", "add", name, check=False, quiet=True).returncode != 0:
-        return False
-    sh("ip", "netns", "del", name, check=False, quiet=True)
-    return True
+        return "ip netns is not permitted here"
+    try:
+        r = subprocess.run(["ip", "-n", name, "link", "add", "pa", "type", "veth", "peer", "name", "pb"],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            last = (r.stderr.strip().splitlines() or ["?"])[-1]
+            return f"veth pairs are not permitted here (ip link add type veth: {last})"
+        return None
+    finally:
+        sh("ip", "netns", "del", name, check=False, quiet=True)
 
 
 def kill_group(p, sig=signal.SIGKILL):

@@ -584,8 +584,9 @@ class Run:
         if o.shell:
             self.boards()
         self.shape()
-        if not self.lab.mkns(self.lab.ns_name("probe"), quiet=True):
-            print("SKIP: ip netns is not permitted here")
+        why = netns.refusal()
+        if why:
+            print(f"SKIP: {why}")
             return 77
         self.prepare()
         self.topology()
