@@ -230,8 +230,11 @@ def refusal():
     module may be missing or forbidden where namespaces are allowed); the probe namespace, and
     the pair with it, is removed."""
     name = f"probe{run_suffix()}"
-    if sh("ip", "netns", "add", name, check=False, quiet=True).returncode != 0:
-        return "ip netns is not permitted here"
+    try:
+        if sh("ip", "netns", "add", name, check=False, quiet=True).returncode != 0:
+            return "ip netns is not permitted here"
+    except FileNotFoundError:
+        return "the ip command (iproute2) is not installed"
     try:
         r = subprocess.run(["ip", "-n", name, "link", "add", "pa", "type", "veth", "peer", "name", "pb"],
                            capture_output=True, text=True)
